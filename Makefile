@@ -1,0 +1,20 @@
+# starlops top-level Makefile. The dependencies (Debian packages, StarPU built with MPI, FxT and CUDA)
+# are installed by scripts/install-deps.sh when missing; the build itself is in mk/build.mk.
+#   make                  library (shared + static), tools, examples, tests, benchmarks
+#   make check            the whole test suite
+#   make demo             the main example on 2 ranks
+#   make install PREFIX=  headers, libraries, tools, starlops.pc
+#   make clean
+STARPU_PREFIX := $(shell bash scripts/install-deps.sh --print-prefix)
+BUILD_MAKE = $(MAKE) --no-print-directory -f mk/build.mk STARPU_PREFIX=$(STARPU_PREFIX)
+
+.PHONY: all check check-asan demo install bench clean deps
+all check check-asan demo install bench: deps
+	+@$(BUILD_MAKE) $@
+
+deps:
+	@if [ ! -f $(STARPU_PREFIX)/.complete ] || ! command -v mpicc >/dev/null 2>&1 \
+	    || ! pkg-config --exists criterion 2>/dev/null; then bash scripts/install-deps.sh; fi
+
+clean:
+	rm -rf build

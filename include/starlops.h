@@ -1,0 +1,224 @@
+/* starlops: distributed linear operators on StarPU task graphs across MPI ranks.
+ *
+ * Conventions
+ * - Every function returning int returns SL_SUCCESS (0) or a negative SL_E... code; sl_strerror() names
+ *   the code and sl_last_error() says what was wrong, naming the argument.
+ * - "Collective" functions are called by every rank of the starlops communicator in the same order with
+ *   arguments that agree where stated; they reach the same verdict on every rank.
+ * - "Async" functions submit StarPU tasks and return; their results are valid for every later starlops
+ *   call, and the host sees values through sl_scalar_get(), sl_array_acquire() or sl_wait().
+ */
+#ifndef STARLOPS_H
+#define STARLOPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SL_VERSION_MAJOR 0
+#define SL_VERSION_MINOR 1
+#define SL_VERSION_PATCH 0
+#define SL_VERSION_STRING "0.1.0"
+
+/** Maximum number of array dimensions. */
+#define SL_MAX_DIMS 8
+
+/* ---- status codes ------------------------------------------------------------------------------- */
+enum {
+  SL_SUCCESS = 0,
+  SL_E_INVALID = -1,  /**< an argument is invalid (NULL, out of range) */
+  SL_E_DIMS = -2,     /**< dimensions do not match */
+  SL_E_DTYPE = -3,    /**< dtypes do not match or are not supported */
+  SL_E_DIST = -4,     /**< distributions (partition, axis, local dims, mask) do not match */
+  SL_E_NOMEM = -5,    /**< out of memory */
+  SL_E_BACKEND = -6,  /**< a backend (CUDA, NCCL, MPI thread level) is unavailable */
+  SL_E_COMM = -7,     /**< an MPI or NCCL call failed */
+  SL_E_IO = -8,       /**< a file could not be opened, read or written */
+  SL_E_FORMAT = -9,   /**< a file's content is malformed (e.g. a bad .npy header or a truncated file) */
+  SL_E_STATE = -10,   /**< starlops is not initialised, or already initialised */
+  SL_E_RUNTIME = -11, /**< a StarPU, CUDA or cuBLAS call failed */
+};
+
+/** Name of a status code ("SL_E_DIMS: dimension mismatch"). */
+const char *sl_strerror(int code);
+/** Last error message of the calling thread, naming the bad argument ("" when none). */
+const char *sl_last_error(void);
+
+/* ---- dtypes and scalars ------------------------------------------------------------------------- */
+typedef enum { SL_FLOAT32 = 0, SL_FLOAT64 = 1, SL_COMPLEX64 = 2, SL_COMPLEX128 = 3 } sl_dtype;
+#define SL_NDTYPES 4
+
+/** Size in bytes of one element of dt (0 for an invalid dtype). */
+size_t sl_dtype_size(sl_dtype dt);
+/** "float32", "float64", "complex64", "complex128" (NULL for an invalid dtype). */
+const char *sl_dtype_name(sl_dtype dt);
+/** 1 if dt is complex64 or complex128. */
+int sl_dtype_is_complex(sl_dtype dt);
+
+/** A host scalar passed to vector operations; im is ignored for real dtypes. */
+typedef struct { double re, im; } sl_cscalar;
+#define SL_REAL(x) ((sl_cscalar){(x), 0.0})
+
+/* ---- runtime ------------------------------------------------------------------------------------ */
+typedef struct {
+  MPI_Comm comm;          /**< communicator to run on (duplicated); MPI_COMM_NULL means MPI_COMM_WORLD */
+  const char *trace_dir;  /**< FxT trace directory; NULL means $STARLOPS_TRACE, and no tracing if unset */
+  int ncpus;              /**< CPU workers per rank; -1 means StarPU's default ($STARPU_NCPU) */
+  int ncuda;              /**< CUDA workers per rank; -1 means StarPU's default ($STARPU_NCUDA) */
+  size_t chunk_bytes;     /**< target bytes per array chunk; 0 means $STARLOPS_CHUNK_BYTES or 4 MiB */
+  int verbose;            /**< print starlops_info on rank 0 after init */
+} sl_options;
+
+/** Fills opts with the defaults. */
+void sl_options_default(sl_options *opts);
+
+/** Collective. Initialises MPI (MPI_THREAD_MULTIPLE) unless the program already did, then StarPU and
+ *  StarPU-MPI. Chooses the dmdas scheduler when CUDA workers exist and STARPU_SCHED is unset, and sets up
+ *  cuBLAS handles. opts may be NULL. */
+int sl_init(int *argc, char ***argv, const sl_options *opts);
+/** Collective. Waits for all tasks, releases the runtime, and finalises MPI if sl_init initialised it. */
+int sl_finalize(void);
+/** 1 between sl_init and sl_finalize. */
+int sl_initialized(void);
+/** Waits until every submitted task has completed. */
+int sl_wait(void);
+/** Rank and size in the starlops communicator. */
+int sl_rank(void);
+int sl_size(void);
+/** The starlops communicator (a duplicate of the one given to sl_init). */
+MPI_Comm sl_comm(void);
+/** Number of CPU and CUDA workers of this rank. */
+int sl_ncpu_workers(void);
+int sl_ncuda_workers(void);
+/** Collective. Prints version, ranks, workers per rank, comm backend and build options on rank 0. */
+int sl_info_print(FILE *out);
+/** Name of the communication backend in use ("mpi"). */
+const char *sl_comm_backend_name(void);
+
+/** Reserves count consecutive 64-bit StarPU-MPI tags and stores the first in *first. Every rank must
+ *  call it in the same order; the tags then agree across ranks. */
+int sl_tag_alloc(int64_t count, int64_t *first);
+
+/* ---- distributed arrays ------------------------------------------------------------------------- */
+typedef enum { SL_SCATTER = 0, SL_BROADCAST = 1 } sl_partition;
+
+/** How an array is spread over the ranks. Zero-initialise, or use sl_dist_default(). */
+typedef struct {
+  sl_partition partition; /**< SL_SCATTER (blocks along axis) or SL_BROADCAST (full copy per rank) */
+  int axis;               /**< distributed axis for SL_SCATTER (may be negative: -1 is the last) */
+  const int64_t *local_n; /**< optional: this rank's extent along axis; NULL: first n % P ranks get one more */
+  const int *mask;        /**< optional: one int per rank; ranks with equal values hold a full replica */
+  int ghost_lo, ghost_hi; /**< optional ghost layers before and after the block along axis */
+} sl_dist;
+
+/** Scatter along axis 0, default local dims, no mask, no ghosts. */
+sl_dist sl_dist_default(void);
+/** Scatter along axis. */
+sl_dist sl_dist_scatter(int axis);
+/** Full copy on every rank. */
+sl_dist sl_dist_broadcast(void);
+
+typedef struct sl_array sl_array;
+
+/** Collective. Creates an array of global dims[0..ndim-1] and dtype dt, distributed as dist (NULL:
+ *  sl_dist_default()). ndim, dims, dt, partition, axis, ghosts and mask must agree across ranks; local_n
+ *  is checked once so that the blocks tile the axis (within each mask group). Contents are zero. */
+int sl_array_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist);
+/** Collective. Like sl_array_create, with the local block in buffer (no copy; the buffer must hold the
+ *  local block in C order and outlive the array). */
+int sl_array_wrap(sl_array **a, void *buffer, int ndim, const int64_t dims[], sl_dtype dt,
+                  const sl_dist *dist);
+/** Collective. A new zero array with the same dims, dtype and distribution as like. */
+int sl_array_create_like(sl_array **a, const sl_array *like);
+/** Waits for the array's tasks and frees it. NULL is accepted. */
+int sl_array_destroy(sl_array **a);
+
+int sl_array_ndim(const sl_array *a);
+sl_dtype sl_array_dtype(const sl_array *a);
+/** Global dims, this rank's local dims, and this rank's first global index along the distributed axis. */
+const int64_t *sl_array_dims(const sl_array *a);
+const int64_t *sl_array_local_dims(const sl_array *a);
+int64_t sl_array_local_offset(const sl_array *a);
+int64_t sl_array_global_size(const sl_array *a);
+int64_t sl_array_local_size(const sl_array *a);
+sl_partition sl_array_partition(const sl_array *a);
+int sl_array_axis(const sl_array *a);
+/** Number of StarPU chunks of the local block (0 when this rank owns nothing). */
+int sl_array_nchunks(const sl_array *a);
+/** Local extent of rank r along the distributed axis (the whole extent for SL_BROADCAST). */
+int64_t sl_array_count_of(const sl_array *a, int r);
+
+typedef enum { SL_READ = 1, SL_WRITE = 2, SL_READ_WRITE = 3 } sl_access;
+/** Waits for pending tasks on the local block and gives the host a pointer to it (C order, local dims).
+ *  Pair every call with sl_array_release(). *ptr is NULL when this rank owns nothing. */
+int sl_array_acquire(sl_array *a, sl_access mode, void **ptr);
+int sl_array_release(sl_array *a);
+
+/** Collective. Gathers the global array (C order) into global on rank root, or on every rank when root
+ *  is -1. Within a mask group, the group's replica is gathered. global may be NULL where unused. */
+int sl_array_gather(sl_array *a, int root, void *global);
+/** Collective. Sets the array from the global array held by rank root, or by every rank when root is -1
+ *  (then no data moves). */
+int sl_array_scatter(sl_array *a, int root, const void *global);
+
+/** Collective. Fills the ghost layers from the neighbouring blocks along the distributed axis (zeros
+ *  beyond the global edges). Works for any ghost width and for ranks that own nothing. */
+int sl_array_exchange_ghosts(sl_array *a);
+/** Waits and gives the host pointers to the ghost layers (dims: local dims with ghost_lo or ghost_hi
+ *  along axis); either may be NULL. Pair with sl_array_release_ghosts(). */
+int sl_array_acquire_ghosts(sl_array *a, void **lo, void **hi);
+int sl_array_release_ghosts(sl_array *a);
+
+/** Collective. Writes the array to a NumPy .npy file (C order) through MPI-IO, each rank its block. */
+int sl_array_save_npy(sl_array *a, const char *path);
+/** Collective. Reads a .npy file (any dtype of starlops, C order, little-endian) into a new array
+ *  distributed as dist. A file written on P ranks reads back on any Q. */
+int sl_array_load_npy(sl_array **a, const char *path, const sl_dist *dist);
+
+/* ---- scalars living in StarPU handles ----------------------------------------------------------- */
+typedef struct sl_scalar sl_scalar;
+/** A scalar of dtype dt (the value is stored as a double complex internally). */
+int sl_scalar_create(sl_scalar **s, sl_dtype dt);
+int sl_scalar_destroy(sl_scalar **s);
+/** Waits for the tasks writing s, then stores its value in *value as dt (float, double, float complex
+ *  or double complex). */
+int sl_scalar_get(sl_scalar *s, void *value);
+/** Waits, then returns the value as re/im doubles. */
+int sl_scalar_get_c(sl_scalar *s, sl_cscalar *value);
+sl_dtype sl_scalar_dtype(const sl_scalar *s);
+
+/* ---- vector operations (async; arrays must agree in dims, dtype and distribution) ---------------- */
+/** a = value */
+int sl_array_fill(sl_array *a, sl_cscalar value);
+/** dst = src */
+int sl_array_copy(sl_array *dst, const sl_array *src);
+/** a = alpha a */
+int sl_array_scale(sl_array *a, sl_cscalar alpha);
+/** y = alpha x + beta y */
+int sl_array_axpby(sl_array *y, sl_cscalar alpha, const sl_array *x, sl_cscalar beta);
+/** z = x .* y (element-wise; z may be x or y) */
+int sl_array_multiply(sl_array *z, const sl_array *x, const sl_array *y);
+/** dst = conj(src) (dst may be src; a copy for real dtypes) */
+int sl_array_conj(sl_array *dst, const sl_array *src);
+
+/* Reductions (collective, async): the result lands in s, whose dtype becomes the result's dtype.
+ * Scatter arrays reduce over their mask group; broadcast arrays reduce locally. */
+/** s = sum_i x_i y_i */
+int sl_array_dot(const sl_array *x, const sl_array *y, sl_scalar *s);
+/** s = sum_i conj(x_i) y_i */
+int sl_array_vdot(const sl_array *x, const sl_array *y, sl_scalar *s);
+/** s = sum_i x_i */
+int sl_array_sum(const sl_array *x, sl_scalar *s);
+/** s = ||x||_ord (real): ord = 2 (Euclidean), 1, any p > 0, INFINITY (max |x_i|), -INFINITY (min |x_i|),
+ *  0 (number of non-zeros). */
+int sl_array_norm(const sl_array *x, double ord, sl_scalar *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,101 @@
+# The real build; called by the top-level Makefile once the dependencies exist.
+PREFIX ?= /usr/local
+BUILD ?= build
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+HAVE_CUDA := $(shell [ -x $(NVCC) ] && echo 1)
+HAVE_NCCL := $(shell [ -f $(CUDA_HOME)/include/nccl.h ] && echo 1)
+
+MPI_CFLAGS := $(shell mpicc --showme:compile)
+MPI_LIBS := $(shell mpicc --showme:link)
+STARPU_INC := $(STARPU_PREFIX)/include/starpu/1.3
+STARPU_LIBS := -L$(STARPU_PREFIX)/lib -Wl,-rpath,$(STARPU_PREFIX)/lib -lstarpumpi-1.3 -lstarpu-1.3
+
+OPT ?= -O3
+CFLAGS_BASE := -std=gnu11 $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Iinclude -Isrc \
+  -isystem $(STARPU_INC) $(MPI_CFLAGS)
+LIBS := $(STARPU_LIBS) $(MPI_LIBS) -lm -lpthread
+ifeq ($(HAVE_CUDA),1)
+  CFLAGS_BASE += -DSL_HAVE_CUDA -isystem $(CUDA_HOME)/include
+  LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart
+  NVCCFLAGS := -O3 -g -Xcompiler -fPIC -std=c++17 -Iinclude -Isrc -DSL_HAVE_CUDA $(MPI_CFLAGS) \
+    -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+endif
+ifeq ($(HAVE_NCCL),1)
+  CFLAGS_BASE += -DSL_HAVE_NCCL
+endif
+ifdef SANITIZE
+  CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+  LIBS += -fsanitize=$(SANITIZE)
+endif
+CFLAGS := $(CFLAGS_BASE) $(EXTRA_CFLAGS)
+
+LIB_C := $(wildcard src/*.c src/codelets/*.c src/comm/*.c src/operators/*.c)
+LIB_CU := $(if $(HAVE_CUDA),$(wildcard src/codelets/*.cu))
+LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CU:%.cu=$(BUILD)/%.cu.o)
+SONAME := libstarlops.so.0
+LIB_SO := $(BUILD)/lib/libstarlops.so
+LIB_A := $(BUILD)/lib/libstarlops.a
+LINK_STARLOPS := -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) -lstarlops $(LIBS)
+
+TOOLS := $(patsubst tools/%.c,$(BUILD)/bin/%,$(wildcard tools/*.c))
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+MPI_TESTS := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi/%,$(filter-out tests/mpi/mpi_check.c,$(wildcard tests/mpi/*.c)))
+UNIT_TESTS := $(BUILD)/tests/unit_tests
+
+.PHONY: all check check-asan demo install bench
+all: $(LIB_SO) $(LIB_A) $(TOOLS) $(EXAMPLES) $(BENCHES) $(MPI_TESTS) $(UNIT_TESTS)
+
+$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+$(BUILD)/%.cu.o: %.cu $(wildcard include/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(LIB_SO): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LIBS)
+$(LIB_A): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/bin/%: tools/%.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(LINK_STARLOPS)
+$(BUILD)/examples/%: examples/%.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(LINK_STARLOPS)
+$(BUILD)/bench/%: bench/%.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(LINK_STARLOPS)
+$(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpi_check.c tests/mpi/mpi_check.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/mpi $< tests/mpi/mpi_check.c -o $@ $(LINK_STARLOPS)
+$(UNIT_TESTS): $(wildcard tests/unit/*.c) $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(wildcard tests/unit/*.c) -o $@ $(LINK_STARLOPS) -lcriterion
+
+# The test environment: a private StarPU home (bus calibration), quiet StarPU, MPI that yields when idle.
+TEST_ENV := STARPU_HOME=$(abspath $(BUILD))/starpu-home STARPU_SILENT=1 STARPU_WORKERS_NOBIND=1 \
+  OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1 STARLOPS_BUILD=$(abspath $(BUILD)) \
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+check: all
+	@mkdir -p $(BUILD)/starpu-home
+	$(TEST_ENV) $(UNIT_TESTS) --jobs 1 -j1
+
+demo: all
+	@mkdir -p $(BUILD)/starpu-home
+	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/demo_arrays
+
+install: all
+	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin
+	install -m 644 include/starlops.h $(PREFIX)/include/
+	install -m 755 $(LIB_SO) $(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(PREFIX)/lib/libstarlops.so
+	install -m 644 $(LIB_A) $(PREFIX)/lib/
+	install -m 755 $(TOOLS) $(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@STARPU_PREFIX@|$(STARPU_PREFIX)|g' \
+	    -e 's|@EXTRA_LIBS@|$(if $(HAVE_CUDA),-L$(CUDA_HOME)/lib64 -lcublas -lcudart)|g' mk/starlops.pc.in \
+	    > $(PREFIX)/lib/pkgconfig/starlops.pc

@@ -1,0 +1,337 @@
+/* sl_array: creation (validated once, agreed by every rank), chunking into StarPU handles, destruction,
+ * and the accessors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+sl_dist sl_dist_default(void) { return (sl_dist){.partition = SL_SCATTER, .axis = 0}; }
+sl_dist sl_dist_scatter(int axis) { return (sl_dist){.partition = SL_SCATTER, .axis = axis}; }
+sl_dist sl_dist_broadcast(void) { return (sl_dist){.partition = SL_BROADCAST}; }
+
+/* What each rank contributes to the one collective of array creation. */
+struct create_record {
+  int32_t code;
+  int32_t has_local;
+  int64_t local_n;
+  uint64_t params;
+  uint64_t mask;
+};
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+static int validate_local(int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *d, int *axis)
+{
+  SL_CHECK_ARG(ndim >= 1 && ndim <= SL_MAX_DIMS, SL_E_INVALID,
+               "sl_array_create: argument 2 (ndim) must be in 1..%d, got %d", SL_MAX_DIMS, ndim);
+  SL_CHECK_ARG(dims != NULL, SL_E_INVALID, "sl_array_create: argument 3 (dims) is NULL");
+  for (int i = 0; i < ndim; i++)
+    SL_CHECK_ARG(dims[i] >= 1, SL_E_DIMS, "sl_array_create: argument 3 (dims): dims[%d] = %lld must be >= 1", i,
+                 (long long)dims[i]);
+  SL_CHECK_ARG(sl_dtype_valid(dt), SL_E_DTYPE, "sl_array_create: argument 4 (dt) is not a valid dtype (%d)", (int)dt);
+  SL_CHECK_ARG(d->partition == SL_SCATTER || d->partition == SL_BROADCAST, SL_E_DIST,
+               "sl_array_create: argument 5 (dist): partition %d is neither SL_SCATTER nor SL_BROADCAST",
+               (int)d->partition);
+  *axis = d->axis < 0 ? d->axis + ndim : d->axis;
+  if (d->partition == SL_BROADCAST) {
+    *axis = 0;
+    SL_CHECK_ARG(!d->mask && !d->local_n && !d->ghost_lo && !d->ghost_hi, SL_E_DIST,
+                 "sl_array_create: argument 5 (dist): mask, local_n and ghosts apply to SL_SCATTER arrays only");
+    return SL_SUCCESS;
+  }
+  SL_CHECK_ARG(*axis >= 0 && *axis < ndim, SL_E_DIST,
+               "sl_array_create: argument 5 (dist): axis %d is out of range for %d dimensions", d->axis, ndim);
+  SL_CHECK_ARG(!d->local_n || *d->local_n >= 0, SL_E_DIST,
+               "sl_array_create: argument 5 (dist): local_n = %lld is negative", d->local_n ? (long long)*d->local_n : 0LL);
+  SL_CHECK_ARG(d->ghost_lo >= 0 && d->ghost_hi >= 0, SL_E_DIST,
+               "sl_array_create: argument 5 (dist): ghost widths must be >= 0, got %d and %d", d->ghost_lo, d->ghost_hi);
+  return SL_SUCCESS;
+}
+
+static struct create_record make_record(int code, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *d,
+                                        int axis)
+{
+  struct create_record rec = {.code = code};
+  if (code != SL_SUCCESS) return rec;
+  uint64_t h = 1469598103934665603ULL;
+  int head[6] = {ndim, (int)dt, (int)d->partition, axis, d->ghost_lo, d->ghost_hi};
+  h = fnv1a(h, head, sizeof head);
+  h = fnv1a(h, dims, sizeof(int64_t) * (size_t)ndim);
+  rec.params = fnv1a(h, &(int){d->mask != NULL}, sizeof(int));
+  rec.mask = d->mask ? fnv1a(1469598103934665603ULL, d->mask, sizeof(int) * (size_t)sl_ctx.size) : 0;
+  rec.has_local = d->local_n != NULL;
+  rec.local_n = d->local_n ? *d->local_n : 0;
+  return rec;
+}
+
+/* StarPU 1.3 vectors count elements in 32 bits. */
+static int check_block_sizes(const int64_t *counts, int64_t n_axis, int64_t total)
+{
+  for (int r = 0; r < sl_ctx.size; r++)
+    if (total / n_axis * counts[r] >= (int64_t)UINT32_MAX)
+      return sl_error(SL_E_INVALID, "sl_array_create: rank %d's block has %lld elements; StarPU 1.3 limits a block to "
+                      "2^32 - 1: use more ranks", r, (long long)(total / n_axis * counts[r]));
+  return SL_SUCCESS;
+}
+
+/* Every rank reaches the same verdict from the same gathered records. */
+static int check_records(const struct create_record *recs, int64_t n_axis, int64_t total, const sl_dist *d,
+                         int64_t *counts)
+{
+  int P = sl_ctx.size;
+  for (int r = 0; r < P; r++) {
+    if (recs[r].params != recs[0].params)
+      return sl_error(SL_E_INVALID, "sl_array_create: ndim, dims, dt, partition, axis, ghosts or the presence of a "
+                      "mask differ between rank 0 and rank %d", r);
+    if (recs[r].mask != recs[0].mask)
+      return sl_error(SL_E_DIST, "sl_array_create: argument 5 (dist): the mask differs between rank 0 and rank %d", r);
+    if (recs[r].has_local != recs[0].has_local)
+      return sl_error(SL_E_DIST, "sl_array_create: argument 5 (dist): local_n is given on rank %d but not on rank %d",
+                      recs[0].has_local ? 0 : r, recs[0].has_local ? r : 0);
+  }
+  if (d->partition == SL_BROADCAST) {
+    for (int r = 0; r < P; r++) counts[r] = n_axis;
+    return check_block_sizes(counts, n_axis, total);
+  }
+  /* Ranks of one mask group tile the axis; without a mask, all ranks form one group. */
+  for (int r = 0; r < P; r++) {
+    int gsize = 0, grank = 0;
+    int64_t sum = 0;
+    for (int q = 0; q < P; q++)
+      if (!d->mask || d->mask[q] == d->mask[r]) {
+        if (q == r) grank = gsize;
+        gsize++;
+        sum += recs[q].local_n;
+      }
+    if (recs[0].has_local) {
+      if (sum != n_axis)
+        return sl_error(SL_E_DIST, "sl_array_create: argument 5 (dist): local_n sums to %lld over the ranks of rank "
+                        "%d's group, but the axis has %lld elements", (long long)sum, r, (long long)n_axis);
+      counts[r] = recs[r].local_n;
+    } else {
+      counts[r] = n_axis / gsize + (grank < n_axis % gsize ? 1 : 0);
+    }
+  }
+  return check_block_sizes(counts, n_axis, total);
+}
+
+static int chunk_count(int64_t nlocal, size_t elsize)
+{
+  if (nlocal == 0) return 0;
+  uint64_t bytes = (uint64_t)nlocal * elsize;
+  uint64_t n = (bytes + sl_ctx.chunk_bytes - 1) / sl_ctx.chunk_bytes;
+  if (n > (uint64_t)sl_ctx.max_chunks) n = (uint64_t)sl_ctx.max_chunks;
+  if (n > (uint64_t)nlocal) n = (uint64_t)nlocal;
+  return n < 1 ? 1 : (int)n;
+}
+
+static int register_block(sl_array *a, void *buffer)
+{
+  size_t bytes = (size_t)a->nlocal * a->elsize;
+  if (a->nlocal > 0) {
+    if (buffer) {
+      a->data = buffer;
+    } else {
+      if (starpu_malloc(&a->data, bytes) != 0) return sl_error(SL_E_NOMEM, "sl_array_create: cannot allocate %zu bytes", bytes);
+      a->owns_data = 1;
+      memset(a->data, 0, bytes);
+    }
+    starpu_vector_data_register(&a->handle, STARPU_MAIN_RAM, (uintptr_t)a->data, (uint32_t)a->nlocal, a->elsize);
+  }
+  a->nchunks = chunk_count(a->nlocal, a->elsize);
+  if (a->nchunks > 1) {
+    struct starpu_data_filter f = {.filter_func = starpu_vector_filter_block, .nchildren = (unsigned)a->nchunks};
+    starpu_data_partition(a->handle, &f);
+  }
+  if (a->nchunks > 0) {
+    a->partials = calloc((size_t)a->nchunks, sizeof *a->partials);
+    if (!a->partials) return sl_error(SL_E_NOMEM, "sl_array_create: out of memory");
+    for (int c = 0; c < a->nchunks; c++) starpu_variable_data_register(&a->partials[c], -1, 0, 2 * sizeof(double));
+  }
+  int width[2] = {a->ghost_lo, a->ghost_hi};
+  for (int s = 0; s < 2; s++) {
+    int64_t n = a->outer * width[s] * a->inner;
+    if (n == 0) continue;
+    if (starpu_malloc(&a->ghost[s], (size_t)n * a->elsize) != 0)
+      return sl_error(SL_E_NOMEM, "sl_array_create: cannot allocate the ghost layers");
+    memset(a->ghost[s], 0, (size_t)n * a->elsize);
+    starpu_vector_data_register(&a->ghost_handle[s], STARPU_MAIN_RAM, (uintptr_t)a->ghost[s], (uint32_t)n, a->elsize);
+  }
+  return SL_SUCCESS;
+}
+
+static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
+{
+  SL_CHECK_INIT();
+  sl_dist dflt = sl_dist_default();
+  const sl_dist *d = dist ? dist : &dflt;
+  int axis = 0;
+  int code = out ? SL_SUCCESS : sl_error(SL_E_INVALID, "sl_array_create: argument 1 (a) is NULL");
+  if (code == SL_SUCCESS) code = validate_local(ndim, dims, dt, d, &axis);
+  if (out) *out = NULL;
+
+  int P = sl_ctx.size;
+  struct create_record mine = make_record(code, ndim, dims, dt, d, axis);
+  struct create_record *recs = malloc(sizeof *recs * (size_t)P);
+  int64_t *counts = malloc(sizeof *counts * (size_t)P);
+  if (!recs || !counts) {
+    free(recs);
+    free(counts);
+    return sl_error(SL_E_NOMEM, "sl_array_create: out of memory");
+  }
+  int rc = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, recs, sizeof mine, MPI_BYTE, sl_ctx.comm);
+  if (rc != MPI_SUCCESS) code = sl_error_mpi(rc, "MPI_Allgather", __FILE__, __LINE__);
+  int first_bad = -1;
+  for (int r = 0; r < P && first_bad < 0; r++)
+    if (recs[r].code != SL_SUCCESS) first_bad = r;
+  if (first_bad >= 0) {
+    /* Only the failing rank knows why: everyone reports its message. */
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", sl_last_error());
+    MPI_Bcast(msg, sizeof msg, MPI_CHAR, first_bad, sl_ctx.comm);
+    code = sl_error(recs[first_bad].code, "%s", msg);
+  }
+  if (code == SL_SUCCESS) {
+    int64_t total = 1;
+    for (int i = 0; i < ndim; i++) total *= dims[i];
+    code = check_records(recs, dims[axis], total, d, counts);
+  }
+  free(recs);
+  sl_group *group = NULL;
+  if (code == SL_SUCCESS) code = sl_group_get(d->partition == SL_SCATTER ? d->mask : NULL, &group);
+  if (code != SL_SUCCESS) {
+    free(counts);
+    return code;
+  }
+
+  sl_array *a = calloc(1, sizeof *a);
+  if (!a) {
+    free(counts);
+    return sl_error(SL_E_NOMEM, "sl_array_create: out of memory");
+  }
+  a->ndim = ndim;
+  a->dtype = dt;
+  a->elsize = sl_dtype_size(dt);
+  a->partition = d->partition;
+  a->axis = axis;
+  a->group = group;
+  a->counts = counts;
+  a->ghost_lo = d->ghost_lo;
+  a->ghost_hi = d->ghost_hi;
+  a->outer = a->inner = 1;
+  for (int i = 0; i < ndim; i++) {
+    a->dims[i] = a->ldims[i] = dims[i];
+    if (i < axis) a->outer *= dims[i];
+    if (i > axis) a->inner *= dims[i];
+  }
+  a->ldims[axis] = counts[sl_ctx.rank];
+  for (int g = 0; g < group->rank && d->partition == SL_SCATTER; g++) a->offset += counts[group->members[g]];
+  a->nlocal = a->outer * a->ldims[axis] * a->inner;
+  rc = register_block(a, buffer);
+  if (rc != SL_SUCCESS) {
+    sl_array_destroy(&a);
+    return rc;
+  }
+  *out = a;
+  return SL_SUCCESS;
+}
+
+int sl_array_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
+{
+  return array_new(a, NULL, ndim, dims, dt, dist);
+}
+
+int sl_array_wrap(sl_array **a, void *buffer, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
+{
+  /* A NULL buffer is legal only where the local block is empty; array_new checks nothing about it, so
+   * agree on it here. */
+  int code = SL_SUCCESS;
+  if (!buffer) code = sl_error(SL_E_INVALID, "sl_array_wrap: argument 2 (buffer) is NULL");
+  sl_array *tmp = NULL;
+  int rc = array_new(&tmp, buffer, ndim, dims, dt, dist);
+  if (rc != SL_SUCCESS) return rc;
+  if (!buffer && tmp->nlocal == 0) code = SL_SUCCESS;
+  code = sl_agree(sl_ctx.comm, code);
+  if (code != SL_SUCCESS) {
+    sl_array_destroy(&tmp);
+    return code;
+  }
+  if (a) *a = tmp;
+  return SL_SUCCESS;
+}
+
+int sl_array_create_like(sl_array **a, const sl_array *like)
+{
+  SL_CHECK_ARG(like != NULL, SL_E_INVALID, "sl_array_create_like: argument 2 (like) is NULL");
+  sl_dist d = {.partition = like->partition, .axis = like->axis, .mask = like->group->mask,
+               .ghost_lo = like->ghost_lo, .ghost_hi = like->ghost_hi};
+  int64_t n = like->ldims[like->axis];
+  if (like->partition == SL_SCATTER) d.local_n = &n;
+  return sl_array_create(a, like->ndim, like->dims, like->dtype, &d);
+}
+
+int sl_array_destroy(sl_array **pa)
+{
+  if (!pa || !*pa) return SL_SUCCESS;
+  sl_array *a = *pa;
+  if (a->acquired) sl_array_release(a);
+  if (a->handle) {
+    if (a->nchunks > 1) starpu_data_unpartition(a->handle, STARPU_MAIN_RAM);
+    starpu_data_unregister(a->handle);
+  }
+  for (int c = 0; a->partials && c < a->nchunks; c++)
+    if (a->partials[c]) starpu_data_unregister(a->partials[c]);
+  for (int s = 0; s < 2; s++) {
+    if (a->ghost_handle[s]) starpu_data_unregister(a->ghost_handle[s]);
+    if (a->ghost[s]) starpu_free(a->ghost[s]);
+  }
+  if (a->owns_data) starpu_free(a->data);
+  free(a->partials);
+  free(a->counts);
+  free(a);
+  *pa = NULL;
+  return SL_SUCCESS;
+}
+
+starpu_data_handle_t sl_array_chunk(const sl_array *a, int c)
+{
+  return a->nchunks > 1 ? starpu_data_get_sub_data(a->handle, 1, c) : a->handle;
+}
+
+int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, const char *bn)
+{
+  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s is NULL", an);
+  SL_CHECK_ARG(b != NULL, SL_E_INVALID, "%s is NULL", bn);
+  if (a->ndim != b->ndim || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim) != 0)
+    return sl_error(SL_E_DIMS, "%s and %s have different dims", an, bn);
+  if (a->dtype != b->dtype)
+    return sl_error(SL_E_DTYPE, "%s is %s but %s is %s", an, sl_dtype_name(a->dtype), bn, sl_dtype_name(b->dtype));
+  if (a->partition != b->partition || a->axis != b->axis || a->group != b->group ||
+      memcmp(a->counts, b->counts, sizeof(int64_t) * (size_t)sl_ctx.size) != 0)
+    return sl_error(SL_E_DIST, "%s and %s are distributed differently (partition, axis, local dims or mask)", an, bn);
+  return SL_SUCCESS;
+}
+
+int sl_array_ndim(const sl_array *a) { return a->ndim; }
+sl_dtype sl_array_dtype(const sl_array *a) { return a->dtype; }
+const int64_t *sl_array_dims(const sl_array *a) { return a->dims; }
+const int64_t *sl_array_local_dims(const sl_array *a) { return a->ldims; }
+int64_t sl_array_local_offset(const sl_array *a) { return a->offset; }
+int64_t sl_array_local_size(const sl_array *a) { return a->nlocal; }
+sl_partition sl_array_partition(const sl_array *a) { return a->partition; }
+int sl_array_axis(const sl_array *a) { return a->axis; }
+int sl_array_nchunks(const sl_array *a) { return a->nchunks; }
+
+int64_t sl_array_global_size(const sl_array *a)
+{
+  int64_t n = 1;
+  for (int i = 0; i < a->ndim; i++) n *= a->dims[i];
+  return n;
+}
+
+int64_t sl_array_count_of(const sl_array *a, int r) { return r >= 0 && r < sl_ctx.size ? a->counts[r] : -1; }

@@ -1,0 +1,48 @@
+/* Host access to an array's local block and ghost layers (waits for the tasks that write them). */
+#include "internal.h"
+
+static enum starpu_data_access_mode starpu_mode(sl_access m)
+{
+  return m == SL_READ ? STARPU_R : (m == SL_WRITE ? STARPU_W : STARPU_RW);
+}
+
+int sl_array_acquire(sl_array *a, sl_access mode, void **ptr)
+{
+  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_acquire: argument 1 (a) is NULL");
+  SL_CHECK_ARG(mode >= SL_READ && mode <= SL_READ_WRITE, SL_E_INVALID,
+               "sl_array_acquire: argument 2 (mode) must be SL_READ, SL_WRITE or SL_READ_WRITE");
+  SL_CHECK_ARG(ptr != NULL, SL_E_INVALID, "sl_array_acquire: argument 3 (ptr) is NULL");
+  SL_CHECK_ARG(!a->acquired, SL_E_STATE, "sl_array_acquire: argument 1 (a) is already acquired");
+  for (int c = 0; c < a->nchunks; c++) SL_CHECK_STARPU(starpu_data_acquire(sl_array_chunk(a, c), starpu_mode(mode)));
+  a->acquired = 1;
+  *ptr = a->data;
+  return sl_async_error_take();
+}
+
+int sl_array_release(sl_array *a)
+{
+  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_release: argument 1 (a) is NULL");
+  SL_CHECK_ARG(a->acquired, SL_E_STATE, "sl_array_release: argument 1 (a) is not acquired");
+  for (int c = 0; c < a->nchunks; c++) starpu_data_release(sl_array_chunk(a, c));
+  a->acquired = 0;
+  return SL_SUCCESS;
+}
+
+int sl_array_acquire_ghosts(sl_array *a, void **lo, void **hi)
+{
+  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_acquire_ghosts: argument 1 (a) is NULL");
+  void **out[2] = {lo, hi};
+  for (int s = 0; s < 2; s++) {
+    if (a->ghost_handle[s]) SL_CHECK_STARPU(starpu_data_acquire(a->ghost_handle[s], STARPU_RW));
+    if (out[s]) *out[s] = a->ghost[s];
+  }
+  return SL_SUCCESS;
+}
+
+int sl_array_release_ghosts(sl_array *a)
+{
+  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_release_ghosts: argument 1 (a) is NULL");
+  for (int s = 0; s < 2; s++)
+    if (a->ghost_handle[s]) starpu_data_release(a->ghost_handle[s]);
+  return SL_SUCCESS;
+}

@@ -1,0 +1,51 @@
+/* Reductions: a partial per chunk, then one combine task that allreduces over the mask group (scatter
+ * arrays) and writes the sl_scalar. Nothing waits on the host. */
+#include <math.h>
+
+#include "internal.h"
+#include "codelets/codelets.h"
+
+static int reduce(const char *fn, sl_red_kind k, double p, double root_p, const sl_array *x, const sl_array *y,
+                  sl_scalar *s, sl_dtype result)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(x != NULL, SL_E_INVALID, "%s: argument 1 (x) is NULL", fn);
+  SL_CHECK_ARG(s != NULL, SL_E_INVALID, "%s: the result scalar is NULL", fn);
+  SL_CHECK_ARG(!x->acquired, SL_E_STATE, "%s: argument 1 (x) is acquired by the host; release it first", fn);
+  if (y) SL_TRY(sl_array_check_same(x, "argument 1 (x)", y, "argument 2 (y)"));
+  for (int c = 0; c < x->nchunks; c++)
+    SL_TRY(codelet_reduce_submit(x->dtype, k, p, sl_array_chunk(x, c), y ? sl_array_chunk(y, c) : NULL,
+                                 x->partials[c]));
+  MPI_Comm comm = x->partition == SL_SCATTER && x->group->size > 1 ? x->group->task_comm : MPI_COMM_NULL;
+  SL_TRY(codelet_combine_submit(k, root_p, comm, x->nchunks, x->partials, s->handle));
+  s->dtype = result;
+  return SL_SUCCESS;
+}
+
+int sl_array_dot(const sl_array *x, const sl_array *y, sl_scalar *s)
+{
+  SL_CHECK_ARG(y != NULL, SL_E_INVALID, "sl_array_dot: argument 2 (y) is NULL");
+  return reduce("sl_array_dot", SL_RED_DOT, 0, 0, x, y, s, x ? x->dtype : SL_FLOAT64);
+}
+
+int sl_array_vdot(const sl_array *x, const sl_array *y, sl_scalar *s)
+{
+  SL_CHECK_ARG(y != NULL, SL_E_INVALID, "sl_array_vdot: argument 2 (y) is NULL");
+  return reduce("sl_array_vdot", SL_RED_VDOT, 0, 0, x, y, s, x ? x->dtype : SL_FLOAT64);
+}
+
+int sl_array_sum(const sl_array *x, sl_scalar *s)
+{
+  return reduce("sl_array_sum", SL_RED_SUM, 0, 0, x, NULL, s, x ? x->dtype : SL_FLOAT64);
+}
+
+int sl_array_norm(const sl_array *x, double ord, sl_scalar *s)
+{
+  SL_CHECK_ARG(!isnan(ord) && (ord >= 0 || ord == -INFINITY), SL_E_INVALID,
+               "sl_array_norm: argument 2 (ord) must be >= 0, INFINITY or -INFINITY, got %g", ord);
+  sl_dtype rt = x ? sl_dtype_real(x->dtype) : SL_FLOAT64;
+  if (ord == INFINITY) return reduce("sl_array_norm", SL_RED_MAXABS, 0, 0, x, NULL, s, rt);
+  if (ord == -INFINITY) return reduce("sl_array_norm", SL_RED_MINABS, 0, 0, x, NULL, s, rt);
+  if (ord == 0) return reduce("sl_array_norm", SL_RED_NNZ, 0, 0, x, NULL, s, rt);
+  return reduce("sl_array_norm", SL_RED_ABSPOW, ord, ord, x, NULL, s, rt);
+}

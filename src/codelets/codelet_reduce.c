@@ -1,0 +1,170 @@
+/* Codelets of the reductions: a partial per chunk (CPU or CUDA), then one CPU task that combines the
+ * partials, allreduces them through the comm layer while holding the order token, and writes the scalar. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/codelets.h"
+#include "comm/comm.h"
+
+struct reduce_args {
+  sl_dtype dt;
+  sl_red_kind k;
+  double p;
+};
+
+struct combine_args {
+  sl_red_kind k;
+  double root_p;
+  MPI_Comm comm;
+};
+
+static struct starpu_codelet cl_reduce1, cl_reduce2, cl_combine, cl_combine_local;
+static struct starpu_perfmodel pm_reduce = {.type = STARPU_HISTORY_BASED, .symbol = "sl_reduce"};
+static starpu_data_handle_t scratch; /* device workspace of the CUDA reductions */
+
+static void reduce_cpu(void *buffers[], void *cl_arg)
+{
+  const struct reduce_args *ra = cl_arg;
+  int two = ra->k == SL_RED_DOT || ra->k == SL_RED_VDOT;
+  int64_t n = (int64_t)STARPU_VECTOR_GET_NX(buffers[0]);
+  const void *x = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+  const void *y = two ? (const void *)STARPU_VECTOR_GET_PTR(buffers[1]) : NULL;
+  double *out = (double *)STARPU_VARIABLE_GET_PTR(buffers[two ? 2 : 1]);
+  kernel_reduce(ra->dt, ra->k, n, x, y, ra->p, out);
+}
+
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+static void reduce_cuda(void *buffers[], void *cl_arg)
+{
+  const struct reduce_args *ra = cl_arg;
+  int two = ra->k == SL_RED_DOT || ra->k == SL_RED_VDOT;
+  int64_t n = (int64_t)STARPU_VECTOR_GET_NX(buffers[0]);
+  const void *x = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+  const void *y = two ? (const void *)STARPU_VECTOR_GET_PTR(buffers[1]) : NULL;
+  double *out = (double *)STARPU_VARIABLE_GET_PTR(buffers[two ? 2 : 1]);
+  double *work = (double *)STARPU_VECTOR_GET_PTR(buffers[two ? 3 : 2]);
+  int rc = kernel_cuda_reduce(ra->dt, ra->k, n, x, y, ra->p, work, out, starpu_cuda_get_local_stream());
+  if (rc != cudaSuccess) sl_async_error(SL_E_RUNTIME, "sl_reduce (CUDA): %s", cudaGetErrorString((cudaError_t)rc));
+}
+#endif
+
+static void combine_cpu(void *buffers[], void *cl_arg)
+{
+  const struct combine_args *ca = cl_arg;
+  struct starpu_task *task = starpu_task_get_current();
+  int nb = STARPU_TASK_GET_NBUFFERS(task);
+  int first = ca->comm != MPI_COMM_NULL ? 2 : 1; /* [order token], scalar, partials... */
+  double *out = (double *)STARPU_VARIABLE_GET_PTR(buffers[first - 1]);
+  double acc[2];
+  sl_red_identity(ca->k, acc);
+  for (int i = first; i < nb; i++) sl_red_combine(ca->k, acc, (const double *)STARPU_VARIABLE_GET_PTR(buffers[i]));
+  if (ca->comm != MPI_COMM_NULL) {
+    comm_op op = ca->k == SL_RED_MAXABS ? COMM_MAX : (ca->k == SL_RED_MINABS ? COMM_MIN : COMM_SUM);
+    int rc = comm_allreduce_double(ca->comm, acc, op == COMM_SUM ? 2 : 1, op);
+    if (rc != SL_SUCCESS) sl_async_error(rc, "reduction: %s", sl_last_error());
+  }
+  if (ca->root_p == 2.0) acc[0] = sqrt(acc[0]);
+  else if (ca->root_p != 0.0 && ca->root_p != 1.0) acc[0] = pow(acc[0], 1.0 / ca->root_p);
+  out[0] = acc[0];
+  out[1] = acc[1];
+}
+
+static void init_combine(struct starpu_codelet *cl, const char *name)
+{
+  starpu_codelet_init(cl);
+  cl->name = name;
+  cl->cpu_funcs[0] = combine_cpu;
+  cl->nbuffers = STARPU_VARIABLE_NBUFFERS;
+}
+
+void codelet_reduce_init(void)
+{
+  struct starpu_codelet *cls[2] = {&cl_reduce1, &cl_reduce2};
+  for (int i = 0; i < 2; i++) {
+    struct starpu_codelet *cl = cls[i];
+    starpu_codelet_init(cl);
+    cl->name = "sl_reduce";
+    cl->cpu_funcs[0] = reduce_cpu;
+#ifdef SL_HAVE_CUDA
+    cl->cuda_funcs[0] = reduce_cuda;
+    cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+    cl->model = &pm_reduce;
+    int nb = 0;
+    for (int j = 0; j <= i; j++) cl->modes[nb++] = STARPU_R;
+    cl->modes[nb++] = STARPU_W;
+    cl->modes[nb++] = STARPU_SCRATCH;
+    cl->nbuffers = nb;
+  }
+  init_combine(&cl_combine, "sl_allreduce");
+  init_combine(&cl_combine_local, "sl_combine");
+  starpu_vector_data_register(&scratch, -1, 0, SL_CUDA_REDUCE_SCRATCH_DOUBLES, sizeof(double));
+}
+
+void codelet_reduce_shutdown(void)
+{
+  starpu_data_unregister(scratch);
+}
+
+int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, starpu_data_handle_t x, starpu_data_handle_t y,
+                          starpu_data_handle_t partial)
+{
+  struct reduce_args *ra = malloc(sizeof *ra);
+  if (!ra) return sl_error(SL_E_NOMEM, "reduction: out of memory");
+  *ra = (struct reduce_args){dt, k, p};
+  int two = k == SL_RED_DOT || k == SL_RED_VDOT;
+  struct starpu_task *t = starpu_task_create();
+  t->cl = two ? &cl_reduce2 : &cl_reduce1;
+  t->cl_arg = ra;
+  t->cl_arg_size = sizeof *ra;
+  t->cl_arg_free = 1;
+  int i = 0;
+  STARPU_TASK_SET_HANDLE(t, x, i++);
+  if (two) STARPU_TASK_SET_HANDLE(t, y, i++);
+  STARPU_TASK_SET_HANDLE(t, partial, i++);
+  STARPU_TASK_SET_HANDLE(t, scratch, i++);
+  t->flops = (double)starpu_vector_get_nx(x) * (two ? 2.0 : 1.0) * (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
+  return codelet_task_submit(t);
+}
+
+int codelet_combine_submit(sl_red_kind k, double root_p, MPI_Comm comm, int nparts,
+                           const starpu_data_handle_t *parts, starpu_data_handle_t scalar)
+{
+  int collective = comm != MPI_COMM_NULL;
+  int nb = nparts + 1 + collective;
+  struct starpu_data_descr *descr = malloc(sizeof *descr * (size_t)nb);
+  struct combine_args *ca = malloc(sizeof *ca);
+  if (!descr || !ca) {
+    free(descr);
+    free(ca);
+    return sl_error(SL_E_NOMEM, "reduction: out of memory");
+  }
+  *ca = (struct combine_args){k, root_p, comm};
+  int i = 0;
+  if (collective) descr[i++] = (struct starpu_data_descr){sl_ctx.order_token, STARPU_RW};
+  descr[i++] = (struct starpu_data_descr){scalar, STARPU_W};
+  for (int j = 0; j < nparts; j++) descr[i++] = (struct starpu_data_descr){parts[j], STARPU_R};
+  struct starpu_task *t = starpu_task_create();
+  t->cl = collective ? &cl_combine : &cl_combine_local;
+  t->cl_arg = ca;
+  t->cl_arg_size = sizeof *ca;
+  t->cl_arg_free = 1;
+  t->nbuffers = nb;
+  if (nb > STARPU_NMAXBUFS) {
+    t->dyn_handles = malloc(sizeof(starpu_data_handle_t) * (size_t)nb);
+    t->dyn_modes = malloc(sizeof(enum starpu_data_access_mode) * (size_t)nb);
+    if (!t->dyn_handles || !t->dyn_modes) {
+      free(descr);
+      starpu_task_destroy(t);
+      return sl_error(SL_E_NOMEM, "reduction: out of memory");
+    }
+  }
+  for (int j = 0; j < nb; j++) {
+    STARPU_TASK_SET_HANDLE(t, descr[j].handle, j);
+    STARPU_TASK_SET_MODE(t, descr[j].mode, j);
+  }
+  free(descr);
+  return codelet_task_submit(t);
+}

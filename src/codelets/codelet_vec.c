@@ -1,0 +1,120 @@
+/* Codelets of the element-wise vector operations: CPU and CUDA functions unpack the chunk and call the
+ * kernels of kernel_vec; one codelet per operation, named for traces and performance models. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/codelets.h"
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+struct vec_args {
+  sl_vec_op op;
+  sl_dtype dt;
+  double a[2], b[2];
+};
+
+static const struct {
+  const char *name;
+  int nbuffers;
+  enum starpu_data_access_mode modes[3];
+} vec_ops[SL_VEC_NOPS] = {
+  [SL_VEC_FILL] = {"sl_fill", 1, {STARPU_W}},
+  [SL_VEC_SCALE] = {"sl_scale", 1, {STARPU_RW}},
+  [SL_VEC_AXPBY] = {"sl_axpby", 2, {STARPU_RW, STARPU_R}},
+  [SL_VEC_AXPY0] = {"sl_axpy0", 2, {STARPU_W, STARPU_R}},
+  [SL_VEC_MUL] = {"sl_mul", 3, {STARPU_W, STARPU_R, STARPU_R}},
+  [SL_VEC_CONJ] = {"sl_conj", 2, {STARPU_W, STARPU_R}},
+  [SL_VEC_COPY] = {"sl_copy", 2, {STARPU_W, STARPU_R}},
+};
+
+static struct starpu_codelet cl_vec[SL_VEC_NOPS];
+static struct starpu_perfmodel pm_vec[SL_VEC_NOPS];
+
+static void vec_cpu(void *buffers[], void *cl_arg)
+{
+  const struct vec_args *va = cl_arg;
+  int64_t n = (int64_t)STARPU_VECTOR_GET_NX(buffers[0]);
+  void *p[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < vec_ops[va->op].nbuffers; i++) p[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[i]);
+  switch (va->op) {
+  case SL_VEC_FILL: kernel_fill(va->dt, n, p[0], va->a); break;
+  case SL_VEC_SCALE: kernel_scale(va->dt, n, p[0], va->a); break;
+  case SL_VEC_AXPBY:
+  case SL_VEC_AXPY0: kernel_axpby(va->dt, n, p[0], p[1], va->a, va->b); break;
+  case SL_VEC_MUL: kernel_mul(va->dt, n, p[0], p[1], p[2]); break;
+  case SL_VEC_CONJ: kernel_conj(va->dt, n, p[0], p[1]); break;
+  case SL_VEC_COPY:
+    if (p[0] != p[1]) memcpy(p[0], p[1], (size_t)n * sl_dtype_size(va->dt));
+    break;
+  default: break;
+  }
+}
+
+#ifdef SL_HAVE_CUDA
+static void vec_cuda(void *buffers[], void *cl_arg)
+{
+  const struct vec_args *va = cl_arg;
+  int64_t n = (int64_t)STARPU_VECTOR_GET_NX(buffers[0]);
+  void *p[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < vec_ops[va->op].nbuffers; i++) p[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[i]);
+  cudaStream_t s = starpu_cuda_get_local_stream();
+  int rc = cudaSuccess;
+  switch (va->op) {
+  case SL_VEC_FILL: rc = kernel_cuda_fill(va->dt, n, p[0], va->a, s); break;
+  case SL_VEC_SCALE: rc = kernel_cuda_scale(va->dt, n, p[0], va->a, s); break;
+  case SL_VEC_AXPBY:
+  case SL_VEC_AXPY0: rc = kernel_cuda_axpby(va->dt, n, p[0], p[1], va->a, va->b, s); break;
+  case SL_VEC_MUL: rc = kernel_cuda_mul(va->dt, n, p[0], p[1], p[2], s); break;
+  case SL_VEC_CONJ: rc = kernel_cuda_conj(va->dt, n, p[0], p[1], s); break;
+  case SL_VEC_COPY:
+    if (p[0] != p[1]) rc = cudaMemcpyAsync(p[0], p[1], (size_t)n * sl_dtype_size(va->dt), cudaMemcpyDeviceToDevice, s);
+    break;
+  default: break;
+  }
+  if (rc != cudaSuccess)
+    sl_async_error(SL_E_RUNTIME, "%s (CUDA): %s", vec_ops[va->op].name, cudaGetErrorString((cudaError_t)rc));
+}
+#endif
+
+void codelet_vec_init(void)
+{
+  for (int op = 0; op < SL_VEC_NOPS; op++) {
+    struct starpu_perfmodel *pm = &pm_vec[op];
+    memset(pm, 0, sizeof *pm);
+    pm->type = STARPU_HISTORY_BASED;
+    pm->symbol = vec_ops[op].name;
+    struct starpu_codelet *cl = &cl_vec[op];
+    starpu_codelet_init(cl);
+    cl->name = vec_ops[op].name;
+    cl->cpu_funcs[0] = vec_cpu;
+    cl->cpu_funcs_name[0] = "vec_cpu";
+#ifdef SL_HAVE_CUDA
+    cl->cuda_funcs[0] = vec_cuda;
+    cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+    cl->nbuffers = vec_ops[op].nbuffers;
+    for (int i = 0; i < cl->nbuffers; i++) cl->modes[i] = vec_ops[op].modes[i];
+    cl->model = pm;
+  }
+}
+
+int codelet_vec_submit(sl_vec_op op, sl_dtype dt, starpu_data_handle_t h0, starpu_data_handle_t h1,
+                       starpu_data_handle_t h2, const double a[2], const double b[2])
+{
+  struct vec_args *va = malloc(sizeof *va);
+  if (!va) return sl_error(SL_E_NOMEM, "%s: out of memory", vec_ops[op].name);
+  *va = (struct vec_args){.op = op, .dt = dt};
+  if (a) memcpy(va->a, a, sizeof va->a);
+  if (b) memcpy(va->b, b, sizeof va->b);
+  struct starpu_task *t = starpu_task_create();
+  t->cl = &cl_vec[op];
+  t->cl_arg = va;
+  t->cl_arg_size = sizeof *va;
+  t->cl_arg_free = 1;
+  starpu_data_handle_t h[3] = {h0, h1, h2};
+  for (int i = 0; i < vec_ops[op].nbuffers; i++) STARPU_TASK_SET_HANDLE(t, h[i], i);
+  double n = (double)starpu_vector_get_nx(h0);
+  t->flops = n * (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
+  return codelet_task_submit(t);
+}

@@ -1,0 +1,41 @@
+/* StarPU codelets of starlops and their typed submit functions. */
+#ifndef SL_CODELETS_H
+#define SL_CODELETS_H
+
+#include "internal.h"
+#include "codelets/kernel_vec.h"
+
+int sl_codelets_init(void);
+void sl_codelets_shutdown(void);
+void codelet_vec_init(void);
+void codelet_reduce_init(void);
+/** Submits t; on failure destroys it and returns the error. */
+int codelet_task_submit(struct starpu_task *t);
+
+/** Element-wise operations; each names its handles' access modes. */
+typedef enum {
+  SL_VEC_FILL,   /* h0 (W) = a */
+  SL_VEC_SCALE,  /* h0 (RW) = a h0 */
+  SL_VEC_AXPBY,  /* h0 (RW) = a h1 (R) + b h0 */
+  SL_VEC_AXPY0,  /* h0 (W) = a h1 (R) */
+  SL_VEC_MUL,    /* h0 (W) = h1 (R) .* h2 (R) */
+  SL_VEC_CONJ,   /* h0 (W) = conj(h1 (R)) */
+  SL_VEC_COPY,   /* h0 (W) = h1 (R) */
+  SL_VEC_NOPS
+} sl_vec_op;
+
+/** Submits one element-wise task on vector handles of equal length (unused handles may be NULL). */
+int codelet_vec_submit(sl_vec_op op, sl_dtype dt, starpu_data_handle_t h0, starpu_data_handle_t h1,
+                       starpu_data_handle_t h2, const double a[2], const double b[2]);
+
+/** Submits partial (W, a 2-double variable) = reduction k of x (and y for DOT/VDOT). */
+int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, starpu_data_handle_t x, starpu_data_handle_t y,
+                          starpu_data_handle_t partial);
+
+/** Submits the task that combines nparts partials, allreduces over comm (MPI_COMM_NULL: none), takes the
+ *  root 1/root_p when root_p != 0, and writes the scalar handle (2 doubles). Holds the order token when
+ *  comm is given. */
+int codelet_combine_submit(sl_red_kind k, double root_p, MPI_Comm comm, int nparts,
+                           const starpu_data_handle_t *parts, starpu_data_handle_t scalar);
+
+#endif

@@ -1,0 +1,237 @@
+/* CUDA element-wise and reduction kernels: one template per operation serves the four dtypes
+ * (R = float or double, C = 1 real or 2 complex components), with the semantics of kernel_vec.c.
+ * Reductions are deterministic: a fixed grid writes one partial per block, one block combines them. */
+#include <cuda_runtime.h>
+#include <math.h>
+
+#include "kernel_vec.h"
+
+#define SL_THREADS 256
+#define SL_RED_BLOCKS (SL_CUDA_REDUCE_SCRATCH_DOUBLES / 2)
+
+static unsigned grid_for(int64_t n)
+{
+  int64_t b = (n + SL_THREADS - 1) / SL_THREADS;
+  return (unsigned)(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
+}
+
+#define GRID_STRIDE(i, n) for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n); \
+                               i += (int64_t)gridDim.x * blockDim.x)
+
+template <typename R, int C> __global__ void fill_k(int64_t n, R *x, R ar, R ai)
+{
+  GRID_STRIDE(i, n)
+  {
+    if (C == 2) {
+      x[2 * i] = ar;
+      x[2 * i + 1] = ai;
+    } else {
+      x[i] = ar;
+    }
+  }
+}
+
+template <typename R, int C> __global__ void scale_k(int64_t n, R *x, R ar, R ai)
+{
+  GRID_STRIDE(i, n)
+  {
+    if (C == 2) {
+      R xr = x[2 * i], xi = x[2 * i + 1];
+      x[2 * i] = ar * xr - ai * xi;
+      x[2 * i + 1] = ar * xi + ai * xr;
+    } else {
+      x[i] *= ar;
+    }
+  }
+}
+
+template <typename R, int C>
+__global__ void axpby_k(int64_t n, R *y, const R *x, R ar, R ai, R br, R bi, int read_y)
+{
+  GRID_STRIDE(i, n)
+  {
+    if (C == 2) {
+      R xr = x[2 * i], xi = x[2 * i + 1];
+      R yr = read_y ? y[2 * i] : R(0), yi = read_y ? y[2 * i + 1] : R(0);
+      y[2 * i] = ar * xr - ai * xi + br * yr - bi * yi;
+      y[2 * i + 1] = ar * xi + ai * xr + br * yi + bi * yr;
+    } else {
+      y[i] = ar * x[i] + (read_y ? br * y[i] : R(0));
+    }
+  }
+}
+
+template <typename R, int C> __global__ void mul_k(int64_t n, R *z, const R *x, const R *y)
+{
+  GRID_STRIDE(i, n)
+  {
+    if (C == 2) {
+      R xr = x[2 * i], xi = x[2 * i + 1], yr = y[2 * i], yi = y[2 * i + 1];
+      z[2 * i] = xr * yr - xi * yi;
+      z[2 * i + 1] = xr * yi + xi * yr;
+    } else {
+      z[i] = x[i] * y[i];
+    }
+  }
+}
+
+template <typename R, int C> __global__ void conj_k(int64_t n, R *y, const R *x)
+{
+  GRID_STRIDE(i, n)
+  {
+    if (C == 2) {
+      y[2 * i] = x[2 * i];
+      y[2 * i + 1] = -x[2 * i + 1];
+    } else {
+      y[i] = x[i];
+    }
+  }
+}
+
+__device__ static void red_combine(int k, double &a0, double &a1, double b0, double b1)
+{
+  if (k == SL_RED_MAXABS) a0 = fmax(a0, b0);
+  else if (k == SL_RED_MINABS) a0 = fmin(a0, b0);
+  else {
+    a0 += b0;
+    a1 += b1;
+  }
+}
+
+/* Reduces (v0, v1) over the block into thread 0's return value. */
+__device__ static void block_reduce(int k, double &v0, double &v1)
+{
+  __shared__ double s0[SL_THREADS], s1[SL_THREADS];
+  s0[threadIdx.x] = v0;
+  s1[threadIdx.x] = v1;
+  __syncthreads();
+  for (int w = SL_THREADS / 2; w > 0; w >>= 1) {
+    if ((int)threadIdx.x < w) {
+      double a0 = s0[threadIdx.x], a1 = s1[threadIdx.x];
+      red_combine(k, a0, a1, s0[threadIdx.x + w], s1[threadIdx.x + w]);
+      s0[threadIdx.x] = a0;
+      s1[threadIdx.x] = a1;
+    }
+    __syncthreads();
+  }
+  v0 = s0[0];
+  v1 = s1[0];
+}
+
+template <typename R, int C>
+__global__ void reduce_k(int k, int64_t n, const R *x, const R *y, double p, double *partials)
+{
+  double v0 = k == SL_RED_MINABS ? INFINITY : 0.0, v1 = 0.0;
+  GRID_STRIDE(i, n)
+  {
+    double xr = C == 2 ? (double)x[2 * i] : (double)x[i];
+    double xi = C == 2 ? (double)x[2 * i + 1] : 0.0;
+    double t0 = 0.0, t1 = 0.0;
+    switch (k) {
+    case SL_RED_DOT:
+    case SL_RED_VDOT: {
+      if (k == SL_RED_VDOT) xi = -xi;
+      double yr = C == 2 ? (double)y[2 * i] : (double)y[i];
+      double yi = C == 2 ? (double)y[2 * i + 1] : 0.0;
+      t0 = xr * yr - xi * yi;
+      t1 = xr * yi + xi * yr;
+      break;
+    }
+    case SL_RED_SUM: t0 = xr; t1 = xi; break;
+    case SL_RED_ABSPOW:
+      t0 = p == 2.0 ? xr * xr + xi * xi : (p == 1.0 ? hypot(xr, xi) : pow(hypot(xr, xi), p));
+      break;
+    case SL_RED_MAXABS:
+    case SL_RED_MINABS: t0 = hypot(xr, xi); break;
+    case SL_RED_NNZ: t0 = (xr != 0.0 || xi != 0.0) ? 1.0 : 0.0; break;
+    }
+    red_combine(k, v0, v1, t0, t1);
+  }
+  block_reduce(k, v0, v1);
+  if (threadIdx.x == 0) {
+    partials[2 * blockIdx.x] = v0;
+    partials[2 * blockIdx.x + 1] = v1;
+  }
+}
+
+__global__ void reduce_final_k(int k, int nparts, const double *partials, double *out)
+{
+  double v0 = k == SL_RED_MINABS ? INFINITY : 0.0, v1 = 0.0;
+  for (int i = threadIdx.x; i < nparts; i += blockDim.x) red_combine(k, v0, v1, partials[2 * i], partials[2 * i + 1]);
+  block_reduce(k, v0, v1);
+  if (threadIdx.x == 0) {
+    out[0] = v0;
+    out[1] = v1;
+  }
+}
+
+/* Calls LAUNCH(R, C) with the template arguments of dt. */
+#define DISPATCH(dt, LAUNCH)                                                                          \
+  switch (dt) {                                                                                       \
+  case SL_FLOAT32: LAUNCH(float, 1); break;                                                           \
+  case SL_FLOAT64: LAUNCH(double, 1); break;                                                          \
+  case SL_COMPLEX64: LAUNCH(float, 2); break;                                                         \
+  default: LAUNCH(double, 2); break;                                                                  \
+  }
+
+extern "C" int kernel_cuda_fill(sl_dtype dt, int64_t n, void *x, const double a[2], void *stream)
+{
+  if (n <= 0) return cudaSuccess;
+#define L(R, C) fill_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)x, (R)a[0], (R)a[1])
+  DISPATCH(dt, L)
+#undef L
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_scale(sl_dtype dt, int64_t n, void *x, const double a[2], void *stream)
+{
+  if (n <= 0) return cudaSuccess;
+#define L(R, C) scale_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)x, (R)a[0], (R)a[1])
+  DISPATCH(dt, L)
+#undef L
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_axpby(sl_dtype dt, int64_t n, void *y, const void *x, const double a[2],
+                                 const double b[2], void *stream)
+{
+  if (n <= 0) return cudaSuccess;
+  int read_y = b[0] != 0.0 || b[1] != 0.0;
+#define L(R, C)                                                                                       \
+  axpby_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)y, (const R *)x, (R)a[0], \
+                                                                      (R)a[1], (R)b[0], (R)b[1], read_y)
+  DISPATCH(dt, L)
+#undef L
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_mul(sl_dtype dt, int64_t n, void *z, const void *x, const void *y, void *stream)
+{
+  if (n <= 0) return cudaSuccess;
+#define L(R, C) mul_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)z, (const R *)x, (const R *)y)
+  DISPATCH(dt, L)
+#undef L
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_conj(sl_dtype dt, int64_t n, void *y, const void *x, void *stream)
+{
+  if (n <= 0) return cudaSuccess;
+#define L(R, C) conj_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)y, (const R *)x)
+  DISPATCH(dt, L)
+#undef L
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p,
+                                  double *scratch, double *out, void *stream)
+{
+  cudaStream_t s = (cudaStream_t)stream;
+  int64_t want = (n + SL_THREADS - 1) / SL_THREADS;
+  unsigned blocks = (unsigned)(want < 1 ? 1 : (want > SL_RED_BLOCKS ? SL_RED_BLOCKS : want));
+#define L(R, C) reduce_k<R, C><<<blocks, SL_THREADS, 0, s>>>((int)k, n, (const R *)x, (const R *)y, p, scratch)
+  DISPATCH(dt, L)
+#undef L
+  reduce_final_k<<<1, SL_THREADS, 0, s>>>((int)k, (int)blocks, scratch, out);
+  return cudaGetLastError();
+}

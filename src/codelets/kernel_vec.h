@@ -1,0 +1,76 @@
+/* Element-wise and reduction kernels on raw local buffers: no StarPU inside, testable alone.
+ * Complex values are interleaved (re, im) pairs; scalars are passed as double[2] (re, im).
+ * The CPU versions are in kernel_vec.c, the CUDA versions (same semantics) in kernel_vec.cu. */
+#ifndef SL_KERNEL_VEC_H
+#define SL_KERNEL_VEC_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "starlops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Reduction kinds. Partial results are double[2]; sums add, MAXABS takes the max, MINABS the min. */
+typedef enum {
+  SL_RED_DOT,    /* sum x y */
+  SL_RED_VDOT,   /* sum conj(x) y */
+  SL_RED_SUM,    /* sum x */
+  SL_RED_ABSPOW, /* sum |x|^p */
+  SL_RED_MAXABS, /* max |x| (0 when empty) */
+  SL_RED_MINABS, /* min |x| (+inf when empty) */
+  SL_RED_NNZ,    /* number of x != 0 */
+} sl_red_kind;
+
+/** The identity of a reduction kind. */
+static inline void sl_red_identity(sl_red_kind k, double out[2])
+{
+  out[0] = k == SL_RED_MINABS ? INFINITY : 0.0;
+  out[1] = 0.0;
+}
+
+/** acc = acc (op) part. */
+static inline void sl_red_combine(sl_red_kind k, double acc[2], const double part[2])
+{
+  if (k == SL_RED_MAXABS) acc[0] = part[0] > acc[0] ? part[0] : acc[0];
+  else if (k == SL_RED_MINABS) acc[0] = part[0] < acc[0] ? part[0] : acc[0];
+  else {
+    acc[0] += part[0];
+    acc[1] += part[1];
+  }
+}
+
+/* x = a */
+void kernel_fill(sl_dtype dt, int64_t n, void *x, const double a[2]);
+/* x = a x */
+void kernel_scale(sl_dtype dt, int64_t n, void *x, const double a[2]);
+/* y = a x + b y; y is not read when b == 0 */
+void kernel_axpby(sl_dtype dt, int64_t n, void *y, const void *x, const double a[2], const double b[2]);
+/* z = x .* y (z may alias x or y) */
+void kernel_mul(sl_dtype dt, int64_t n, void *z, const void *x, const void *y);
+/* y = conj(x) (y may alias x) */
+void kernel_conj(sl_dtype dt, int64_t n, void *y, const void *x);
+/* out = reduction of x (and y for DOT/VDOT); p is the power for ABSPOW */
+void kernel_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p, double out[2]);
+
+/** Number of doubles of device scratch kernel_cuda_reduce needs. */
+#define SL_CUDA_REDUCE_SCRATCH_DOUBLES (2 * 512)
+
+#ifdef SL_HAVE_CUDA
+/* CUDA versions on device pointers, queued on stream; they return a cudaError_t as int. */
+int kernel_cuda_fill(sl_dtype dt, int64_t n, void *x, const double a[2], void *stream);
+int kernel_cuda_scale(sl_dtype dt, int64_t n, void *x, const double a[2], void *stream);
+int kernel_cuda_axpby(sl_dtype dt, int64_t n, void *y, const void *x, const double a[2], const double b[2],
+                      void *stream);
+int kernel_cuda_mul(sl_dtype dt, int64_t n, void *z, const void *x, const void *y, void *stream);
+int kernel_cuda_conj(sl_dtype dt, int64_t n, void *y, const void *x, void *stream);
+int kernel_cuda_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p,
+                       double *scratch, double *out, void *stream);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

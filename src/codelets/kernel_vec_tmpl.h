@@ -1,0 +1,152 @@
+/* One body for the four dtypes: included by kernel_vec.c with R (float or double), CPLX (0 or 1) and
+ * SFX (s, d, c, z) defined. Element i occupies x[i] (real) or x[2i], x[2i+1] (complex). */
+#define SL_CAT2(a, b) a##b
+#define SL_CAT(a, b) SL_CAT2(a, b)
+#define FN(name) SL_CAT(name, SFX)
+
+static void FN(fill_)(int64_t n, void *xv, const double a[2])
+{
+  R *x = xv;
+  for (int64_t i = 0; i < n; i++) {
+    if (CPLX) {
+      x[2 * i] = (R)a[0];
+      x[2 * i + 1] = (R)a[1];
+    } else {
+      x[i] = (R)a[0];
+    }
+  }
+}
+
+static void FN(scale_)(int64_t n, void *xv, const double a[2])
+{
+  R *x = xv;
+  const R ar = (R)a[0], ai = (R)a[1];
+  for (int64_t i = 0; i < n; i++) {
+    if (CPLX) {
+      R xr = x[2 * i], xi = x[2 * i + 1];
+      x[2 * i] = ar * xr - ai * xi;
+      x[2 * i + 1] = ar * xi + ai * xr;
+    } else {
+      x[i] *= ar;
+    }
+  }
+}
+
+static void FN(axpby_)(int64_t n, void *yv, const void *xv, const double a[2], const double b[2])
+{
+  R *y = yv;
+  const R *x = xv;
+  const R ar = (R)a[0], ai = (R)a[1], br = (R)b[0], bi = (R)b[1];
+  const int read_y = b[0] != 0.0 || b[1] != 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    if (CPLX) {
+      R xr = x[2 * i], xi = x[2 * i + 1];
+      R yr = read_y ? y[2 * i] : 0, yi = read_y ? y[2 * i + 1] : 0;
+      y[2 * i] = ar * xr - ai * xi + br * yr - bi * yi;
+      y[2 * i + 1] = ar * xi + ai * xr + br * yi + bi * yr;
+    } else {
+      y[i] = ar * x[i] + (read_y ? br * y[i] : 0);
+    }
+  }
+}
+
+static void FN(mul_)(int64_t n, void *zv, const void *xv, const void *yv)
+{
+  R *z = zv;
+  const R *x = xv, *y = yv;
+  for (int64_t i = 0; i < n; i++) {
+    if (CPLX) {
+      R xr = x[2 * i], xi = x[2 * i + 1], yr = y[2 * i], yi = y[2 * i + 1];
+      z[2 * i] = xr * yr - xi * yi;
+      z[2 * i + 1] = xr * yi + xi * yr;
+    } else {
+      z[i] = x[i] * y[i];
+    }
+  }
+}
+
+static void FN(conj_)(int64_t n, void *yv, const void *xv)
+{
+  R *y = yv;
+  const R *x = xv;
+  for (int64_t i = 0; i < n; i++) {
+    if (CPLX) {
+      y[2 * i] = x[2 * i];
+      y[2 * i + 1] = -x[2 * i + 1];
+    } else {
+      y[i] = x[i];
+    }
+  }
+}
+
+/* |x_i| in double */
+static inline double FN(abs_)(const R *x, int64_t i)
+{
+  return CPLX ? hypot((double)x[2 * i], (double)x[2 * i + 1]) : fabs((double)x[i]);
+}
+
+static void FN(reduce_)(sl_red_kind k, int64_t n, const void *xv, const void *yv, double p, double out[2])
+{
+  const R *x = xv, *y = yv;
+  double s0 = 0.0, s1 = 0.0;
+  double m = k == SL_RED_MINABS ? INFINITY : 0.0;
+  switch (k) {
+  case SL_RED_DOT:
+  case SL_RED_VDOT: {
+    const double sgn = k == SL_RED_VDOT ? -1.0 : 1.0;
+    for (int64_t i = 0; i < n; i++) {
+      if (CPLX) {
+        double xr = x[2 * i], xi = sgn * x[2 * i + 1], yr = y[2 * i], yi = y[2 * i + 1];
+        s0 += xr * yr - xi * yi;
+        s1 += xr * yi + xi * yr;
+      } else {
+        s0 += (double)x[i] * (double)y[i];
+      }
+    }
+    break;
+  }
+  case SL_RED_SUM:
+    for (int64_t i = 0; i < n; i++) {
+      if (CPLX) {
+        s0 += x[2 * i];
+        s1 += x[2 * i + 1];
+      } else {
+        s0 += x[i];
+      }
+    }
+    break;
+  case SL_RED_ABSPOW:
+    if (p == 2.0) {
+      for (int64_t i = 0; i < n; i++) {
+        if (CPLX) s0 += (double)x[2 * i] * x[2 * i] + (double)x[2 * i + 1] * x[2 * i + 1];
+        else s0 += (double)x[i] * x[i];
+      }
+    } else if (p == 1.0) {
+      for (int64_t i = 0; i < n; i++) s0 += FN(abs_)(x, i);
+    } else {
+      for (int64_t i = 0; i < n; i++) s0 += pow(FN(abs_)(x, i), p);
+    }
+    break;
+  case SL_RED_MAXABS:
+    for (int64_t i = 0; i < n; i++) {
+      double v = FN(abs_)(x, i);
+      m = v > m ? v : m;
+    }
+    s0 = m;
+    break;
+  case SL_RED_MINABS:
+    for (int64_t i = 0; i < n; i++) {
+      double v = FN(abs_)(x, i);
+      m = v < m ? v : m;
+    }
+    s0 = m;
+    break;
+  case SL_RED_NNZ:
+    for (int64_t i = 0; i < n; i++) s0 += CPLX ? (x[2 * i] != 0 || x[2 * i + 1] != 0) : (x[i] != 0);
+    break;
+  }
+  out[0] = s0;
+  out[1] = s1;
+}
+
+#undef FN

@@ -1,0 +1,207 @@
+/* sl_init / sl_finalize: MPI, StarPU, StarPU-MPI, cuBLAS, tracing, and the runtime's shared handles. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "codelets/codelets.h"
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+struct sl_context sl_ctx;
+static const char *sched_name = "default";
+
+void sl_options_default(sl_options *opts)
+{
+  memset(opts, 0, sizeof *opts);
+  opts->comm = MPI_COMM_NULL;
+  opts->ncpus = -1;
+  opts->ncuda = -1;
+}
+
+/* Number of CUDA devices visible to this process (0 without a driver or a device). */
+static int cuda_device_count(void)
+{
+#ifdef SL_HAVE_CUDA
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+#else
+  return 0;
+#endif
+}
+
+static int setup_tracing(const sl_options *o)
+{
+  const char *dir = o->trace_dir ? o->trace_dir : getenv("STARLOPS_TRACE");
+  if (!dir || !*dir) {
+    /* An FxT-enabled StarPU 1.3 traces by default; starlops traces only when asked. */
+    setenv("STARPU_FXT_TRACE", "0", 1);
+    return SL_SUCCESS;
+  }
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return sl_error(SL_E_IO, "sl_init: cannot create the trace directory '%s': %s", dir, strerror(errno));
+  setenv("STARPU_FXT_TRACE", "1", 1);
+  setenv("STARPU_FXT_PREFIX", dir, 1);
+  sl_ctx.tracing = 1;
+  return SL_SUCCESS;
+}
+
+static int start_mpi(int *argc, char ***argv, const sl_options *o)
+{
+  int inited = 0, provided = 0;
+  SL_CHECK_MPI(MPI_Initialized(&inited));
+  if (inited) {
+    SL_CHECK_MPI(MPI_Query_thread(&provided));
+  } else {
+    SL_CHECK_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
+    sl_ctx.own_mpi = 1;
+  }
+  if (provided < MPI_THREAD_MULTIPLE)
+    return sl_error(SL_E_BACKEND, "sl_init: MPI provides thread level %d, starlops needs MPI_THREAD_MULTIPLE "
+                    "(initialise MPI with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...))", provided);
+  MPI_Comm base = o->comm == MPI_COMM_NULL ? MPI_COMM_WORLD : o->comm;
+  SL_CHECK_MPI(MPI_Comm_dup(base, &sl_ctx.comm));
+  SL_CHECK_MPI(MPI_Comm_dup(base, &sl_ctx.task_comm));
+  SL_CHECK_MPI(MPI_Comm_rank(sl_ctx.comm, &sl_ctx.rank));
+  SL_CHECK_MPI(MPI_Comm_size(sl_ctx.comm, &sl_ctx.size));
+  return SL_SUCCESS;
+}
+
+static int start_starpu(int *argc, char ***argv, const sl_options *o)
+{
+  struct starpu_conf conf;
+  SL_CHECK_STARPU(starpu_conf_init(&conf));
+  if (o->ncpus >= 0) conf.ncpus = o->ncpus;
+  if (o->ncuda >= 0) conf.ncuda = o->ncuda;
+  const char *env_ncuda = getenv("STARPU_NCUDA");
+  int want_cuda = o->ncuda != 0 && !(o->ncuda < 0 && env_ncuda && atoi(env_ncuda) == 0);
+  const char *env_sched = getenv("STARPU_SCHED");
+  if (env_sched && *env_sched) {
+    sched_name = env_sched;
+  } else if (want_cuda && cuda_device_count() > 0) {
+    sched_name = "dmdas";
+    conf.sched_policy_name = sched_name;
+  }
+  SL_CHECK_STARPU(starpu_mpi_init_conf(argc, argv, 0, sl_ctx.comm, &conf));
+  sl_ctx.ncpu = (int)starpu_cpu_worker_get_count();
+  sl_ctx.ncuda = (int)starpu_cuda_worker_get_count();
+  if (sl_ctx.ncuda > 0) starpu_cublas_init();
+  return SL_SUCCESS;
+}
+
+static void setup_chunking(const sl_options *o)
+{
+  const char *env = getenv("STARLOPS_CHUNK_BYTES");
+  size_t bytes = o->chunk_bytes;
+  if (bytes == 0 && env && *env) bytes = (size_t)strtoull(env, NULL, 10);
+  sl_ctx.chunk_bytes = bytes ? bytes : (size_t)4 << 20;
+  int nworkers = sl_ctx.ncpu + sl_ctx.ncuda;
+  sl_ctx.max_chunks = 2 * (nworkers > 0 ? nworkers : 1);
+  const char *maxc = getenv("STARLOPS_MAX_CHUNKS");
+  if (maxc && atoi(maxc) > 0) sl_ctx.max_chunks = atoi(maxc);
+}
+
+int sl_init(int *argc, char ***argv, const sl_options *opts)
+{
+  if (sl_ctx.initialized) return sl_error(SL_E_STATE, "sl_init: starlops is already initialised");
+  sl_options defaults;
+  sl_options_default(&defaults);
+  const sl_options *o = opts ? opts : &defaults;
+  if (o->ncpus < -1 || o->ncuda < -1)
+    return sl_error(SL_E_INVALID, "sl_init: argument 3 (opts): ncpus and ncuda must be >= -1");
+  memset(&sl_ctx, 0, sizeof sl_ctx);
+  SL_TRY(start_mpi(argc, argv, o));
+  SL_TRY(sl_agree(sl_ctx.comm, setup_tracing(o)));
+  SL_TRY(start_starpu(argc, argv, o));
+  setup_chunking(o);
+  starpu_void_data_register(&sl_ctx.order_token);
+  SL_TRY(sl_codelets_init());
+  sl_tag_reset();
+  sl_ctx.initialized = 1;
+  if (o->verbose) SL_TRY(sl_info_print(stdout));
+  return SL_SUCCESS;
+}
+
+int sl_finalize(void)
+{
+  SL_CHECK_INIT();
+  int rc = sl_wait();
+  sl_codelets_shutdown();
+  starpu_data_unregister(sl_ctx.order_token);
+  sl_group_free_all();
+  if (sl_ctx.ncuda > 0) starpu_cublas_shutdown();
+  starpu_mpi_shutdown();
+  MPI_Comm_free(&sl_ctx.comm);
+  MPI_Comm_free(&sl_ctx.task_comm);
+  if (sl_ctx.own_mpi) MPI_Finalize();
+  sl_ctx.initialized = 0;
+  return rc;
+}
+
+int sl_initialized(void) { return sl_ctx.initialized; }
+
+int sl_wait(void)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_STARPU(starpu_task_wait_for_all());
+  return sl_async_error_take();
+}
+
+int sl_rank(void) { return sl_ctx.rank; }
+int sl_size(void) { return sl_ctx.size; }
+MPI_Comm sl_comm(void) { return sl_ctx.comm; }
+int sl_ncpu_workers(void) { return sl_ctx.ncpu; }
+int sl_ncuda_workers(void) { return sl_ctx.ncuda; }
+const char *sl_comm_backend_name(void) { return "mpi"; }
+
+int sl_info_print(FILE *out)
+{
+  SL_CHECK_INIT();
+  int mine[2] = {sl_ctx.ncpu, sl_ctx.ncuda};
+  int *all = NULL;
+  if (sl_ctx.rank == 0) {
+    all = malloc(sizeof(int) * 2 * (size_t)sl_ctx.size);
+    if (!all) return sl_error(SL_E_NOMEM, "sl_info_print: out of memory");
+  }
+  int rc = MPI_Gather(mine, 2, MPI_INT, all, 2, MPI_INT, 0, sl_ctx.comm);
+  if (rc != MPI_SUCCESS) {
+    free(all);
+    return sl_error_mpi(rc, "MPI_Gather", __FILE__, __LINE__);
+  }
+  if (sl_ctx.rank == 0 && out) {
+    fprintf(out, "starlops %s\n", SL_VERSION_STRING);
+    fprintf(out, "  ranks:        %d\n", sl_ctx.size);
+    for (int r = 0; r < sl_ctx.size; r++)
+      fprintf(out, "  rank %-3d      %d CPU workers, %d CUDA workers\n", r, all[2 * r], all[2 * r + 1]);
+    fprintf(out, "  scheduler:    %s\n", sched_name);
+    fprintf(out, "  comm backend: %s\n", sl_comm_backend_name());
+    fprintf(out, "  chunk bytes:  %zu (at most %d chunks per block)\n", sl_ctx.chunk_bytes, sl_ctx.max_chunks);
+#ifdef SL_HAVE_CUDA
+    const char *cuda = "yes";
+#else
+    const char *cuda = "no";
+#endif
+#ifdef SL_HAVE_NCCL
+    const char *nccl = "yes";
+#else
+    const char *nccl = "no";
+#endif
+#ifdef STARPU_USE_FXT
+    const char *fxt = "yes";
+#else
+    const char *fxt = "no";
+#endif
+    fprintf(out, "  build:        CUDA %s, NCCL %s, FxT %s, StarPU %d.%d.%d\n", cuda, nccl, fxt,
+            STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION);
+    fprintf(out, "  tracing:      %s\n", sl_ctx.tracing ? getenv("STARPU_FXT_PREFIX") : "off");
+    fflush(out);
+  }
+  free(all);
+  return SL_SUCCESS;
+}

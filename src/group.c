@@ -1,0 +1,73 @@
+/* Mask groups: one sub-communicator per distinct mask, created once (collectively) and shared by every
+ * array with that mask, so no later operation re-splits a communicator. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static sl_group *groups;
+
+static int same_mask(const int *a, const int *b)
+{
+  if (!a || !b) return a == b;
+  return memcmp(a, b, sizeof(int) * (size_t)sl_ctx.size) == 0;
+}
+
+static void group_free(sl_group *g)
+{
+  if (g->mask && g->comm != MPI_COMM_NULL) MPI_Comm_free(&g->comm);
+  if (g->mask && g->task_comm != MPI_COMM_NULL) MPI_Comm_free(&g->task_comm);
+  free(g->members);
+  free(g->mask);
+  free(g);
+}
+
+int sl_group_get(const int *mask, sl_group **out)
+{
+  for (sl_group *g = groups; g; g = g->next)
+    if (same_mask(g->mask, mask)) {
+      *out = g;
+      return SL_SUCCESS;
+    }
+  sl_group *g = calloc(1, sizeof *g);
+  if (!g) return sl_error(SL_E_NOMEM, "mask group: out of memory");
+  g->comm = g->task_comm = MPI_COMM_NULL;
+  int rc = SL_SUCCESS;
+  size_t P = (size_t)sl_ctx.size;
+  g->members = malloc(sizeof(int) * P);
+  if (mask) g->mask = malloc(sizeof(int) * P);
+  if (!g->members || (mask && !g->mask)) rc = sl_error(SL_E_NOMEM, "mask group: out of memory");
+  if (rc == SL_SUCCESS && mask) {
+    memcpy(g->mask, mask, sizeof(int) * P);
+    int mpi = MPI_Comm_split(sl_ctx.comm, mask[sl_ctx.rank], sl_ctx.rank, &g->comm);
+    if (mpi == MPI_SUCCESS) mpi = MPI_Comm_dup(g->comm, &g->task_comm);
+    if (mpi != MPI_SUCCESS) rc = sl_error_mpi(mpi, "MPI_Comm_split", __FILE__, __LINE__);
+  } else if (rc == SL_SUCCESS) {
+    g->comm = sl_ctx.comm;
+    g->task_comm = sl_ctx.task_comm;
+  }
+  if (rc != SL_SUCCESS) {
+    group_free(g);
+    return rc;
+  }
+  /* Members in group-rank order: MPI_Comm_split with key = rank keeps the communicator's order. */
+  g->size = 0;
+  for (int r = 0; r < sl_ctx.size; r++)
+    if (!mask || mask[r] == mask[sl_ctx.rank]) {
+      if (r == sl_ctx.rank) g->rank = g->size;
+      g->members[g->size++] = r;
+    }
+  g->next = groups;
+  groups = g;
+  *out = g;
+  return SL_SUCCESS;
+}
+
+void sl_group_free_all(void)
+{
+  while (groups) {
+    sl_group *next = groups->next;
+    group_free(groups);
+    groups = next;
+  }
+}

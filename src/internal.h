@@ -1,0 +1,127 @@
+/* Private declarations shared by the starlops sources. */
+#ifndef SL_INTERNAL_H
+#define SL_INTERNAL_H
+
+#include <starpu.h>
+#include <starpu_mpi.h>
+#include "starlops.h"
+
+/* ---- errors (error.c) --------------------------------------------------------------------------- */
+/** Records a formatted message for the calling thread and returns code. */
+int sl_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sl_error_mpi(int rc, const char *call, const char *file, int line);
+int sl_error_starpu(int rc, const char *call, const char *file, int line);
+/** Collective over comm: every rank returns the lowest (worst) code and the message of the first rank
+ *  holding it, so all ranks report the same error. One allreduce; one bcast only when something failed. */
+int sl_agree(MPI_Comm comm, int code);
+/** Records the first error raised inside a task; sl_async_error_take() returns it (and clears it) at the
+ *  next synchronisation point. */
+void sl_async_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sl_async_error_take(void);
+
+#define SL_TRY(call)                                                                                  \
+  do {                                                                                                \
+    int sl_rc_ = (call);                                                                              \
+    if (sl_rc_ != SL_SUCCESS) return sl_rc_;                                                          \
+  } while (0)
+#define SL_CHECK_MPI(call)                                                                            \
+  do {                                                                                                \
+    int sl_rc_ = (call);                                                                              \
+    if (sl_rc_ != MPI_SUCCESS) return sl_error_mpi(sl_rc_, #call, __FILE__, __LINE__);               \
+  } while (0)
+#define SL_CHECK_STARPU(call)                                                                         \
+  do {                                                                                                \
+    int sl_rc_ = (call);                                                                              \
+    if (sl_rc_ != 0) return sl_error_starpu(sl_rc_, #call, __FILE__, __LINE__);                      \
+  } while (0)
+#define SL_CHECK_ARG(cond, code, ...)                                                                 \
+  do {                                                                                                \
+    if (!(cond)) return sl_error((code), __VA_ARGS__);                                                \
+  } while (0)
+
+/* ---- runtime context (context.c) ---------------------------------------------------------------- */
+struct sl_context {
+  int initialized;
+  int own_mpi;             /* sl_init called MPI_Init_thread */
+  MPI_Comm comm;           /* duplicate of the user's communicator, for collectives of the main thread */
+  MPI_Comm task_comm;      /* another duplicate, for collectives inside tasks (they hold the order token) */
+  int rank, size;
+  int ncpu, ncuda;
+  size_t chunk_bytes;
+  int max_chunks;          /* chunks per local block at most */
+  starpu_data_handle_t order_token; /* serialises collectives in submission order on every rank */
+  int tracing;
+};
+extern struct sl_context sl_ctx;
+
+#define SL_CHECK_INIT()                                                                               \
+  do {                                                                                                \
+    if (!sl_ctx.initialized) return sl_error(SL_E_STATE, "starlops is not initialised: call sl_init first"); \
+  } while (0)
+
+/* ---- dtypes (dtype.c) --------------------------------------------------------------------------- */
+int sl_dtype_valid(sl_dtype dt);
+/** MPI datatype of one element of dt. */
+MPI_Datatype sl_dtype_mpi(sl_dtype dt);
+/** The real dtype of the same precision (float32 for complex64). */
+sl_dtype sl_dtype_real(sl_dtype dt);
+
+/* ---- mask groups (group.c) ---------------------------------------------------------------------- */
+/** A sub-communicator of ranks sharing a mask value; created once per distinct mask, shared by arrays. */
+typedef struct sl_group {
+  MPI_Comm comm;           /* for the main thread */
+  MPI_Comm task_comm;      /* for tasks: never used concurrently with comm's collectives */
+  int rank, size;
+  int *members;            /* world ranks of the group, in group-rank order */
+  int *mask;               /* the mask it was made from (NULL: the whole communicator) */
+  struct sl_group *next;
+} sl_group;
+/** Collective. Returns the shared group for mask (NULL: the whole communicator). The mask must already
+ *  be agreed across ranks. */
+int sl_group_get(const int *mask, sl_group **g);
+void sl_group_free_all(void);
+
+/* ---- arrays (array.c) --------------------------------------------------------------------------- */
+struct sl_array {
+  int ndim;
+  int64_t dims[SL_MAX_DIMS];
+  int64_t ldims[SL_MAX_DIMS];
+  sl_dtype dtype;
+  size_t elsize;
+  sl_partition partition;
+  int axis;
+  sl_group *group;
+  int64_t *counts;          /* extent along axis of every rank of the communicator (agreed at creation) */
+  int64_t offset;           /* first global index of this rank along axis */
+  int64_t nlocal;           /* elements in the local block */
+  int64_t outer, inner;     /* products of dims before and after axis */
+  void *data;               /* the local block */
+  int owns_data;
+  starpu_data_handle_t handle;   /* the whole local block (NULL when empty) */
+  int nchunks;
+  starpu_data_handle_t *partials; /* one double-complex reduction partial per chunk */
+  int ghost_lo, ghost_hi;
+  void *ghost[2];
+  starpu_data_handle_t ghost_handle[2];
+  int acquired;
+};
+/** Chunk c of the local block. */
+starpu_data_handle_t sl_array_chunk(const sl_array *a, int c);
+/** 0 if a and b agree in dims, dtype and distribution; else an error naming arguments an and bn. */
+int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, const char *bn);
+
+/* ---- copies (copy.c) ---------------------------------------------------------------------------- */
+void sl_copy_rows(void *dst, int64_t dst_stride, const void *src, int64_t src_stride, int64_t rows,
+                  int64_t row_len, size_t elsize);
+
+/* ---- scalars (scalar.c) ------------------------------------------------------------------------- */
+struct sl_scalar {
+  double value[2];
+  sl_dtype dtype;
+  starpu_data_handle_t handle;
+};
+
+/* ---- tags (tag.c) ------------------------------------------------------------------------------- */
+void sl_tag_reset(void);
+
+#endif
