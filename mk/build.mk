@@ -17,7 +17,7 @@ CFLAGS_BASE := -std=gnu11 $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -I
 LIBS := $(STARPU_LIBS) $(MPI_LIBS) -lm -lpthread
 ifeq ($(HAVE_CUDA),1)
   CFLAGS_BASE += -DSL_HAVE_CUDA -isystem $(CUDA_HOME)/include
-  LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart
+  LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
   NVCCFLAGS := -O3 -g -Xcompiler -fPIC -std=c++17 -Iinclude -Isrc -DSL_HAVE_CUDA $(MPI_CFLAGS) \
     -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 endif
@@ -56,7 +56,8 @@ $(BUILD)/%.cu.o: %.cu $(wildcard include/*.h src/*/*.h)
 
 $(LIB_SO): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LIBS)
+	$(CC) -shared -Wl,-soname,$(SONAME) -o $(BUILD)/lib/$(SONAME) $^ $(LIBS)
+	ln -sf $(SONAME) $@
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
