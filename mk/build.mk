@@ -88,7 +88,7 @@ check: all
 
 demo: all
 	@mkdir -p $(BUILD)/starpu-home
-	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/demo_arrays
+	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/demo_arrays --verbose --out $(BUILD)/demo.npy
 
 install: all
 	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin

@@ -1,0 +1,131 @@
+#include "mpi_check.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int mc_failures;
+
+void mc_report(const char *file, int line, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "[rank %d] FAIL %s:%d: ", sl_rank(), file, line);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+void mc_init(int *argc, char ***argv)
+{
+  sl_options o;
+  sl_options_default(&o);
+  o.chunk_bytes = 100; /* several chunks even for small blocks, with uneven chunk sizes */
+  int rc = sl_init(argc, argv, &o);
+  if (rc != SL_SUCCESS) {
+    fprintf(stderr, "sl_init failed: %s: %s\n", sl_strerror(rc), sl_last_error());
+    exit(2);
+  }
+}
+
+int mc_finish(const char *name)
+{
+  int total = 0;
+  MPI_Allreduce(&mc_failures, &total, 1, MPI_INT, MPI_SUM, sl_comm());
+  if (sl_rank() == 0) printf("%s on %d ranks: %s (%d failed checks)\n", name, sl_size(), total ? "FAILED" : "passed", total);
+  int rc = sl_finalize();
+  if (rc != SL_SUCCESS) {
+    fprintf(stderr, "sl_finalize: %s\n", sl_last_error());
+    return 1;
+  }
+  return total ? 1 : 0;
+}
+
+double complex mc_value(sl_dtype dt, int64_t g, int seed)
+{
+  double re = sin(0.37 * (double)g + 0.1 * seed) + 0.25 * seed;
+  double im = sl_dtype_is_complex(dt) ? cos(0.21 * (double)g - 0.3 * seed) : 0.0;
+  return CMPLX(re, im);
+}
+
+void mc_to_dtype(sl_dtype dt, int64_t n, const double complex *src, void *dst)
+{
+  for (int64_t i = 0; i < n; i++) {
+    switch (dt) {
+    case SL_FLOAT32: ((float *)dst)[i] = (float)creal(src[i]); break;
+    case SL_FLOAT64: ((double *)dst)[i] = creal(src[i]); break;
+    case SL_COMPLEX64: ((float complex *)dst)[i] = (float complex)src[i]; break;
+    case SL_COMPLEX128: ((double complex *)dst)[i] = src[i]; break;
+    }
+  }
+}
+
+void mc_from_dtype(sl_dtype dt, int64_t n, const void *src, double complex *dst)
+{
+  for (int64_t i = 0; i < n; i++) {
+    switch (dt) {
+    case SL_FLOAT32: dst[i] = ((const float *)src)[i]; break;
+    case SL_FLOAT64: dst[i] = ((const double *)src)[i]; break;
+    case SL_COMPLEX64: dst[i] = ((const float complex *)src)[i]; break;
+    case SL_COMPLEX128: dst[i] = ((const double complex *)src)[i]; break;
+    }
+  }
+}
+
+double mc_tol(sl_dtype dt) { return dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 2e-5 : 1e-12; }
+
+int mc_compare(sl_array *a, const double complex *ref, const char *what)
+{
+  sl_dtype dt = sl_array_dtype(a);
+  int64_t n = sl_array_global_size(a);
+  void *buf = malloc((size_t)n * sl_dtype_size(dt));
+  double complex *got = malloc(sizeof *got * (size_t)n);
+  CHECK_OK(sl_array_gather(a, -1, buf));
+  mc_from_dtype(dt, n, buf, got);
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (cabs(got[i] - ref[i]) > mc_tol(dt) * fmax(1.0, cabs(ref[i]))) {
+      if (bad++ < 3)
+        CHECK(0, "%s (%s): element %lld is %g%+gi, expected %g%+gi", what, sl_dtype_name(dt), (long long)i,
+              creal(got[i]), cimag(got[i]), creal(ref[i]), cimag(ref[i]));
+    }
+  if (bad > 3) mc_failures += 0;
+  free(buf);
+  free(got);
+  return bad;
+}
+
+sl_array *mc_array(int ndim, const int64_t *dims, sl_dtype dt, const sl_dist *dist, int seed, double complex **global)
+{
+  sl_array *a = NULL;
+  CHECK_OK(sl_array_create(&a, ndim, dims, dt, dist));
+  if (!a) return NULL;
+  int64_t n = sl_array_global_size(a);
+  double complex *g = malloc(sizeof *g * (size_t)n);
+  void *buf = malloc((size_t)n * sl_dtype_size(dt));
+  for (int64_t i = 0; i < n; i++) g[i] = mc_value(dt, i, seed);
+  mc_to_dtype(dt, n, g, buf);
+  CHECK_OK(sl_array_scatter(a, -1, buf));
+  mc_from_dtype(dt, n, buf, g); /* the reference holds exactly what the array holds */
+  free(buf);
+  if (global) *global = g;
+  else free(g);
+  return a;
+}
+
+int mc_same_error_everywhere(int rc, int expected)
+{
+  const char *msg = sl_last_error();
+  unsigned long h = 5381;
+  for (const char *p = msg; *p; p++) h = h * 33 + (unsigned char)*p;
+  long mine[2] = {rc, (long)(h & 0x7fffffff)}, lo[2], hi[2];
+  MPI_Allreduce(mine, lo, 2, MPI_LONG, MPI_MIN, sl_comm());
+  MPI_Allreduce(mine, hi, 2, MPI_LONG, MPI_MAX, sl_comm());
+  int ok = rc == expected && lo[0] == hi[0] && lo[1] == hi[1] && msg[0] != '\0';
+  if (!ok)
+    mc_report(__FILE__, __LINE__, "expected %s everywhere, got %s (%s); codes/messages agree: %d/%d", sl_strerror(expected),
+              sl_strerror(rc), msg, lo[0] == hi[0], lo[1] == hi[1]);
+  return ok;
+}

@@ -1,0 +1,69 @@
+/* Launches the multi-rank test programs with mpirun on 1, 2, 3 and 4 ranks; each program compares every
+ * result with a serial computation and exits non-zero on any failed check. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static const char *build_dir(void)
+{
+  const char *b = getenv("STARLOPS_BUILD");
+  return b ? b : "build";
+}
+
+/* Runs "mpirun -n np <build>/tests/mpi/<prog> <args>" under a time limit; returns its exit status. */
+static int run(int np, const char *prog, const char *args)
+{
+  char log[512], cmd[2048];
+  snprintf(log, sizeof log, "%s/tests/%s-%d.log", build_dir(), prog, np);
+  snprintf(cmd, sizeof cmd,
+           "STARPU_NCPU=1 timeout -k 10 300 mpirun -n %d --oversubscribe --bind-to none %s/tests/mpi/%s %s > %s 2>&1",
+           np, build_dir(), prog, args ? args : "", log);
+  int st = system(cmd);
+  int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  if (code != 0) {
+    fprintf(stderr, "---- %s on %d ranks failed (status %d); log %s:\n", prog, np, code, log);
+    char tail[600];
+    snprintf(tail, sizeof tail, "tail -n 40 %s >&2", log);
+    if (system(tail) != 0) fprintf(stderr, "(no log)\n");
+  }
+  return code;
+}
+
+static char *scratch_dir(void)
+{
+  static char dir[256];
+  snprintf(dir, sizeof dir, "%s/tests/tmp-XXXXXX", build_dir());
+  cr_assert_not_null(mkdtemp(dir));
+  return dir;
+}
+
+#define RANKS_TEST(prog)                                                                              \
+  Test(mpi, prog##_1_rank, .timeout = 400) { cr_expect_eq(run(1, #prog, scratch_dir()), 0); }         \
+  Test(mpi, prog##_2_ranks, .timeout = 400) { cr_expect_eq(run(2, #prog, scratch_dir()), 0); }        \
+  Test(mpi, prog##_3_ranks, .timeout = 400) { cr_expect_eq(run(3, #prog, scratch_dir()), 0); }        \
+  Test(mpi, prog##_4_ranks, .timeout = 400) { cr_expect_eq(run(4, #prog, scratch_dir()), 0); }
+
+RANKS_TEST(mpi_arrays)
+RANKS_TEST(mpi_errors)
+
+/* Written on 3 ranks, checked by NumPy, read back on 1, 2 and 4; written by NumPy, read on 3. */
+Test(mpi, npy_files_move_between_rank_counts_and_numpy, .timeout = 600)
+{
+  const char *dir = scratch_dir();
+  for (int dt = 0; dt < 4; dt++) {
+    char args[512], cmd[1024];
+    snprintf(args, sizeof args, "write %s/w%d.npy %d %d", dir, dt, dt, dt % 3);
+    cr_expect_eq(run(3, "mpi_npy", args), 0, "write on 3 ranks, dtype %d", dt);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 tests/npy_check.py check %s/w%d.npy %d", dir, dt, dt);
+    cr_expect_eq(system(cmd), 0, "numpy reads what starlops wrote (dtype %d)", dt);
+    snprintf(args, sizeof args, "read %s/w%d.npy %d", dir, dt, dt);
+    cr_expect_eq(run(dt % 2 ? 4 : 2, "mpi_npy", args), 0, "read back, dtype %d", dt);
+    cr_expect_eq(run(1, "mpi_npy", args), 0, "read back on 1 rank, dtype %d", dt);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 tests/npy_check.py make %s/p%d.npy %d", dir, dt, dt);
+    cr_expect_eq(system(cmd), 0, "numpy writes dtype %d", dt);
+    snprintf(args, sizeof args, "read %s/p%d.npy %d", dir, dt, dt);
+    cr_expect_eq(run(3, "mpi_npy", args), 0, "starlops reads what numpy wrote (dtype %d)", dt);
+  }
+}
