@@ -4,13 +4,18 @@
 #   make check            the whole test suite
 #   make demo             the main example on 2 ranks
 #   make install PREFIX=  headers, libraries, tools, starlops.pc
+#   make bundle           bundle/starlops-bundle.tar.gz for an offline GPU node
 #   make clean
 STARPU_PREFIX := $(shell bash scripts/install-deps.sh --print-prefix)
 BUILD_MAKE = $(MAKE) --no-print-directory -f mk/build.mk STARPU_PREFIX=$(STARPU_PREFIX)
 
-.PHONY: all check check-asan demo install bench clean deps
+.PHONY: all check check-asan demo install bench bundle clean deps
 all check check-asan demo install bench: deps
 	+@$(BUILD_MAKE) $@
+
+# A relocatable tarball for offline GPU nodes (docs/install.md); scripts/gpu-check.sh runs it there.
+bundle: all
+	bash scripts/make-bundle.sh
 
 deps:
 	@if [ ! -f $(STARPU_PREFIX)/.complete ] || ! command -v mpicc >/dev/null 2>&1 \

@@ -92,6 +92,7 @@ void codelet_reduce_init(void)
     cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
 #endif
     cl->model = &pm_reduce;
+    cl->where = codelet_where();
     int nb = 0;
     for (int j = 0; j <= i; j++) cl->modes[nb++] = STARPU_R;
     cl->modes[nb++] = STARPU_W;

@@ -96,6 +96,7 @@ void codelet_vec_init(void)
     cl->nbuffers = vec_ops[op].nbuffers;
     for (int i = 0; i < cl->nbuffers; i++) cl->modes[i] = vec_ops[op].modes[i];
     cl->model = pm;
+    cl->where = codelet_where();
   }
 }
 

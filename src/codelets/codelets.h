@@ -8,6 +8,8 @@
 int sl_codelets_init(void);
 void sl_codelets_shutdown(void);
 void codelet_vec_init(void);
+/** Where compute codelets may run (STARLOPS_CODELET_WHERE). */
+uint32_t codelet_where(void);
 void codelet_reduce_init(void);
 /** Submits t; on failure destroys it and returns the error. */
 int codelet_task_submit(struct starpu_task *t);

@@ -37,15 +37,26 @@ static void FN(axpby_)(int64_t n, void *yv, const void *xv, const double a[2], c
   R *y = yv;
   const R *x = xv;
   const R ar = (R)a[0], ai = (R)a[1], br = (R)b[0], bi = (R)b[1];
-  const int read_y = b[0] != 0.0 || b[1] != 0.0;
+  /* Separate loops keep the branch out of the vectorised body; b == 0 never reads y. */
+  if (b[0] == 0.0 && b[1] == 0.0) {
+    for (int64_t i = 0; i < n; i++) {
+      if (CPLX) {
+        R xr = x[2 * i], xi = x[2 * i + 1];
+        y[2 * i] = ar * xr - ai * xi;
+        y[2 * i + 1] = ar * xi + ai * xr;
+      } else {
+        y[i] = ar * x[i];
+      }
+    }
+    return;
+  }
   for (int64_t i = 0; i < n; i++) {
     if (CPLX) {
-      R xr = x[2 * i], xi = x[2 * i + 1];
-      R yr = read_y ? y[2 * i] : 0, yi = read_y ? y[2 * i + 1] : 0;
+      R xr = x[2 * i], xi = x[2 * i + 1], yr = y[2 * i], yi = y[2 * i + 1];
       y[2 * i] = ar * xr - ai * xi + br * yr - bi * yi;
       y[2 * i + 1] = ar * xi + ai * xr + br * yi + bi * yr;
     } else {
-      y[i] = ar * x[i] + (read_y ? br * y[i] : 0);
+      y[i] = ar * x[i] + br * y[i];
     }
   }
 }

@@ -1,0 +1,184 @@
+/* bench_vec: throughput of axpby, dot and norm2 through starlops (tasks on every worker) beside a ceiling
+ * measured in the same run: a plain single-pass C loop on the same host data, or, when the rank has a CUDA
+ * worker, a device-to-device cudaMemcpy of the same bytes. Prints one table row per (op, size).
+ *   mpirun -n P bench_vec [--sizes MiB,MiB,...] [--reps R]
+ * Sizes are per-rank block sizes of one float64 vector. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "starlops.h"
+
+static double now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *t, int n)
+{
+  qsort(t, (size_t)n, sizeof *t, cmp);
+  return t[n / 2];
+}
+
+enum { OP_AXPBY, OP_DOT, OP_NORM2, NOPS };
+static const char *op_names[NOPS] = {"axpby", "dot", "norm2"};
+static const int op_streams[NOPS] = {3, 2, 1}; /* vectors read or written per element */
+
+static volatile double sink;
+
+/* The plain loop: one pass, same data, same rank. */
+static void plain(int op, int64_t n, double *y, const double *x)
+{
+  double s = 0;
+  switch (op) {
+  case OP_AXPBY:
+    for (int64_t i = 0; i < n; i++) y[i] = 2.0 * x[i] + 0.5 * y[i];
+    break;
+  case OP_DOT:
+    for (int64_t i = 0; i < n; i++) s += x[i] * y[i];
+    break;
+  default:
+    for (int64_t i = 0; i < n; i++) s += x[i] * x[i];
+    break;
+  }
+  sink = s;
+}
+
+static int starlops_op(int op, sl_array *y, sl_array *x, sl_scalar *s)
+{
+  int rc;
+  double v;
+  switch (op) {
+  case OP_AXPBY:
+    rc = sl_array_axpby(y, SL_REAL(2.0), x, SL_REAL(0.5));
+    return rc ? rc : sl_wait();
+  case OP_DOT:
+    rc = sl_array_dot(x, y, s);
+    return rc ? rc : sl_scalar_get(s, &v);
+  default:
+    rc = sl_array_norm(x, 2, s);
+    return rc ? rc : sl_scalar_get(s, &v);
+  }
+}
+
+/* Ceiling on the GPU: bytes moved by a device-to-device copy (read + write) per second. */
+static double d2d_ceiling(size_t bytes, int reps)
+{
+#ifdef SL_HAVE_CUDA
+  void *a = NULL, *b = NULL;
+  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return NAN;
+  double *t = malloc(sizeof *t * (size_t)reps);
+  cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+  cudaDeviceSynchronize();
+  for (int r = 0; r < reps; r++) {
+    double t0 = now();
+    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+    cudaDeviceSynchronize();
+    t[r] = now() - t0;
+  }
+  double bw = 2.0 * (double)bytes / median(t, reps) / 1e9;
+  free(t);
+  cudaFree(a);
+  cudaFree(b);
+  return bw;
+#else
+  (void)bytes;
+  (void)reps;
+  return NAN;
+#endif
+}
+
+int main(int argc, char **argv)
+{
+  double sizes[16] = {8, 32, 128};
+  int nsizes = 3, reps = 10;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+      nsizes = 0;
+      for (char *p = strtok(argv[++i], ","); p && nsizes < 16; p = strtok(NULL, ",")) sizes[nsizes++] = atof(p);
+    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+      reps = atoi(argv[++i]);
+    } else {
+      printf("usage: bench_vec [--sizes MiB,MiB,...] [--reps R]\n");
+      return strcmp(argv[i], "--help") ? 2 : 0;
+    }
+  }
+  if (sl_init(&argc, &argv, NULL) != SL_SUCCESS) {
+    fprintf(stderr, "bench_vec: %s\n", sl_last_error());
+    return 1;
+  }
+  int gpu = sl_ncuda_workers() > 0;
+  if (sl_rank() == 0) {
+    printf("# bench_vec: %d ranks, %d CPU + %d CUDA workers per rank, float64, median of %d; ceiling = %s\n",
+           sl_size(), sl_ncpu_workers(), sl_ncuda_workers(), reps,
+           gpu ? "device-to-device copy (read+write bytes/s)" : "plain C loop on the same data");
+    printf("| op | MiB/rank | chunks | time (ms) | GB/s | ceiling GB/s | ratio |\n|---|---|---|---|---|---|---|\n");
+  }
+  double *t = malloc(sizeof *t * (size_t)reps);
+  int status = 0;
+  for (int k = 0; k < nsizes; k++) {
+    int64_t n = (int64_t)(sizes[k] * 1048576.0 / 8.0) * sl_size();
+    sl_array *x = NULL, *y = NULL;
+    sl_scalar *s = NULL;
+    if (sl_array_create(&x, 1, &n, SL_FLOAT64, NULL) || sl_array_create_like(&y, x) ||
+        sl_scalar_create(&s, SL_FLOAT64)) {
+      fprintf(stderr, "bench_vec: %s\n", sl_last_error());
+      status = 1;
+      break;
+    }
+    sl_array_fill(x, SL_REAL(1.0));
+    sl_array_fill(y, SL_REAL(0.5));
+    int64_t nl = sl_array_local_size(x);
+    for (int op = 0; op < NOPS; op++) {
+      double bytes = (double)op_streams[op] * 8.0 * (double)nl;
+      for (int r = 0; r < reps + 2; r++) { /* two warm-ups: data placement and performance models */
+        MPI_Barrier(sl_comm());
+        double t0 = now();
+        if (starlops_op(op, y, x, s) != SL_SUCCESS) status = 1;
+        double dt = now() - t0, worst;
+        MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, sl_comm());
+        if (r >= 2) t[r - 2] = worst;
+      }
+      double ts = median(t, reps), ceiling;
+      if (gpu) {
+        ceiling = d2d_ceiling((size_t)(bytes / 2), reps);
+      } else {
+        void *xp, *yp;
+        sl_array_acquire(x, SL_READ, &xp);
+        sl_array_acquire(y, SL_READ_WRITE, &yp);
+        for (int r = 0; r < reps + 1; r++) {
+          double t0 = now();
+          plain(op, nl, yp, xp);
+          if (r >= 1) t[r - 1] = now() - t0;
+        }
+        sl_array_release(x);
+        sl_array_release(y);
+        ceiling = bytes / median(t, reps) / 1e9;
+      }
+      double bw = bytes / ts / 1e9;
+      if (sl_rank() == 0)
+        printf("| %s | %.0f | %d | %.3f | %.2f | %.2f | %.2f |\n", op_names[op], sizes[k], sl_array_nchunks(x),
+               ts * 1e3, bw, ceiling, bw / ceiling);
+    }
+    sl_scalar_destroy(&s);
+    sl_array_destroy(&x);
+    sl_array_destroy(&y);
+  }
+  free(t);
+  fflush(stdout);
+  int fin = sl_finalize();
+  return status || fin;
+}

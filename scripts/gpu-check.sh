@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The whole GPU check, for an offline GPU node: unpack the bundle, run the test suite with CUDA workers
+# (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
+# benchmarks, and print a short table last.
+# Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz]
+set -uo pipefail
+logs=${1:?usage: gpu-check.sh LOGDIR [BUNDLE.tar.gz]}
+tarball=${2:-bundle/starlops-bundle.tar.gz}
+mkdir -p "$logs"
+root=/tmp/starlops-gpu
+rm -rf "$root" && mkdir -p "$root"
+tar -xzf "$tarball" -C "$root" || { echo "gpu-check: cannot unpack $tarball"; exit 1; }
+B=$root/starlops-bundle
+export OPAL_PREFIX=$B/usr PATH=$B/usr/bin:$PATH
+export LD_LIBRARY_PATH=$B/lib:$B/usr/lib/x86_64-linux-gnu/openmpi/lib:$B/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PMIX_MCA_mca_base_component_path=$B/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
+export OMPI_MCA_mca_base_param_files=$B/etc/openmpi/openmpi-mca-params.conf
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_mpi_yield_when_idle=1 NCCL_NVLS_ENABLE=0
+export STARPU_HOME=$root/starpu-home STARPU_SILENT=1 STARPU_WORKERS_NOBIND=1 STARLOPS_BUILD=$B/build
+mkdir -p "$STARPU_HOME"
+declare -a rows
+
+step() { # name, log, command...
+  local name=$1 log=$2; shift 2
+  local t0=$SECONDS
+  "$@" > "$logs/$log" 2>&1
+  local rc=$?
+  rows+=("$(printf '| %-44s | %-4s | %4ss | %s |' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" $((SECONDS - t0)) "$log")")
+  echo "== $name: rc=$rc ($((SECONDS - t0)) s)"; tail -n 4 "$logs/$log"
+  return $rc
+}
+
+step "GPU and driver" nvidia-smi.log nvidia-smi
+step "starlops_info, 1 rank" info.log "$B/build/bin/starlops_info"
+# the suite runs from a tree holding tests/npy_check.py
+cd "$B"
+step "test suite, dmdas placement" tests-dmdas.log "$B/build/tests/unit_tests" -j1
+STARLOPS_CODELET_WHERE=cuda step "test suite, compute codelets forced on CUDA" tests-cuda.log \
+  "$B/build/tests/unit_tests" -j1 --filter 'mpi/*'
+step "CUDA kernels vs CPU kernels" tests-cuda-kernels.log "$B/build/tests/unit_tests" -j1 --filter 'cuda_kernels/*' --verbose
+STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "bench_vec on the GPU (forced CUDA)" bench-gpu.log \
+  "$B/build/bench/bench_vec" --sizes 64,256,1024 --reps 10
+STARPU_NCUDA=0 step "bench_vec on the CPUs (no CUDA worker)" bench-cpu.log \
+  "$B/build/bench/bench_vec" --sizes 8,128,512 --reps 10
+STARPU_NCPU=1 step "demo, 2 ranks sharing the GPU" demo.log mpirun -n 2 --bind-to none "$B/build/examples/demo_arrays" --verbose
+
+echo
+echo "## GPU check summary"
+echo "| step | rc | time | log |"
+echo "|---|---|---|---|"
+for r in "${rows[@]}"; do [ -n "$r" ] && echo "$r"; done
+echo
+grep -h "Synthesis" "$logs"/tests-*.log
+echo; cat "$logs/bench-gpu.log" | grep "^|\|^#"
+echo; cat "$logs/bench-cpu.log" | grep "^|\|^#"

@@ -1,0 +1,122 @@
+/* The CUDA kernels against the CPU kernels on the same data, in the four dtypes, with sizes that exercise
+ * several blocks and the grid-stride loops. Skipped where no GPU is present. */
+#include <complex.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/kernel_vec.h"
+
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+static int have_gpu(void)
+{
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n > 0;
+}
+
+static double tol(sl_dtype dt) { return dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-5 : 1e-13; }
+
+static void *host_data(sl_dtype dt, int64_t n, int seed)
+{
+  size_t es = sl_dtype_size(dt);
+  char *p = malloc((size_t)n * es);
+  int64_t nr = n * (sl_dtype_is_complex(dt) ? 2 : 1);
+  for (int64_t i = 0; i < nr; i++) {
+    double v = (i % 11 == 0 && seed == 3) ? 0.0 : sin(0.001 * (double)i + seed);
+    if (dt == SL_FLOAT32 || dt == SL_COMPLEX64) ((float *)p)[i] = (float)v;
+    else ((double *)p)[i] = v;
+  }
+  return p;
+}
+
+static void *to_device(const void *h, size_t bytes)
+{
+  void *d = NULL;
+  cr_assert_eq(cudaMalloc(&d, bytes), cudaSuccess);
+  cr_assert_eq(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  return d;
+}
+
+static void expect_same(sl_dtype dt, int64_t n, const void *cpu, const void *dev, const char *what)
+{
+  size_t bytes = (size_t)n * sl_dtype_size(dt);
+  char *g = malloc(bytes);
+  cr_assert_eq(cudaMemcpy(g, dev, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  int64_t nr = n * (sl_dtype_is_complex(dt) ? 2 : 1), bad = 0;
+  for (int64_t i = 0; i < nr; i++) {
+    double a, b;
+    if (dt == SL_FLOAT32 || dt == SL_COMPLEX64) a = ((const float *)cpu)[i], b = ((float *)g)[i];
+    else a = ((const double *)cpu)[i], b = ((double *)g)[i];
+    if (fabs(a - b) > tol(dt) * fmax(1, fabs(a)) && bad++ < 3)
+      cr_expect(0, "%s %s [%lld]: cpu %g gpu %g", what, sl_dtype_name(dt), (long long)i, a, b);
+  }
+  free(g);
+}
+
+Test(cuda_kernels, match_the_cpu_kernels)
+{
+  if (!have_gpu()) cr_skip_test("no CUDA device");
+  const int64_t sizes[3] = {1, 1000, (1 << 20) + 37};
+  for (int t = 0; t < SL_NDTYPES; t++)
+    for (int k = 0; k < 3; k++) {
+      sl_dtype dt = (sl_dtype)t;
+      int64_t n = sizes[k];
+      size_t bytes = (size_t)n * sl_dtype_size(dt);
+      void *x = host_data(dt, n, 1), *y = host_data(dt, n, 2), *z = host_data(dt, n, 3);
+      void *dx = to_device(x, bytes), *dy = to_device(y, bytes), *dz = to_device(z, bytes);
+      double a[2] = {1.5, -0.25}, b[2] = {0.5, 0.75}, zero[2] = {0, 0};
+      kernel_axpby(dt, n, y, x, a, b);
+      cr_assert_eq(kernel_cuda_axpby(dt, n, dy, dx, a, b, NULL), cudaSuccess);
+      expect_same(dt, n, y, dy, "axpby");
+      kernel_axpby(dt, n, z, x, a, zero);
+      cr_assert_eq(kernel_cuda_axpby(dt, n, dz, dx, a, zero, NULL), cudaSuccess);
+      expect_same(dt, n, z, dz, "axpby beta=0");
+      kernel_scale(dt, n, x, b);
+      cr_assert_eq(kernel_cuda_scale(dt, n, dx, b, NULL), cudaSuccess);
+      expect_same(dt, n, x, dx, "scale");
+      kernel_mul(dt, n, z, x, y);
+      cr_assert_eq(kernel_cuda_mul(dt, n, dz, dx, dy, NULL), cudaSuccess);
+      expect_same(dt, n, z, dz, "mul");
+      kernel_conj(dt, n, z, y);
+      cr_assert_eq(kernel_cuda_conj(dt, n, dz, dy, NULL), cudaSuccess);
+      expect_same(dt, n, z, dz, "conj");
+      kernel_fill(dt, n, z, a);
+      cr_assert_eq(kernel_cuda_fill(dt, n, dz, a, NULL), cudaSuccess);
+      expect_same(dt, n, z, dz, "fill");
+      double *scratch, *out;
+      cr_assert_eq(cudaMalloc((void **)&scratch, SL_CUDA_REDUCE_SCRATCH_DOUBLES * sizeof(double)), cudaSuccess);
+      cr_assert_eq(cudaMalloc((void **)&out, 2 * sizeof(double)), cudaSuccess);
+      const struct { sl_red_kind k; double p; } red[] = {{SL_RED_DOT, 0}, {SL_RED_VDOT, 0}, {SL_RED_SUM, 0},
+        {SL_RED_ABSPOW, 1}, {SL_RED_ABSPOW, 2}, {SL_RED_ABSPOW, 2.5}, {SL_RED_MAXABS, 0}, {SL_RED_MINABS, 0},
+        {SL_RED_NNZ, 0}};
+      for (size_t r = 0; r < sizeof red / sizeof red[0]; r++) {
+        double c[2], g[2];
+        kernel_reduce(dt, red[r].k, n, x, y, red[r].p, c);
+        cr_assert_eq(kernel_cuda_reduce(dt, red[r].k, n, dx, dy, red[r].p, scratch, out, NULL), cudaSuccess);
+        cr_assert_eq(cudaMemcpy(g, out, sizeof g, cudaMemcpyDeviceToHost), cudaSuccess);
+        /* sums in a different order: relative to the size of the sum */
+        double scale = fmax(1.0, fabs(c[0]) + fabs(c[1]));
+        cr_expect(fabs(c[0] - g[0]) <= 1e-11 * scale && fabs(c[1] - g[1]) <= 1e-11 * scale,
+                  "reduce kind %d p %g %s n %lld: cpu %.17g%+.17gi gpu %.17g%+.17gi", red[r].k, red[r].p,
+                  sl_dtype_name(dt), (long long)n, c[0], c[1], g[0], g[1]);
+      }
+      cudaFree(scratch);
+      cudaFree(out);
+      cudaFree(dx);
+      cudaFree(dy);
+      cudaFree(dz);
+      free(x);
+      free(y);
+      free(z);
+    }
+}
+#else
+Test(cuda_kernels, match_the_cpu_kernels) { cr_skip_test("built without CUDA"); }
+#endif
