@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH=$B/lib:$B/usr/lib/x86_64-linux-gnu/openmpi/lib:$B/build/l
 export PMIX_MCA_mca_base_component_path=$B/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
 export OMPI_MCA_mca_base_param_files=$B/etc/openmpi/openmpi-mca-params.conf
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_mpi_yield_when_idle=1 NCCL_NVLS_ENABLE=0
+export OMPI_MCA_mpi_yield_when_idle=1 NCCL_NVLS_ENABLE=0 PMIX_MCA_pcompress_base_silence_warning=1
 export STARPU_HOME=$root/starpu-home STARPU_SILENT=1 STARPU_WORKERS_NOBIND=1 STARLOPS_BUILD=$B/build
 mkdir -p "$STARPU_HOME"
 declare -a rows
@@ -40,7 +40,7 @@ STARLOPS_CODELET_WHERE=cuda step "test suite, compute codelets forced on CUDA" t
   "$B/build/tests/unit_tests" -j1 --filter 'mpi/*'
 step "CUDA kernels vs CPU kernels" tests-cuda-kernels.log "$B/build/tests/unit_tests" -j1 --filter 'cuda_kernels/*' --verbose
 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "bench_vec on the GPU (forced CUDA)" bench-gpu.log \
-  "$B/build/bench/bench_vec" --sizes 64,256,1024 --reps 10
+  "$B/build/bench/bench_vec" --sizes 64,256,1024,4096 --reps 10
 STARPU_NCUDA=0 step "bench_vec on the CPUs (no CUDA worker)" bench-cpu.log \
   "$B/build/bench/bench_vec" --sizes 8,128,512 --reps 10
 STARPU_NCPU=1 step "demo, 2 ranks sharing the GPU" demo.log mpirun -n 2 --bind-to none "$B/build/examples/demo_arrays" --verbose

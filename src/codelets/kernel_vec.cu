@@ -118,16 +118,18 @@ __device__ static void block_reduce(int k, double &v0, double &v1)
   v1 = s1[0];
 }
 
-template <typename R, int C>
-__global__ void reduce_k(int k, int64_t n, const R *x, const R *y, double p, double *partials)
+/* K is the reduction kind, a template argument so the loop body has no branch on it. */
+template <typename R, int C, int K>
+__global__ void reduce_k(int64_t n, const R *x, const R *y, double p, double *partials)
 {
+  const int k = K;
   double v0 = k == SL_RED_MINABS ? INFINITY : 0.0, v1 = 0.0;
   GRID_STRIDE(i, n)
   {
     double xr = C == 2 ? (double)x[2 * i] : (double)x[i];
     double xi = C == 2 ? (double)x[2 * i + 1] : 0.0;
     double t0 = 0.0, t1 = 0.0;
-    switch (k) {
+    switch (K) {
     case SL_RED_DOT:
     case SL_RED_VDOT: {
       if (k == SL_RED_VDOT) xi = -xi;
@@ -223,13 +225,30 @@ extern "C" int kernel_cuda_conj(sl_dtype dt, int64_t n, void *y, const void *x, 
   return cudaGetLastError();
 }
 
+template <typename R, int C>
+static void launch_reduce(int k, unsigned blocks, cudaStream_t s, int64_t n, const R *x, const R *y, double p,
+                          double *scratch)
+{
+#define K(kind) reduce_k<R, C, kind><<<blocks, SL_THREADS, 0, s>>>(n, x, y, p, scratch)
+  switch (k) {
+  case SL_RED_DOT: K(SL_RED_DOT); break;
+  case SL_RED_VDOT: K(SL_RED_VDOT); break;
+  case SL_RED_SUM: K(SL_RED_SUM); break;
+  case SL_RED_ABSPOW: K(SL_RED_ABSPOW); break;
+  case SL_RED_MAXABS: K(SL_RED_MAXABS); break;
+  case SL_RED_MINABS: K(SL_RED_MINABS); break;
+  default: K(SL_RED_NNZ); break;
+  }
+#undef K
+}
+
 extern "C" int kernel_cuda_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p,
                                   double *scratch, double *out, void *stream)
 {
   cudaStream_t s = (cudaStream_t)stream;
   int64_t want = (n + SL_THREADS - 1) / SL_THREADS;
   unsigned blocks = (unsigned)(want < 1 ? 1 : (want > SL_RED_BLOCKS ? SL_RED_BLOCKS : want));
-#define L(R, C) reduce_k<R, C><<<blocks, SL_THREADS, 0, s>>>((int)k, n, (const R *)x, (const R *)y, p, scratch)
+#define L(R, C) launch_reduce<R, C>((int)k, blocks, s, n, (const R *)x, (const R *)y, p, scratch)
   DISPATCH(dt, L)
 #undef L
   reduce_final_k<<<1, SL_THREADS, 0, s>>>((int)k, (int)blocks, scratch, out);

@@ -56,7 +56,7 @@ void kernel_conj(sl_dtype dt, int64_t n, void *y, const void *x);
 void kernel_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p, double out[2]);
 
 /** Number of doubles of device scratch kernel_cuda_reduce needs. */
-#define SL_CUDA_REDUCE_SCRATCH_DOUBLES (2 * 512)
+#define SL_CUDA_REDUCE_SCRATCH_DOUBLES (2 * 2048)
 
 #ifdef SL_HAVE_CUDA
 /* CUDA versions on device pointers, queued on stream; they return a cudaError_t as int. */
