@@ -84,9 +84,9 @@ int sl_array_gather(sl_array *a, int root, void *global)
   rc = sl_agree(g->comm, rc);
   if (rc == SL_SUCCESS) {
     void *recv = tmp ? tmp : global;
-    int mpi = MPI_Type_contiguous((int)a->elsize, MPI_BYTE, &el);
-    if (mpi == MPI_SUCCESS) mpi = MPI_Type_commit(&el);
-    if (mpi == MPI_SUCCESS)
+    rc = sl_mpi_element_type(a->elsize, &el);
+    int mpi = MPI_SUCCESS;
+    if (rc == SL_SUCCESS)
       mpi = root == -1 ? MPI_Allgatherv(local, cnt[g->rank], el, recv, cnt, displ, el, g->comm)
                        : MPI_Gatherv(local, cnt[g->rank], el, recv, cnt, displ, el, groot, g->comm);
     if (mpi != MPI_SUCCESS) rc = sl_error_mpi(mpi, "MPI_Gatherv", __FILE__, __LINE__);
@@ -119,9 +119,9 @@ int sl_array_scatter(sl_array *a, int root, const void *global)
     rc = sl_agree(sl_ctx.comm, rc);
     MPI_Datatype el = MPI_DATATYPE_NULL;
     if (rc == SL_SUCCESS) {
-      int mpi = MPI_Type_contiguous((int)a->elsize, MPI_BYTE, &el);
-      if (mpi == MPI_SUCCESS) mpi = MPI_Type_commit(&el);
-      if (mpi == MPI_SUCCESS) mpi = MPI_Bcast((void *)src, (int)sl_array_global_size(a), el, root, sl_ctx.comm);
+      rc = sl_mpi_element_type(a->elsize, &el);
+      int mpi = MPI_SUCCESS;
+      if (rc == SL_SUCCESS) mpi = MPI_Bcast((void *)src, (int)sl_array_global_size(a), el, root, sl_ctx.comm);
       if (mpi != MPI_SUCCESS) rc = sl_error_mpi(mpi, "MPI_Bcast", __FILE__, __LINE__);
     }
     if (el != MPI_DATATYPE_NULL) MPI_Type_free(&el);
@@ -144,9 +144,9 @@ int sl_array_scatter(sl_array *a, int root, const void *global)
     rc = sl_agree(g->comm, rc);
     MPI_Datatype el = MPI_DATATYPE_NULL;
     if (rc == SL_SUCCESS) {
-      int mpi = MPI_Type_contiguous((int)a->elsize, MPI_BYTE, &el);
-      if (mpi == MPI_SUCCESS) mpi = MPI_Type_commit(&el);
-      if (mpi == MPI_SUCCESS)
+      rc = sl_mpi_element_type(a->elsize, &el);
+      int mpi = MPI_SUCCESS;
+      if (rc == SL_SUCCESS)
         mpi = MPI_Scatterv(tmp ? tmp : global, cnt, displ, el, local, cnt[g->rank], el, group_rank_of(g, root), g->comm);
       if (mpi != MPI_SUCCESS) rc = sl_error_mpi(mpi, "MPI_Scatterv", __FILE__, __LINE__);
     }

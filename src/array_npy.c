@@ -27,20 +27,13 @@ static int set_view(MPI_File fh, const sl_array *a, size_t disp, int active, MPI
   return SL_SUCCESS;
 }
 
-static int element_type(size_t elsize, MPI_Datatype *el)
-{
-  SL_CHECK_MPI(MPI_Type_contiguous((int)elsize, MPI_BYTE, el));
-  SL_CHECK_MPI(MPI_Type_commit(el));
-  return SL_SUCCESS;
-}
-
 /* Reads or writes this rank's slab (count 0 when inactive). */
 static int transfer(MPI_File fh, sl_array *a, size_t disp, int active, int writing)
 {
   MPI_Datatype el = MPI_DATATYPE_NULL, ft = MPI_DATATYPE_NULL;
   void *local = NULL;
   int rc = sl_array_acquire(a, writing ? SL_READ : SL_WRITE, &local);
-  if (rc == SL_SUCCESS) rc = element_type(a->elsize, &el);
+  if (rc == SL_SUCCESS) rc = sl_mpi_element_type(a->elsize, &el);
   if (rc == SL_SUCCESS) rc = set_view(fh, a, disp, active, el, &ft);
   if (rc == SL_SUCCESS) {
     int count = active ? (int)a->nlocal : 0;

@@ -28,3 +28,10 @@ MPI_Datatype sl_dtype_mpi(sl_dtype dt)
   default: return MPI_C_DOUBLE_COMPLEX;
   }
 }
+
+int sl_mpi_element_type(size_t elsize, MPI_Datatype *el)
+{
+  SL_CHECK_MPI(MPI_Type_contiguous((int)elsize, MPI_BYTE, el));
+  SL_CHECK_MPI(MPI_Type_commit(el));
+  return SL_SUCCESS;
+}

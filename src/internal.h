@@ -65,6 +65,8 @@ int sl_dtype_valid(sl_dtype dt);
 MPI_Datatype sl_dtype_mpi(sl_dtype dt);
 /** The real dtype of the same precision (float32 for complex64). */
 sl_dtype sl_dtype_real(sl_dtype dt);
+/** A committed contiguous MPI datatype of elsize bytes (free it with MPI_Type_free). */
+int sl_mpi_element_type(size_t elsize, MPI_Datatype *el);
 
 /* ---- mask groups (group.c) ---------------------------------------------------------------------- */
 /** A sub-communicator of ranks sharing a mask value; created once per distinct mask, shared by arrays. */

@@ -23,15 +23,30 @@ static struct starpu_codelet cl_reduce1, cl_reduce2, cl_combine, cl_combine_loca
 static struct starpu_perfmodel pm_reduce = {.type = STARPU_HISTORY_BASED, .symbol = "sl_reduce"};
 static starpu_data_handle_t scratch; /* device workspace of the CUDA reductions */
 
+/* The buffers of a partial reduction: x, [y], partial, scratch. */
+struct reduce_bufs {
+  int64_t n;
+  const void *x, *y;
+  double *out, *work;
+};
+
+static struct reduce_bufs unpack(void *buffers[], const struct reduce_args *ra)
+{
+  int two = ra->k == SL_RED_DOT || ra->k == SL_RED_VDOT;
+  return (struct reduce_bufs){
+    .n = (int64_t)STARPU_VECTOR_GET_NX(buffers[0]),
+    .x = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]),
+    .y = two ? (const void *)STARPU_VECTOR_GET_PTR(buffers[1]) : NULL,
+    .out = (double *)STARPU_VARIABLE_GET_PTR(buffers[two ? 2 : 1]),
+    .work = (double *)STARPU_VECTOR_GET_PTR(buffers[two ? 3 : 2]),
+  };
+}
+
 static void reduce_cpu(void *buffers[], void *cl_arg)
 {
   const struct reduce_args *ra = cl_arg;
-  int two = ra->k == SL_RED_DOT || ra->k == SL_RED_VDOT;
-  int64_t n = (int64_t)STARPU_VECTOR_GET_NX(buffers[0]);
-  const void *x = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
-  const void *y = two ? (const void *)STARPU_VECTOR_GET_PTR(buffers[1]) : NULL;
-  double *out = (double *)STARPU_VARIABLE_GET_PTR(buffers[two ? 2 : 1]);
-  kernel_reduce(ra->dt, ra->k, n, x, y, ra->p, out);
+  struct reduce_bufs b = unpack(buffers, ra);
+  kernel_reduce(ra->dt, ra->k, b.n, b.x, b.y, ra->p, b.out);
 }
 
 #ifdef SL_HAVE_CUDA
@@ -39,13 +54,8 @@ static void reduce_cpu(void *buffers[], void *cl_arg)
 static void reduce_cuda(void *buffers[], void *cl_arg)
 {
   const struct reduce_args *ra = cl_arg;
-  int two = ra->k == SL_RED_DOT || ra->k == SL_RED_VDOT;
-  int64_t n = (int64_t)STARPU_VECTOR_GET_NX(buffers[0]);
-  const void *x = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
-  const void *y = two ? (const void *)STARPU_VECTOR_GET_PTR(buffers[1]) : NULL;
-  double *out = (double *)STARPU_VARIABLE_GET_PTR(buffers[two ? 2 : 1]);
-  double *work = (double *)STARPU_VECTOR_GET_PTR(buffers[two ? 3 : 2]);
-  int rc = kernel_cuda_reduce(ra->dt, ra->k, n, x, y, ra->p, work, out, starpu_cuda_get_local_stream());
+  struct reduce_bufs b = unpack(buffers, ra);
+  int rc = kernel_cuda_reduce(ra->dt, ra->k, b.n, b.x, b.y, ra->p, b.work, b.out, starpu_cuda_get_local_stream());
   if (rc != cudaSuccess) sl_async_error(SL_E_RUNTIME, "sl_reduce (CUDA): %s", cudaGetErrorString((cudaError_t)rc));
 }
 #endif
