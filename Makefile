@@ -2,6 +2,7 @@
 # are installed by scripts/install-deps.sh when missing; the build itself is in mk/build.mk.
 #   make                  library (shared + static), tools, examples, tests, benchmarks
 #   make check            the whole test suite
+#   make check-valgrind   the unit tests and the one-rank programs under valgrind
 #   make demo             the main example on 2 ranks
 #   make install PREFIX=  headers, libraries, tools, starlops.pc
 #   make bundle           bundle/starlops-bundle.tar.gz for an offline GPU node
@@ -9,8 +10,8 @@
 STARPU_PREFIX := $(shell bash scripts/install-deps.sh --print-prefix)
 BUILD_MAKE = $(MAKE) --no-print-directory -f mk/build.mk STARPU_PREFIX=$(STARPU_PREFIX)
 
-.PHONY: all check check-asan demo install bench bundle clean deps
-all check check-asan demo install bench: deps
+.PHONY: all check check-valgrind demo install bench bundle clean deps
+all check check-valgrind demo install bench: deps
 	+@$(BUILD_MAKE) $@
 
 # A relocatable tarball for offline GPU nodes (docs/install.md); scripts/gpu-check.sh runs it there.

@@ -44,7 +44,7 @@ BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 MPI_TESTS := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi/%,$(filter-out tests/mpi/mpi_check.c,$(wildcard tests/mpi/*.c)))
 UNIT_TESTS := $(BUILD)/tests/unit_tests
 
-.PHONY: all check check-asan demo install bench
+.PHONY: all check check-valgrind demo install bench
 all: $(LIB_SO) $(LIB_A) $(TOOLS) $(EXAMPLES) $(BENCHES) $(MPI_TESTS) $(UNIT_TESTS)
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h)
@@ -85,6 +85,15 @@ TEST_ENV := STARPU_HOME=$(abspath $(BUILD))/starpu-home STARPU_SILENT=1 STARPU_W
 check: all
 	@mkdir -p $(BUILD)/starpu-home
 	$(TEST_ENV) $(UNIT_TESTS) --jobs 1 -j1
+
+# valgrind (memcheck, definite leaks) on the unit tests and on the multi-rank programs run as one rank.
+VALGRIND := valgrind -q --num-callers=40 --error-exitcode=9 --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
+  --suppressions=tests/valgrind.supp
+check-valgrind: all
+	@mkdir -p $(BUILD)/starpu-home $(BUILD)/tests/vg
+	$(TEST_ENV) $(VALGRIND) --trace-children=yes $(UNIT_TESTS) -j1 --filter '[!m]*/*'
+	$(TEST_ENV) STARPU_NCPU=1 STARLOPS_CHUNK_BYTES=100 $(VALGRIND) $(BUILD)/tests/mpi/mpi_errors $(BUILD)/tests/vg
+	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_arrays
 
 demo: all
 	@mkdir -p $(BUILD)/starpu-home
