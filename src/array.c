@@ -248,20 +248,19 @@ int sl_array_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, c
 
 int sl_array_wrap(sl_array **a, void *buffer, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
 {
-  /* A NULL buffer is legal only where the local block is empty; array_new checks nothing about it, so
-   * agree on it here. */
-  int code = SL_SUCCESS;
-  if (!buffer) code = sl_error(SL_E_INVALID, "sl_array_wrap: argument 2 (buffer) is NULL");
   sl_array *tmp = NULL;
-  int rc = array_new(&tmp, buffer, ndim, dims, dt, dist);
-  if (rc != SL_SUCCESS) return rc;
-  if (!buffer && tmp->nlocal == 0) code = SL_SUCCESS;
+  SL_TRY(array_new(a ? &tmp : NULL, buffer, ndim, dims, dt, dist));
+  /* A NULL buffer is legal only where the local block is empty; only this rank knows, so agree on it. */
+  int code = buffer || tmp->nlocal == 0
+               ? SL_SUCCESS
+               : sl_error(SL_E_INVALID, "sl_array_wrap: argument 2 (buffer) is NULL on rank %d, whose block has "
+                          "%lld elements", sl_ctx.rank, (long long)tmp->nlocal);
   code = sl_agree(sl_ctx.comm, code);
   if (code != SL_SUCCESS) {
     sl_array_destroy(&tmp);
     return code;
   }
-  if (a) *a = tmp;
+  *a = tmp;
   return SL_SUCCESS;
 }
 

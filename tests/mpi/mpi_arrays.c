@@ -193,12 +193,10 @@ static void test_reductions(sl_dtype dt, const sl_dist *d, int ndim, const int64
   check_close(scalar_value(s2), sqrt(creal(yy)), tol, "norm in flight", dt);
   check_close(scalar_value(s), xx, tol, "dot(x, x) in flight", dt);
   if (dt == SL_FLOAT64) {
-    float f = 0;
     double v = 0;
     CHECK_OK(sl_array_sum(x, s));
     CHECK_OK(sl_scalar_get(s, &v));
     CHECK(fabs(v - creal(sum)) <= tol * fmax(1, fabs(creal(sum))), "sl_scalar_get(double)");
-    (void)f;
   }
   sl_scalar_destroy(&s);
   sl_scalar_destroy(&s2);
@@ -241,7 +239,7 @@ static void test_empty_ranks(void)
   CHECK_OK(sl_array_create(&a, 2, dims, SL_FLOAT64, &d));
   if (a) {
     CHECK(sl_array_local_size(a) == (sl_rank() == 0 ? 6 : 0), "user local_n honoured");
-    CHECK(sl_array_nchunks(a) == (sl_rank() == 0 ? sl_array_nchunks(a) : 0), "empty ranks have no chunks");
+    CHECK(sl_rank() == 0 ? sl_array_nchunks(a) >= 1 : sl_array_nchunks(a) == 0, "only the owning rank has chunks");
     sl_array_destroy(&a);
   }
   test_elementwise(SL_FLOAT64, &d, 2, dims);
