@@ -23,6 +23,7 @@ ifeq ($(HAVE_CUDA),1)
 endif
 ifeq ($(HAVE_NCCL),1)
   CFLAGS_BASE += -DSL_HAVE_NCCL
+  LIBS += -lnccl
 endif
 ifdef SANITIZE
   CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer

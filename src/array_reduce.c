@@ -1,9 +1,11 @@
-/* Reductions: a partial per chunk, then one combine task that allreduces over the mask group (scatter
- * arrays) and writes the sl_scalar. Nothing waits on the host. */
+/* Reductions: a partial per chunk, one combine task into the sl_scalar, then (scatter arrays on more than
+ * one rank) an allreduce of the scalar through the comm layer and the root of a p-norm. Nothing waits on
+ * the host. */
 #include <math.h>
 
 #include "internal.h"
 #include "codelets/codelets.h"
+#include "comm/comm.h"
 
 static int reduce(const char *fn, sl_red_kind k, double p, double root_p, const sl_array *x, const sl_array *y,
                   sl_scalar *s, sl_dtype result)
@@ -16,8 +18,13 @@ static int reduce(const char *fn, sl_red_kind k, double p, double root_p, const 
   for (int c = 0; c < x->nchunks; c++)
     SL_TRY(codelet_reduce_submit(x->dtype, k, p, sl_array_chunk(x, c), y ? sl_array_chunk(y, c) : NULL,
                                  x->partials[c]));
-  MPI_Comm comm = x->partition == SL_SCATTER && x->group->size > 1 ? x->group->task_comm : MPI_COMM_NULL;
-  SL_TRY(codelet_combine_submit(k, root_p, comm, x->nchunks, x->partials, s->handle));
+  int collective = x->partition == SL_SCATTER && x->group->size > 1;
+  SL_TRY(codelet_combine_submit(k, collective ? 0.0 : root_p, x->nchunks, x->partials, s->handle));
+  if (collective) {
+    comm_op op = k == SL_RED_MAXABS ? COMM_MAX : (k == SL_RED_MINABS ? COMM_MIN : COMM_SUM);
+    SL_TRY(comm_allreduce(x->group->channel, SL_FLOAT64, op, s->handle));
+    SL_TRY(codelet_root_submit(root_p, s->handle));
+  }
   s->dtype = result;
   return SL_SUCCESS;
 }

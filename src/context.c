@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "codelets/codelets.h"
+#include "comm/comm.h"
 #ifdef SL_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -67,7 +68,6 @@ static int start_mpi(int *argc, char ***argv, const sl_options *o)
                     "(initialise MPI with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...))", provided);
   MPI_Comm base = o->comm == MPI_COMM_NULL ? MPI_COMM_WORLD : o->comm;
   SL_CHECK_MPI(MPI_Comm_dup(base, &sl_ctx.comm));
-  SL_CHECK_MPI(MPI_Comm_dup(base, &sl_ctx.task_comm));
   SL_CHECK_MPI(MPI_Comm_rank(sl_ctx.comm, &sl_ctx.rank));
   SL_CHECK_MPI(MPI_Comm_size(sl_ctx.comm, &sl_ctx.size));
   return SL_SUCCESS;
@@ -107,6 +107,20 @@ static void setup_chunking(const sl_options *o)
   if (maxc && atoi(maxc) > 0) sl_ctx.max_chunks = atoi(maxc);
 }
 
+/* Stops everything sl_init started, in reverse order (also after a failed sl_init). */
+static void teardown(void)
+{
+  starpu_task_wait_for_all();
+  sl_codelets_shutdown();
+  sl_group_free_all();
+  comm_shutdown();
+  if (sl_ctx.ncuda > 0) starpu_cublas_shutdown();
+  starpu_mpi_shutdown();
+  MPI_Comm_free(&sl_ctx.comm);
+  if (sl_ctx.own_mpi) MPI_Finalize();
+  sl_ctx.initialized = 0;
+}
+
 int sl_init(int *argc, char ***argv, const sl_options *opts)
 {
   if (sl_ctx.initialized) return sl_error(SL_E_STATE, "sl_init: starlops is already initialised");
@@ -120,8 +134,12 @@ int sl_init(int *argc, char ***argv, const sl_options *opts)
   SL_TRY(sl_agree(sl_ctx.comm, setup_tracing(o)));
   SL_TRY(start_starpu(argc, argv, o));
   setup_chunking(o);
-  starpu_void_data_register(&sl_ctx.order_token);
-  SL_TRY(sl_codelets_init());
+  int rc = sl_agree(sl_ctx.comm, sl_codelets_init());
+  if (rc == SL_SUCCESS) rc = comm_init();
+  if (rc != SL_SUCCESS) { /* leave nothing running; MPI stays up when the program had started it */
+    teardown();
+    return rc;
+  }
   sl_tag_reset();
   sl_ctx.initialized = 1;
   if (o->verbose) SL_TRY(sl_info_print(stdout));
@@ -132,15 +150,7 @@ int sl_finalize(void)
 {
   SL_CHECK_INIT();
   int rc = sl_wait();
-  sl_codelets_shutdown();
-  starpu_data_unregister(sl_ctx.order_token);
-  sl_group_free_all();
-  if (sl_ctx.ncuda > 0) starpu_cublas_shutdown();
-  starpu_mpi_shutdown();
-  MPI_Comm_free(&sl_ctx.comm);
-  MPI_Comm_free(&sl_ctx.task_comm);
-  if (sl_ctx.own_mpi) MPI_Finalize();
-  sl_ctx.initialized = 0;
+  teardown();
   return rc;
 }
 
@@ -158,7 +168,7 @@ int sl_size(void) { return sl_ctx.size; }
 MPI_Comm sl_comm(void) { return sl_ctx.comm; }
 int sl_ncpu_workers(void) { return sl_ctx.ncpu; }
 int sl_ncuda_workers(void) { return sl_ctx.ncuda; }
-const char *sl_comm_backend_name(void) { return "mpi"; }
+const char *sl_comm_backend_name(void) { return comm_backend_name(comm_backend_get()); }
 
 int sl_info_print(FILE *out)
 {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "comm/comm.h"
 
 static sl_group *groups;
 
@@ -16,7 +17,7 @@ static int same_mask(const int *a, const int *b)
 static void group_free(sl_group *g)
 {
   if (g->mask && g->comm != MPI_COMM_NULL) MPI_Comm_free(&g->comm);
-  if (g->mask && g->task_comm != MPI_COMM_NULL) MPI_Comm_free(&g->task_comm);
+  if (g->mask) comm_channel_destroy(g->channel);
   free(g->members);
   free(g->mask);
   free(g);
@@ -31,7 +32,7 @@ int sl_group_get(const int *mask, sl_group **out)
     }
   sl_group *g = calloc(1, sizeof *g);
   if (!g) return sl_error(SL_E_NOMEM, "mask group: out of memory");
-  g->comm = g->task_comm = MPI_COMM_NULL;
+  g->comm = MPI_COMM_NULL;
   int rc = SL_SUCCESS;
   size_t P = (size_t)sl_ctx.size;
   g->members = malloc(sizeof(int) * P);
@@ -40,11 +41,11 @@ int sl_group_get(const int *mask, sl_group **out)
   if (rc == SL_SUCCESS && mask) {
     memcpy(g->mask, mask, sizeof(int) * P);
     int mpi = MPI_Comm_split(sl_ctx.comm, mask[sl_ctx.rank], sl_ctx.rank, &g->comm);
-    if (mpi == MPI_SUCCESS) mpi = MPI_Comm_dup(g->comm, &g->task_comm);
     if (mpi != MPI_SUCCESS) rc = sl_error_mpi(mpi, "MPI_Comm_split", __FILE__, __LINE__);
+    else rc = comm_channel_create(g->comm, &g->channel);
   } else if (rc == SL_SUCCESS) {
     g->comm = sl_ctx.comm;
-    g->task_comm = sl_ctx.task_comm;
+    g->channel = comm_world();
   }
   if (rc != SL_SUCCESS) {
     group_free(g);

@@ -44,12 +44,10 @@ struct sl_context {
   int initialized;
   int own_mpi;             /* sl_init called MPI_Init_thread */
   MPI_Comm comm;           /* duplicate of the user's communicator, for collectives of the main thread */
-  MPI_Comm task_comm;      /* another duplicate, for collectives inside tasks (they hold the order token) */
   int rank, size;
   int ncpu, ncuda;
   size_t chunk_bytes;
   int max_chunks;          /* chunks per local block at most */
-  starpu_data_handle_t order_token; /* serialises collectives in submission order on every rank */
   int tracing;
 };
 extern struct sl_context sl_ctx;
@@ -72,7 +70,7 @@ int sl_mpi_element_type(size_t elsize, MPI_Datatype *el);
 /** A sub-communicator of ranks sharing a mask value; created once per distinct mask, shared by arrays. */
 typedef struct sl_group {
   MPI_Comm comm;           /* for the main thread */
-  MPI_Comm task_comm;      /* for tasks: never used concurrently with comm's collectives */
+  struct comm_channel *channel; /* the comm layer's channel on this group (collectives inside tasks) */
   int rank, size;
   int *members;            /* world ranks of the group, in group-rank order */
   int *mask;               /* the mask it was made from (NULL: the whole communicator) */

@@ -1,11 +1,11 @@
 /* Codelets of the reductions: a partial per chunk (CPU or CUDA), then one CPU task that combines the
- * partials, allreduces them through the comm layer while holding the order token, and writes the scalar. */
+ * partials into the scalar; the array layer then allreduces the scalar through the comm layer and, for
+ * p-norms, takes the root in one more small task. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codelets/codelets.h"
-#include "comm/comm.h"
 
 struct reduce_args {
   sl_dtype dt;
@@ -16,10 +16,9 @@ struct reduce_args {
 struct combine_args {
   sl_red_kind k;
   double root_p;
-  MPI_Comm comm;
 };
 
-static struct starpu_codelet cl_reduce1, cl_reduce2, cl_combine, cl_combine_local;
+static struct starpu_codelet cl_reduce1, cl_reduce2, cl_combine, cl_root;
 static struct starpu_perfmodel pm_reduce = {.type = STARPU_HISTORY_BASED, .symbol = "sl_reduce"};
 static starpu_data_handle_t scratch; /* device workspace of the CUDA reductions */
 
@@ -60,25 +59,30 @@ static void reduce_cuda(void *buffers[], void *cl_arg)
 }
 #endif
 
+static void take_root(double root_p, double *v)
+{
+  if (root_p == 2.0) v[0] = sqrt(v[0]);
+  else if (root_p != 0.0 && root_p != 1.0) v[0] = pow(v[0], 1.0 / root_p);
+}
+
 static void combine_cpu(void *buffers[], void *cl_arg)
 {
   const struct combine_args *ca = cl_arg;
   struct starpu_task *task = starpu_task_get_current();
   int nb = STARPU_TASK_GET_NBUFFERS(task);
-  int first = ca->comm != MPI_COMM_NULL ? 2 : 1; /* [order token], scalar, partials... */
-  double *out = (double *)STARPU_VARIABLE_GET_PTR(buffers[first - 1]);
+  double *out = (double *)STARPU_VARIABLE_GET_PTR(buffers[0]); /* scalar, partials... */
   double acc[2];
   sl_red_identity(ca->k, acc);
-  for (int i = first; i < nb; i++) sl_red_combine(ca->k, acc, (const double *)STARPU_VARIABLE_GET_PTR(buffers[i]));
-  if (ca->comm != MPI_COMM_NULL) {
-    comm_op op = ca->k == SL_RED_MAXABS ? COMM_MAX : (ca->k == SL_RED_MINABS ? COMM_MIN : COMM_SUM);
-    int rc = comm_allreduce_double(ca->comm, acc, op == COMM_SUM ? 2 : 1, op);
-    if (rc != SL_SUCCESS) sl_async_error(rc, "reduction: %s", sl_last_error());
-  }
-  if (ca->root_p == 2.0) acc[0] = sqrt(acc[0]);
-  else if (ca->root_p != 0.0 && ca->root_p != 1.0) acc[0] = pow(acc[0], 1.0 / ca->root_p);
+  for (int i = 1; i < nb; i++) sl_red_combine(ca->k, acc, (const double *)STARPU_VARIABLE_GET_PTR(buffers[i]));
+  take_root(ca->root_p, acc);
   out[0] = acc[0];
   out[1] = acc[1];
+}
+
+static void root_cpu(void *buffers[], void *cl_arg)
+{
+  const struct combine_args *ca = cl_arg;
+  take_root(ca->root_p, (double *)STARPU_VARIABLE_GET_PTR(buffers[0]));
 }
 
 static void init_combine(struct starpu_codelet *cl, const char *name)
@@ -109,14 +113,19 @@ void codelet_reduce_init(void)
     cl->modes[nb++] = STARPU_SCRATCH;
     cl->nbuffers = nb;
   }
-  init_combine(&cl_combine, "sl_allreduce");
-  init_combine(&cl_combine_local, "sl_combine");
+  init_combine(&cl_combine, "sl_combine");
+  starpu_codelet_init(&cl_root);
+  cl_root.name = "sl_root";
+  cl_root.cpu_funcs[0] = root_cpu;
+  cl_root.nbuffers = 1;
+  cl_root.modes[0] = STARPU_RW;
   starpu_vector_data_register(&scratch, -1, 0, SL_CUDA_REDUCE_SCRATCH_DOUBLES, sizeof(double));
 }
 
 void codelet_reduce_shutdown(void)
 {
-  starpu_data_unregister(scratch);
+  if (scratch) starpu_data_unregister(scratch);
+  scratch = NULL;
 }
 
 int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, starpu_data_handle_t x, starpu_data_handle_t y,
@@ -140,25 +149,18 @@ int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, starpu_data_hand
   return codelet_task_submit(t);
 }
 
-int codelet_combine_submit(sl_red_kind k, double root_p, MPI_Comm comm, int nparts,
-                           const starpu_data_handle_t *parts, starpu_data_handle_t scalar)
+int codelet_combine_submit(sl_red_kind k, double root_p, int nparts, const starpu_data_handle_t *parts,
+                           starpu_data_handle_t scalar)
 {
-  int collective = comm != MPI_COMM_NULL;
-  int nb = nparts + 1 + collective;
-  struct starpu_data_descr *descr = malloc(sizeof *descr * (size_t)nb);
+  int nb = nparts + 1;
   struct combine_args *ca = malloc(sizeof *ca);
-  if (!descr || !ca) {
-    free(descr);
+  struct starpu_task *t = ca ? starpu_task_create() : NULL;
+  if (!t) {
     free(ca);
     return sl_error(SL_E_NOMEM, "reduction: out of memory");
   }
-  *ca = (struct combine_args){k, root_p, comm};
-  int i = 0;
-  if (collective) descr[i++] = (struct starpu_data_descr){sl_ctx.order_token, STARPU_RW};
-  descr[i++] = (struct starpu_data_descr){scalar, STARPU_W};
-  for (int j = 0; j < nparts; j++) descr[i++] = (struct starpu_data_descr){parts[j], STARPU_R};
-  struct starpu_task *t = starpu_task_create();
-  t->cl = collective ? &cl_combine : &cl_combine_local;
+  *ca = (struct combine_args){k, root_p};
+  t->cl = &cl_combine;
   t->cl_arg = ca;
   t->cl_arg_size = sizeof *ca;
   t->cl_arg_free = 1;
@@ -167,15 +169,33 @@ int codelet_combine_submit(sl_red_kind k, double root_p, MPI_Comm comm, int npar
     t->dyn_handles = malloc(sizeof(starpu_data_handle_t) * (size_t)nb);
     t->dyn_modes = malloc(sizeof(enum starpu_data_access_mode) * (size_t)nb);
     if (!t->dyn_handles || !t->dyn_modes) {
-      free(descr);
       starpu_task_destroy(t);
       return sl_error(SL_E_NOMEM, "reduction: out of memory");
     }
   }
-  for (int j = 0; j < nb; j++) {
-    STARPU_TASK_SET_HANDLE(t, descr[j].handle, j);
-    STARPU_TASK_SET_MODE(t, descr[j].mode, j);
+  STARPU_TASK_SET_HANDLE(t, scalar, 0);
+  STARPU_TASK_SET_MODE(t, STARPU_W, 0);
+  for (int j = 0; j < nparts; j++) {
+    STARPU_TASK_SET_HANDLE(t, parts[j], j + 1);
+    STARPU_TASK_SET_MODE(t, STARPU_R, j + 1);
   }
-  free(descr);
+  return codelet_task_submit(t);
+}
+
+int codelet_root_submit(double root_p, starpu_data_handle_t scalar)
+{
+  if (root_p == 0.0 || root_p == 1.0) return SL_SUCCESS;
+  struct combine_args *ca = malloc(sizeof *ca);
+  struct starpu_task *t = ca ? starpu_task_create() : NULL;
+  if (!t) {
+    free(ca);
+    return sl_error(SL_E_NOMEM, "reduction: out of memory");
+  }
+  *ca = (struct combine_args){SL_RED_SUM, root_p};
+  t->cl = &cl_root;
+  t->cl_arg = ca;
+  t->cl_arg_size = sizeof *ca;
+  t->cl_arg_free = 1;
+  t->handles[0] = scalar;
   return codelet_task_submit(t);
 }

@@ -34,10 +34,11 @@ int codelet_vec_submit(sl_vec_op op, sl_dtype dt, starpu_data_handle_t h0, starp
 int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, starpu_data_handle_t x, starpu_data_handle_t y,
                           starpu_data_handle_t partial);
 
-/** Submits the task that combines nparts partials, allreduces over comm (MPI_COMM_NULL: none), takes the
- *  root 1/root_p when root_p != 0, and writes the scalar handle (2 doubles). Holds the order token when
- *  comm is given. */
-int codelet_combine_submit(sl_red_kind k, double root_p, MPI_Comm comm, int nparts,
-                           const starpu_data_handle_t *parts, starpu_data_handle_t scalar);
+/** Submits the task that combines nparts partials into the scalar handle (2 doubles) and takes the root
+ *  1/root_p when root_p is not 0 or 1. */
+int codelet_combine_submit(sl_red_kind k, double root_p, int nparts, const starpu_data_handle_t *parts,
+                           starpu_data_handle_t scalar);
+/** Submits the task that takes the root 1/root_p of the scalar (nothing when root_p is 0 or 1). */
+int codelet_root_submit(double root_p, starpu_data_handle_t scalar);
 
 #endif

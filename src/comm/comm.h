@@ -1,15 +1,97 @@
-/* The internal communication API. Arrays and operators call these and never MPI directly.
- * Today: host MPI. The communication-layer work replaces the bodies (pinned staging pools, CUDA-aware MPI,
- * NCCL) behind the same functions. */
+/* The internal communication API (docs/comm.md). Arrays and operators call these and never MPI or NCCL
+ * directly. Every collective is a StarPU task on its data handles plus read-write access to its channel's
+ * order token, so every rank runs one channel's collectives in submission order while independent compute
+ * tasks keep running. Three backends sit behind the same calls:
+ *   mpi       host MPI: non-blocking MPI on host memory; data that lives on a GPU goes through pinned
+ *             staging buffers drawn from a reusable pool;
+ *   mpi-cuda  CUDA-aware MPI on device buffers (when MPIX_Query_cuda_support() says so);
+ *   nccl      NCCL on the CUDA worker's stream, one GPU per rank.
+ * MPI transfers never hold a worker: the codelet posts non-blocking calls and returns, and the progress
+ * thread (comm_progress.c) releases the task (a StarPU end dependency) when they complete.
+ * Buffers are StarPU vector or variable handles; NULL stands for a zero-element block. Counts and
+ * displacements are in elements of dt. */
 #ifndef SL_COMM_H
 #define SL_COMM_H
 
 #include <mpi.h>
+#include <starpu.h>
 
-typedef enum { COMM_SUM, COMM_MAX, COMM_MIN } comm_op;
+#include "starlops.h"
 
-/** Collective over comm: buf[0..count-1] = op over ranks of buf (in place, doubles). Called from inside a
- *  task that holds the order token, so every rank runs these in submission order. */
-int comm_allreduce_double(MPI_Comm comm, double *buf, int count, comm_op op);
+typedef enum { COMM_SUM, COMM_MAX, COMM_MIN, COMM_NOPS } comm_op;
+typedef enum { COMM_BACKEND_MPI, COMM_BACKEND_MPI_CUDA, COMM_BACKEND_NCCL } comm_backend;
+
+/** A communicator of the comm layer: a duplicate used only by collective tasks, its order token, and the
+ *  NCCL communicator built on it (NCCL backend). */
+typedef struct comm_channel {
+  MPI_Comm comm;
+  int rank, size;
+  starpu_data_handle_t token;
+  void *nccl; /* ncclComm_t */
+} comm_channel;
+
+/** One pair of a neighbour exchange: send `send` to `peer` with send_tag, receive `recv` from `peer` with
+ *  recv_tag (a message is matched by peer and tag). peer < 0 skips the pair. */
+typedef struct comm_pair {
+  int peer;
+  int send_tag, recv_tag;
+  starpu_data_handle_t send, recv;
+} comm_pair;
+
+/** Selects the backend (STARLOPS_COMM, agreed by every rank), starts the progress thread and creates the
+ *  channel of the whole communicator. Collective over sl_ctx.comm; called by sl_init. */
+int comm_init(void);
+void comm_shutdown(void);
+comm_backend comm_backend_get(void);
+const char *comm_backend_name(comm_backend b);
+/** The channel over the whole communicator. */
+comm_channel *comm_world(void);
+/** Collective over base: a channel on a duplicate of base (the NCCL communicator is created now, once). */
+int comm_channel_create(MPI_Comm base, comm_channel **out);
+/** Waits for the channel's collectives, then frees it. */
+void comm_channel_destroy(comm_channel *ch);
+
+/** buf = op over the ranks of buf, in place. A complex sum is a sum of real pairs; complex max and min are
+ *  refused. */
+int comm_allreduce(comm_channel *ch, sl_dtype dt, comm_op op, starpu_data_handle_t buf);
+/** recv = the blocks of every rank, rank order, no padding; counts[r] elements from rank r. */
+int comm_allgatherv(comm_channel *ch, sl_dtype dt, starpu_data_handle_t send, starpu_data_handle_t recv,
+                    const int64_t *counts);
+/** buf on every rank = buf of root. */
+int comm_bcast(comm_channel *ch, sl_dtype dt, int root, starpu_data_handle_t buf);
+/** recv (counts[rank] elements) = block rank of op over the ranks of send (sum of counts elements). */
+int comm_reduce_scatter(comm_channel *ch, sl_dtype dt, comm_op op, starpu_data_handle_t send,
+                        starpu_data_handle_t recv, const int64_t *counts);
+/** MPI_Alltoallv semantics on elements. */
+int comm_alltoallv(comm_channel *ch, sl_dtype dt, starpu_data_handle_t send, const int64_t *scounts,
+                   const int64_t *sdispls, starpu_data_handle_t recv, const int64_t *rcounts,
+                   const int64_t *rdispls);
+/** Paired sends and receives (halos). Tags must be in [0, 32767]. */
+int comm_exchange(comm_channel *ch, sl_dtype dt, int npairs, const comm_pair *pairs);
+
+/* ---- pieces shared by the comm sources ---------------------------------------------------------- */
+/** Pinned host staging buffers, reused: comm_pool_get rounds up to a size class and allocates only when
+ *  that class has no free buffer. */
+int comm_pool_init(void);
+void comm_pool_shutdown(void);
+void *comm_pool_get(size_t bytes);
+void comm_pool_put(void *p);
+/** Buffers the pool allocated so far and requests it served (for tests and benchmarks). */
+void comm_pool_stats(long *allocated, long *served);
+
+/** Work the progress thread waits on: when every request has completed it calls finish(arg) (if any),
+ *  then releases task's end dependency. */
+typedef struct comm_pending {
+  struct comm_pending *next;
+  struct starpu_task *task;
+  int nreq;
+  MPI_Request *reqs;
+  void (*finish)(void *arg);
+  void *arg;
+} comm_pending;
+int comm_progress_start(void);
+void comm_progress_stop(void);
+/** Hands p to the progress thread (the task must already hold one end dependency). */
+void comm_progress_add(comm_pending *p);
 
 #endif

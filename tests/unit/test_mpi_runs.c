@@ -12,14 +12,15 @@ static const char *build_dir(void)
   return b ? b : "build";
 }
 
-/* Runs "mpirun -n np <build>/tests/mpi/<prog> <args>" under a time limit; returns its exit status. */
-static int run(int np, const char *prog, const char *args)
+/* Runs "env mpirun -n np <build>/tests/mpi/<prog> <args>" under a time limit; returns its exit status. */
+static int run_env(const char *env, int np, const char *prog, const char *args)
 {
+  static int serial;
   char log[512], cmd[2048];
-  snprintf(log, sizeof log, "%s/tests/%s-%d.log", build_dir(), prog, np);
+  snprintf(log, sizeof log, "%s/tests/%s-%d-%d.log", build_dir(), prog, np, serial++);
   snprintf(cmd, sizeof cmd,
-           "STARPU_NCPU=1 timeout -k 10 300 mpirun -n %d --oversubscribe --bind-to none %s/tests/mpi/%s %s > %s 2>&1",
-           np, build_dir(), prog, args ? args : "", log);
+           "%s STARPU_NCPU=1 timeout -k 10 300 mpirun -n %d --oversubscribe --bind-to none %s/tests/mpi/%s %s > %s 2>&1",
+           env ? env : "", np, build_dir(), prog, args ? args : "", log);
   int st = system(cmd);
   int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
   if (code != 0) {
@@ -30,6 +31,8 @@ static int run(int np, const char *prog, const char *args)
   }
   return code;
 }
+
+static int run(int np, const char *prog, const char *args) { return run_env(NULL, np, prog, args); }
 
 static char *scratch_dir(void)
 {
@@ -47,6 +50,18 @@ static char *scratch_dir(void)
 
 RANKS_TEST(mpi_arrays)
 RANKS_TEST(mpi_errors)
+RANKS_TEST(mpi_comm)
+
+/* STARLOPS_COMM: a backend this machine cannot give is a clear error on every rank; only auto falls back. */
+Test(mpi, comm_backend_selection, .timeout = 400)
+{
+  cr_expect_eq(run_env("STARLOPS_COMM=mpi", 2, "mpi_comm_select", "0 mpi"), 0);
+  cr_expect_eq(run_env("STARLOPS_COMM=bogus", 2, "mpi_comm_select", "-1 STARLOPS_COMM"), 0);
+  if (getenv("STARLOPS_GPU_NODE")) return; /* the GPU check runs the device backends itself */
+  cr_expect_eq(run_env("STARLOPS_COMM=auto STARPU_NCUDA=0", 3, "mpi_comm_select", "0 mpi"), 0);
+  cr_expect_eq(run_env("STARLOPS_COMM=nccl STARPU_NCUDA=0", 2, "mpi_comm_select", "-6 nccl is not available"), 0);
+  cr_expect_eq(run_env("STARLOPS_COMM=mpi-cuda STARPU_NCUDA=0", 3, "mpi_comm_select", "-6 mpi-cuda is not available"), 0);
+}
 
 /* Written on 3 ranks, checked by NumPy, read back on 1, 2 and 4; written by NumPy, read on 3. */
 Test(mpi, npy_files_move_between_rank_counts_and_numpy, .timeout = 600)

@@ -1,0 +1,61 @@
+/* The description of one collective task, shared by the comm sources (not by the rest of starlops). */
+#ifndef SL_COMM_COLL_H
+#define SL_COMM_COLL_H
+
+#include "internal.h"
+#include "comm/comm.h"
+
+typedef enum { K_ALLREDUCE, K_ALLGATHERV, K_BCAST, K_REDUCE_SCATTER, K_ALLTOALLV, K_EXCHANGE, K_NKINDS } coll_kind;
+
+enum { COLL_MAXBUF = 64 };
+
+typedef struct coll_pair {
+  int peer, send_tag, recv_tag;
+  int send, recv;         /* buffer indices, -1 for none */
+  int scount, rcount;     /* in units */
+} coll_pair;
+
+/** The task's argument. Counts and displacements are in units: real elements (a complex element is two). */
+typedef struct coll {
+  coll_kind kind;
+  comm_channel *ch;
+  sl_dtype dt;
+  comm_op op;
+  int root;
+  int unit;               /* units per element: 2 for complex */
+  size_t unit_bytes;
+  int nbuf;               /* data buffers (the token comes first in the task and is not counted) */
+  starpu_data_handle_t handle[COLL_MAXBUF];
+  enum starpu_data_access_mode mode[COLL_MAXBUF];
+  int is_vector[COLL_MAXBUF];
+  int64_t units[COLL_MAXBUF]; /* units held by each buffer */
+  int send, recv;         /* buffer indices (-1: a zero-size block) */
+  int *counts, *displs;   /* allgatherv, reduce-scatter: per rank; alltoallv: receive side */
+  int *scounts, *sdispls; /* alltoallv: send side */
+  int npairs;
+  coll_pair *pairs;
+  /* while running */
+  void *ptr[COLL_MAXBUF];
+  void *stage[COLL_MAXBUF];
+  void *dev[COLL_MAXBUF];
+  int devid;
+  MPI_Request *reqs;
+  comm_pending pending;
+} coll;
+
+/** Posts the non-blocking MPI calls of c on the buffers c->ptr (host or, CUDA-aware, device); sets *nreq
+ *  to the requests posted (also on failure). */
+int coll_post_mpi(coll *c, int *nreq);
+#ifdef SL_HAVE_NCCL
+/** Enqueues the NCCL calls of c on stream (a cudaStream_t). */
+int coll_post_nccl(coll *c, void *stream);
+#endif
+/** MPI requests c can post at most. */
+int coll_max_requests(const coll *c);
+const char *coll_kind_name(coll_kind k);
+
+/** Validates nothing; builds the task (token RW, then c's buffers) and submits it. Takes c. */
+int coll_submit(coll *c);
+void coll_free(void *c);
+
+#endif

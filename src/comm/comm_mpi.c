@@ -1,0 +1,68 @@
+/* The MPI calls of each collective, non-blocking, on host buffers (host MPI) or device buffers
+ * (CUDA-aware MPI). Zero-size collectives post nothing on every rank alike; exchanges always post their
+ * pairs, so sizes that disagree give an MPI error instead of a hang. */
+#include "comm/comm_coll.h"
+
+static double dummy[2]; /* a valid address for zero-count arguments */
+
+static MPI_Datatype unit_type(const coll *c) { return c->unit_bytes == 4 ? MPI_FLOAT : MPI_DOUBLE; }
+
+static MPI_Op mpi_op(comm_op op) { return op == COMM_MAX ? MPI_MAX : (op == COMM_MIN ? MPI_MIN : MPI_SUM); }
+
+static void *buf(coll *c, int i) { return i >= 0 && c->ptr[i] ? c->ptr[i] : (void *)dummy; }
+
+int coll_max_requests(const coll *c) { return c->kind == K_EXCHANGE ? 2 * c->npairs : 1; }
+
+static int64_t sum_counts(const int *counts, int n)
+{
+  int64_t t = 0;
+  for (int i = 0; i < n; i++) t += counts[i];
+  return t;
+}
+
+int coll_post_mpi(coll *c, int *nreq)
+{
+  MPI_Comm comm = c->ch->comm;
+  MPI_Datatype t = unit_type(c);
+  int P = c->ch->size, rc = MPI_SUCCESS;
+  *nreq = 0;
+  switch (c->kind) {
+  case K_ALLREDUCE:
+    if (c->units[0] > 0)
+      rc = MPI_Iallreduce(MPI_IN_PLACE, buf(c, 0), (int)c->units[0], t, mpi_op(c->op), comm, &c->reqs[(*nreq)++]);
+    break;
+  case K_BCAST:
+    if (c->units[0] > 0) rc = MPI_Ibcast(buf(c, 0), (int)c->units[0], t, c->root, comm, &c->reqs[(*nreq)++]);
+    break;
+  case K_ALLGATHERV:
+    if (sum_counts(c->counts, P) > 0)
+      rc = MPI_Iallgatherv(buf(c, c->send), c->counts[c->ch->rank], t, buf(c, c->recv), c->counts, c->displs, t,
+                           comm, &c->reqs[(*nreq)++]);
+    break;
+  case K_REDUCE_SCATTER:
+    if (sum_counts(c->counts, P) > 0)
+      rc = MPI_Ireduce_scatter(buf(c, c->send), buf(c, c->recv), c->counts, t, mpi_op(c->op), comm,
+                               &c->reqs[(*nreq)++]);
+    break;
+  case K_ALLTOALLV:
+    rc = MPI_Ialltoallv(buf(c, c->send), c->scounts, c->sdispls, t, buf(c, c->recv), c->counts, c->displs, t, comm,
+                        &c->reqs[(*nreq)++]);
+    break;
+  case K_EXCHANGE:
+    for (int i = 0; i < c->npairs && rc == MPI_SUCCESS; i++) {
+      const coll_pair *p = &c->pairs[i];
+      if (p->peer < 0) continue;
+      rc = MPI_Irecv(buf(c, p->recv), p->rcount, t, p->peer, p->recv_tag, comm, &c->reqs[(*nreq)++]);
+      if (rc == MPI_SUCCESS)
+        rc = MPI_Isend(buf(c, p->send), p->scount, t, p->peer, p->send_tag, comm, &c->reqs[(*nreq)++]);
+    }
+    break;
+  default:
+    break;
+  }
+  if (rc != MPI_SUCCESS) {
+    if (*nreq > 0 && c->reqs[*nreq - 1] == MPI_REQUEST_NULL) (*nreq)--;
+    return sl_error_mpi(rc, coll_kind_name(c->kind), __FILE__, __LINE__);
+  }
+  return SL_SUCCESS;
+}

@@ -1,0 +1,233 @@
+/* Collective tasks: the codelets of the three backends and the submission of one collective.
+ *   host MPI, CPU worker:  MPI on the buffers in main memory;
+ *   host MPI, CUDA worker: device -> pinned staging buffer (pool), MPI on it, staging -> device at the end;
+ *   CUDA-aware MPI:        MPI on the device buffers (CPU worker: as host MPI);
+ *   NCCL:                  NCCL on the worker's stream (STARPU_CUDA_ASYNC), the worker holding the NCCL
+ *                          communicator.
+ * An MPI codelet posts non-blocking calls, adds one end dependency to its task and returns; the progress
+ * thread completes the calls and releases the task, so workers never wait on transfers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm_coll.h"
+#include "codelets/codelets.h"
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static struct starpu_codelet cl_coll;
+static int nccl_worker = -1;
+
+const char *coll_kind_name(coll_kind k)
+{
+  static const char *names[K_NKINDS] = {"sl_allreduce", "sl_allgatherv", "sl_bcast", "sl_reduce_scatter",
+                                        "sl_alltoallv", "sl_exchange"};
+  return k < K_NKINDS ? names[k] : "sl_collective";
+}
+
+void coll_free(void *arg)
+{
+  coll *c = arg;
+  free(c->counts);
+  free(c->displs);
+  free(c->scounts);
+  free(c->sdispls);
+  free(c->pairs);
+  free(c->reqs);
+  free(c);
+}
+
+static void take_pointers(coll *c, void *buffers[])
+{
+  for (int i = 0; i < c->nbuf; i++)
+    c->ptr[i] = c->is_vector[i] ? (void *)STARPU_VECTOR_GET_PTR(buffers[i + 1])
+                                : (void *)STARPU_VARIABLE_GET_PTR(buffers[i + 1]);
+}
+
+/* Posts c's MPI calls and hands them to the progress thread; finish runs once they completed. */
+static void run_mpi(coll *c, void (*finish)(void *))
+{
+  for (int i = 0; i < coll_max_requests(c); i++) c->reqs[i] = MPI_REQUEST_NULL;
+  int nreq = 0;
+  int rc = coll_post_mpi(c, &nreq);
+  if (rc != SL_SUCCESS) sl_async_error(rc, "%s: %s", coll_kind_name(c->kind), sl_last_error());
+  if (nreq == 0) {
+    if (finish) finish(c);
+    return;
+  }
+  struct starpu_task *task = starpu_task_get_current();
+  starpu_task_end_dep_add(task, 1);
+  c->pending = (comm_pending){.task = task, .nreq = nreq, .reqs = c->reqs, .finish = finish, .arg = c};
+  comm_progress_add(&c->pending);
+}
+
+static void exec_host(void *buffers[], void *arg)
+{
+  coll *c = arg;
+  take_pointers(c, buffers);
+  run_mpi(c, NULL);
+}
+
+#ifdef SL_HAVE_CUDA
+static void cuda_fail(const char *what, cudaError_t e, const coll *c)
+{
+  sl_async_error(SL_E_RUNTIME, "%s: %s: %s", coll_kind_name(c->kind), what, cudaGetErrorString(e));
+}
+
+/* A non-blocking stream of the progress thread per device, for the copies back from staging. */
+static cudaStream_t progress_stream(int dev)
+{
+  static __thread cudaStream_t streams[STARPU_MAXCUDADEVS];
+  if (!streams[dev] && cudaStreamCreateWithFlags(&streams[dev], cudaStreamNonBlocking) != cudaSuccess) {
+    (void)cudaGetLastError();
+    streams[dev] = 0;
+  }
+  return streams[dev];
+}
+
+static void finish_staged(void *arg)
+{
+  coll *c = arg;
+  cudaError_t e = cudaSetDevice(c->devid);
+  cudaStream_t s = e == cudaSuccess ? progress_stream(c->devid) : 0;
+  for (int i = 0; i < c->nbuf && e == cudaSuccess; i++)
+    if ((c->mode[i] & STARPU_W) && c->stage[i])
+      e = cudaMemcpyAsync(c->dev[i], c->stage[i], (size_t)c->units[i] * c->unit_bytes, cudaMemcpyHostToDevice, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess) cuda_fail("copy from the staging buffer", e, c);
+  for (int i = 0; i < c->nbuf; i++) {
+    comm_pool_put(c->stage[i]);
+    c->stage[i] = NULL;
+  }
+}
+
+static void exec_staged(void *buffers[], void *arg)
+{
+  coll *c = arg;
+  take_pointers(c, buffers);
+  cudaStream_t s = starpu_cuda_get_local_stream();
+  cudaError_t e = cudaGetDevice(&c->devid);
+  for (int i = 0; i < c->nbuf && e == cudaSuccess; i++) {
+    c->dev[i] = c->ptr[i];
+    c->stage[i] = NULL;
+    size_t bytes = (size_t)c->units[i] * c->unit_bytes;
+    if (bytes == 0) continue;
+    c->stage[i] = comm_pool_get(bytes);
+    if (!c->stage[i]) {
+      sl_async_error(SL_E_NOMEM, "%s: no pinned staging buffer of %zu bytes", coll_kind_name(c->kind), bytes);
+      e = cudaErrorMemoryAllocation;
+      break;
+    }
+    if (c->mode[i] & STARPU_R) e = cudaMemcpyAsync(c->stage[i], c->dev[i], bytes, cudaMemcpyDeviceToHost, s);
+    c->ptr[i] = c->stage[i];
+  }
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess) {
+    cuda_fail("copy to the staging buffer", e, c);
+    for (int i = 0; i < c->nbuf; i++) comm_pool_put(c->stage[i]);
+    return;
+  }
+  run_mpi(c, finish_staged);
+}
+
+static void exec_device(void *buffers[], void *arg)
+{
+  coll *c = arg;
+  take_pointers(c, buffers);
+  cudaError_t e = cudaStreamSynchronize(starpu_cuda_get_local_stream());
+  if (e != cudaSuccess) {
+    cuda_fail("stream synchronisation", e, c);
+    return;
+  }
+  run_mpi(c, NULL);
+}
+#endif
+
+#ifdef SL_HAVE_NCCL
+static void exec_nccl(void *buffers[], void *arg)
+{
+  coll *c = arg;
+  take_pointers(c, buffers);
+  int rc = coll_post_nccl(c, starpu_cuda_get_local_stream());
+  if (rc != SL_SUCCESS) sl_async_error(rc, "%s: %s", coll_kind_name(c->kind), sl_last_error());
+}
+#endif
+
+int coll_codelet_init(comm_backend b)
+{
+  struct starpu_codelet *cl = &cl_coll;
+  starpu_codelet_init(cl);
+  cl->name = "sl_collective";
+  cl->nbuffers = STARPU_VARIABLE_NBUFFERS;
+  cl->where = codelet_where();
+  cl->cpu_funcs[0] = exec_host;
+#ifdef SL_HAVE_CUDA
+  cl->cuda_funcs[0] = b == COMM_BACKEND_MPI_CUDA ? exec_device : exec_staged;
+#endif
+  if (b == COMM_BACKEND_NCCL) {
+#ifdef SL_HAVE_NCCL
+    cl->cpu_funcs[0] = NULL;
+    cl->cuda_funcs[0] = exec_nccl;
+    cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
+    cl->where = STARPU_CUDA;
+    int ids[1];
+    if (starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, ids, 1) != 1)
+      return sl_error(SL_E_BACKEND, "STARLOPS_COMM=nccl: this rank has no CUDA worker");
+    nccl_worker = ids[0];
+#else
+    return sl_error(SL_E_BACKEND, "STARLOPS_COMM=nccl: starlops was built without NCCL");
+#endif
+  }
+  return SL_SUCCESS;
+}
+
+int coll_nccl_device(void) { return nccl_worker >= 0 ? starpu_worker_get_devid(nccl_worker) : -1; }
+
+int coll_submit(coll *c)
+{
+  int nb = c->nbuf + 1;
+  c->reqs = malloc(sizeof(MPI_Request) * (size_t)(coll_max_requests(c) > 0 ? coll_max_requests(c) : 1));
+  struct starpu_task *t = c->reqs ? starpu_task_create() : NULL;
+  if (!t) {
+    coll_free(c);
+    return sl_error(SL_E_NOMEM, "collective: out of memory");
+  }
+  t->cl = &cl_coll;
+  t->name = coll_kind_name(c->kind);
+  t->cl_arg = c;
+  t->callback_func = coll_free; /* after the task terminated, so after the progress thread let go of c */
+  t->callback_arg = c;
+  t->nbuffers = nb;
+  if (nb > STARPU_NMAXBUFS) {
+    t->dyn_handles = malloc(sizeof(starpu_data_handle_t) * (size_t)nb);
+    t->dyn_modes = malloc(sizeof(enum starpu_data_access_mode) * (size_t)nb);
+    if (!t->dyn_handles || !t->dyn_modes) {
+      free(t->dyn_handles);
+      free(t->dyn_modes);
+      t->dyn_handles = NULL;
+      t->dyn_modes = NULL;
+      t->callback_func = NULL;
+      starpu_task_destroy(t);
+      coll_free(c);
+      return sl_error(SL_E_NOMEM, "collective: out of memory");
+    }
+  }
+  STARPU_TASK_SET_HANDLE(t, c->ch->token, 0);
+  STARPU_TASK_SET_MODE(t, STARPU_RW, 0);
+  for (int i = 0; i < c->nbuf; i++) {
+    STARPU_TASK_SET_HANDLE(t, c->handle[i], i + 1);
+    STARPU_TASK_SET_MODE(t, c->mode[i], i + 1);
+  }
+  if (nccl_worker >= 0) {
+    t->execute_on_a_specific_worker = 1;
+    t->workerid = (unsigned)nccl_worker;
+  }
+  int rc = starpu_task_submit(t);
+  if (rc != 0) {
+    t->callback_func = NULL;
+    starpu_task_destroy(t);
+    coll_free(c);
+    return sl_error_starpu(rc, "starpu_task_submit", __FILE__, __LINE__);
+  }
+  return SL_SUCCESS;
+}
