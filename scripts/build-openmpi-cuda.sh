@@ -49,7 +49,9 @@ build=$deps_root/build-openmpi-$key
 rm -rf "$build" && mkdir -p "$build" && cd "$build" || fail "build dir" "cannot create $build"
 step "downloading Debian's openmpi source package"
 apt-get source -q --download-only "openmpi=$version-3" || fail "apt-get source" "could not download openmpi"
-dpkg-source -x openmpi_*.dsc src >/dev/null || fail "dpkg-source" "could not unpack"
+# The upstream tarball inside the source package, without Debian's patches: those touch configure.ac and
+# would make the build re-run automake 1.15, which Debian 12 does not have.
+mkdir src && tar -C src --strip-components=1 -xf openmpi_$version.orig.tar.* || fail "unpack" "could not unpack the upstream tarball"
 cd src
 step "configure ${flags[*]} (about 9 minutes)"
 ./configure --prefix="$prefix" "${flags[@]}" > "$build/configure.log" 2>&1 \

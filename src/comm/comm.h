@@ -31,7 +31,8 @@ typedef struct comm_channel {
 } comm_channel;
 
 /** One pair of a neighbour exchange: send `send` to `peer` with send_tag, receive `recv` from `peer` with
- *  recv_tag (a message is matched by peer and tag). peer < 0 skips the pair. */
+ *  recv_tag (a message is matched by peer and tag). peer < 0 skips the pair; a NULL send or recv (a
+ *  zero-size block) is not posted, so the peer must agree that it is empty. */
 typedef struct comm_pair {
   int peer;
   int send_tag, recv_tag;

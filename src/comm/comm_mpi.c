@@ -1,6 +1,7 @@
 /* The MPI calls of each collective, non-blocking, on host buffers (host MPI) or device buffers
- * (CUDA-aware MPI). Zero-size collectives post nothing on every rank alike; exchanges always post their
- * pairs, so sizes that disagree give an MPI error instead of a hang. */
+ * (CUDA-aware MPI). Zero-size collectives post nothing on every rank alike; an exchange posts a receive for
+ * each pair that has a receive buffer and a send for each that has a send buffer (a zero-size block is a
+ * NULL handle on both sides). */
 #include "comm/comm_coll.h"
 
 static double dummy[2]; /* a valid address for zero-count arguments */
@@ -52,8 +53,8 @@ int coll_post_mpi(coll *c, int *nreq)
     for (int i = 0; i < c->npairs && rc == MPI_SUCCESS; i++) {
       const coll_pair *p = &c->pairs[i];
       if (p->peer < 0) continue;
-      rc = MPI_Irecv(buf(c, p->recv), p->rcount, t, p->peer, p->recv_tag, comm, &c->reqs[(*nreq)++]);
-      if (rc == MPI_SUCCESS)
+      if (p->recv >= 0) rc = MPI_Irecv(buf(c, p->recv), p->rcount, t, p->peer, p->recv_tag, comm, &c->reqs[(*nreq)++]);
+      if (rc == MPI_SUCCESS && p->send >= 0)
         rc = MPI_Isend(buf(c, p->send), p->scount, t, p->peer, p->send_tag, comm, &c->reqs[(*nreq)++]);
     }
     break;

@@ -8,6 +8,7 @@
  * thread completes the calls and releases the task, so workers never wait on transfers. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "comm/comm_coll.h"
 #include "codelets/codelets.h"
@@ -44,14 +45,30 @@ static void take_pointers(coll *c, void *buffers[])
                                 : (void *)STARPU_VARIABLE_GET_PTR(buffers[i + 1]);
 }
 
-/* Posts c's MPI calls and hands them to the progress thread; finish runs once they completed. */
+static double spin_seconds = 20e-6;
+
+static double now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Posts c's MPI calls; polls them for a few microseconds (STARLOPS_COMM_SPIN_US, default 20), which
+ * finishes small messages without a hand-off, then hands what is left to the progress thread; finish runs
+ * once everything completed. */
 static void run_mpi(coll *c, void (*finish)(void *))
 {
   for (int i = 0; i < coll_max_requests(c); i++) c->reqs[i] = MPI_REQUEST_NULL;
-  int nreq = 0;
+  int nreq = 0, done = 0;
   int rc = coll_post_mpi(c, &nreq);
   if (rc != SL_SUCCESS) sl_async_error(rc, "%s: %s", coll_kind_name(c->kind), sl_last_error());
-  if (nreq == 0) {
+  double t0 = now();
+  while (nreq > 0 && !done) {
+    if (MPI_Testall(nreq, c->reqs, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) break;
+    if (now() - t0 > spin_seconds) break;
+  }
+  if (nreq == 0 || done) {
     if (finish) finish(c);
     return;
   }
@@ -155,6 +172,8 @@ static void exec_nccl(void *buffers[], void *arg)
 
 int coll_codelet_init(comm_backend b)
 {
+  const char *spin = getenv("STARLOPS_COMM_SPIN_US");
+  if (spin && *spin) spin_seconds = atof(spin) * 1e-6;
   struct starpu_codelet *cl = &cl_coll;
   starpu_codelet_init(cl);
   cl->name = "sl_collective";
