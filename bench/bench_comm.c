@@ -337,7 +337,7 @@ int main(int argc, char **argv)
   }
   for (int k = 0; k < NK; k++) {
     if (!want[k]) continue;
-    for (int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= 8) {
+    for (int64_t bytes = min_bytes; bytes <= max_bytes; bytes = bytes < max_bytes && bytes * 8 > max_bytes ? max_bytes : bytes * 8) {
       int64_t n = bytes / 8 > 0 ? bytes / 8 : 1;
       setup(&c, k, n, hs, hr);
       double tr[16], ts[16];

@@ -45,6 +45,35 @@ STARPU_NCUDA=0 step "bench_vec on the CPUs (no CUDA worker)" bench-cpu.log \
   "$B/build/bench/bench_vec" --sizes 8,128,512 --reps 10
 STARPU_NCPU=1 step "demo, 2 ranks sharing the GPU" demo.log mpirun -n 2 --bind-to none "$B/build/examples/demo_arrays" --verbose
 
+# ---- the comm layer's backends (tests/mpi/mpi_comm checks every result against the formula) ----
+T=$B/build/tests/mpi/mpi_comm
+STARLOPS_COMM=nccl step "comm: NCCL, 1 rank" comm-nccl.log mpirun -n 1 --bind-to none "$T"
+STARLOPS_COMM=mpi STARLOPS_CODELET_WHERE=cuda step "comm: host MPI via pinned staging, 2 ranks" comm-mpi-staged.log \
+  mpirun -n 2 --bind-to none "$T"
+STARLOPS_COMM=mpi STARPU_NCUDA=0 step "comm: host MPI, CPU only, 4 ranks" comm-mpi-cpu.log mpirun -n 4 --bind-to none "$T"
+# CUDA-aware MPI: the Open MPI built by scripts/build-openmpi-cuda.sh, relocated like the Debian one
+cuda_mpi() {
+  OPAL_PREFIX=$B/ompi-cuda PATH=$B/ompi-cuda/bin:$PATH LD_LIBRARY_PATH=$B/ompi-cuda/lib:$LD_LIBRARY_PATH \
+    OMPI_MCA_mca_base_param_files= "$@"
+}
+if [ -d "$B/ompi-cuda" ]; then
+  step "CUDA-aware Open MPI: ompi_info" ompi-cuda-info.log cuda_mpi bash -c \
+    'ompi_info --parsable --all | grep -E "mpi_built_with_cuda_support|^ompi:version:full"'
+  STARLOPS_COMM=mpi-cuda STARLOPS_CODELET_WHERE=cuda step "comm: CUDA-aware MPI, 2 ranks sharing the GPU" \
+    comm-mpi-cuda.log cuda_mpi mpirun -n 2 --bind-to none "$T"
+  STARLOPS_COMM=mpi-cuda STARLOPS_CODELET_WHERE=cuda step "bench_comm: CUDA-aware MPI, 2 ranks" bench-comm-mpi-cuda.log \
+    cuda_mpi mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --reps 5 --overlap-mib 0
+else
+  echo "gpu-check: no ompi-cuda in the bundle (run scripts/build-openmpi-cuda.sh before make bundle)" | tee "$logs/comm-mpi-cuda.log"
+fi
+STARLOPS_COMM=nccl step "bench_comm: NCCL, 1 rank" bench-comm-nccl.log \
+  mpirun -n 1 --bind-to none "$B/build/bench/bench_comm" --reps 5 --overlap-mib 0
+STARLOPS_COMM=mpi STARPU_NCUDA=0 STARPU_NCPU=6 step "bench_comm: host MPI, 2 ranks, CPU" bench-comm-mpi.log \
+  mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --reps 5 --overlap-mib 256
+mkdir -p "$logs/trace"
+STARLOPS_COMM=mpi STARPU_NCUDA=0 STARPU_NCPU=6 STARLOPS_TRACE=$logs/trace step "overlap, traced (FxT)" overlap-trace.log \
+  mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --kinds none --reps 3 --overlap-mib 256
+
 echo
 echo "## GPU check summary"
 echo "| step | rc | time | log |"
@@ -54,3 +83,5 @@ echo
 grep -h "Synthesis" "$logs"/tests-*.log
 echo; cat "$logs/bench-gpu.log" | grep "^|\|^#"
 echo; cat "$logs/bench-cpu.log" | grep "^|\|^#"
+echo; grep -h -E "^(mpi_comm|  stress)" "$logs"/comm-*.log
+echo; grep -h -A3 "^overlap" "$logs"/bench-comm-mpi.log "$logs"/overlap-trace.log

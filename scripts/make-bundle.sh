@@ -38,6 +38,17 @@ for b in orterun orted ompi_info; do cp -L "/usr/bin/$b" "$stage/usr/bin/"; done
 ln -sf orterun "$stage/usr/bin/mpirun"
 ln -sf orterun "$stage/usr/bin/mpiexec"
 
+ompi_cuda=$(bash scripts/build-openmpi-cuda.sh --print-prefix)
+if [ -f "$ompi_cuda/.complete" ]; then
+  echo "==> make-bundle: CUDA-aware Open MPI from $ompi_cuda (as ompi-cuda/)"
+  mkdir -p "$stage/ompi-cuda"
+  cp -a "$ompi_cuda/bin" "$ompi_cuda/lib" "$ompi_cuda/etc" "$stage/ompi-cuda/"
+  mkdir -p "$stage/ompi-cuda/share" && cp -a "$ompi_cuda/share/openmpi" "$stage/ompi-cuda/share/"
+  rm -rf "$stage/ompi-cuda/lib/pkgconfig" "$stage"/ompi-cuda/lib/*.la "$stage"/ompi-cuda/lib/openmpi/*.la
+else
+  echo "==> make-bundle: no CUDA-aware Open MPI (scripts/build-openmpi-cuda.sh builds one); mpi-cuda runs skipped"
+fi
+
 echo "==> make-bundle: shared libraries (closure over every ELF file)"
 system='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libresolv\.|libgcc_s\.|libstdc\+\+\.|libutil\.)'
 changed=1

@@ -1,10 +1,13 @@
 /* Ghost layers along the distributed axis: each rank's ghost planes [o - lo, o) and [o + n, o + n + hi) are
  * filled from whichever ranks own them (several, when blocks are thinner than the ghosts or empty), and
- * with zeros beyond the global edges. Only boundary planes move. */
+ * with zeros beyond the global edges. Only boundary planes move, all as tasks: a pack task per message
+ * (sl_rows), one neighbour exchange through the comm layer, an unpack task per message into the ghost
+ * layer. Nothing waits on the host. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "internal.h"
+#include "codelets/codelets.h"
+#include "comm/comm.h"
 
 /* The planes of member m's ghost layer on side s, as a global range [*b, *e) clipped to the axis. */
 static void ghost_range(const sl_array *a, const int64_t *off, int m, int s, int64_t *b, int64_t *e)
@@ -22,89 +25,84 @@ static void intersect(int64_t b0, int64_t e0, int64_t b1, int64_t e1, int64_t *b
   *e = e0 < e1 ? e0 : e1;
 }
 
+enum { MAX_MSG = 32 };
+
+typedef struct {
+  int side;
+  int64_t b, e;
+  starpu_data_handle_t h;
+} message;
+
+static int submit_exchange(sl_array *a, const int64_t *off)
+{
+  const sl_group *g = a->group;
+  int P = g->size, me = g->rank;
+  int64_t plane = a->inner, outer = a->outer, n = a->counts[g->members[me]];
+  int width[2] = {a->ghost_lo, a->ghost_hi};
+  message recv[MAX_MSG], send[MAX_MSG];
+  comm_pair pairs[MAX_MSG];
+  int nrecv = 0, nsend = 0, np = 0, rc = SL_SUCCESS;
+  starpu_data_handle_t chunks[64];
+  for (int c = 0; c < a->nchunks && c < 64; c++) chunks[c] = sl_array_chunk(a, c);
+  const double zero[2] = {0, 0};
+  for (int s = 0; s < 2 && rc == SL_SUCCESS; s++)
+    if (a->ghost_handle[s]) rc = codelet_vec_submit(SL_VEC_FILL, a->dtype, a->ghost_handle[s], NULL, NULL, zero, zero);
+  /* receives: my ghost planes owned by member q; sends: the planes of my block member r needs */
+  for (int s = 0; s < 2 && rc == SL_SUCCESS; s++)
+    for (int q = 0; q < P && rc == SL_SUCCESS; q++) {
+      int64_t gb, ge, b, e;
+      if (q == me) continue;
+      ghost_range(a, off, me, s, &gb, &ge);
+      intersect(gb, ge, off[q], off[q] + a->counts[g->members[q]], &b, &e);
+      if (b < e) {
+        if (np == MAX_MSG) return sl_error(SL_E_INVALID, "sl_array_exchange_ghosts: the ghost layers span more than %d messages", MAX_MSG);
+        message *m = &recv[nrecv++];
+        *m = (message){s, b, e, NULL};
+        starpu_vector_data_register(&m->h, -1, 0, (uint32_t)(outer * (e - b) * plane), a->elsize);
+        pairs[np++] = (comm_pair){.peer = q, .recv_tag = s, .recv = m->h};
+      }
+      ghost_range(a, off, q, s, &gb, &ge);
+      intersect(gb, ge, off[me], off[me] + n, &b, &e);
+      if (b < e) {
+        if (np == MAX_MSG) return sl_error(SL_E_INVALID, "sl_array_exchange_ghosts: the ghost layers span more than %d messages", MAX_MSG);
+        message *m = &send[nsend++];
+        *m = (message){s, b, e, NULL};
+        int64_t len = (e - b) * plane;
+        starpu_vector_data_register(&m->h, -1, 0, (uint32_t)(outer * len), a->elsize);
+        rc = codelet_rows_submit(1, &m->h, STARPU_W, a->nchunks, chunks, a->elsize, outer, len, (b - off[me]) * plane,
+                                 n * plane, 0, len);
+        pairs[np++] = (comm_pair){.peer = q, .send_tag = s, .send = m->h};
+      }
+    }
+  if (rc == SL_SUCCESS && np > 0) rc = comm_exchange(g->channel, a->dtype, np, pairs);
+  for (int k = 0; k < nrecv && rc == SL_SUCCESS; k++) {
+    const message *m = &recv[k];
+    int64_t lo = m->side == 0 ? off[me] - a->ghost_lo : off[me] + n, len = (m->e - m->b) * plane;
+    rc = codelet_rows_submit(1, &a->ghost_handle[m->side], STARPU_RW, 1, &m->h, a->elsize, outer, len, 0, len,
+                             (m->b - lo) * plane, width[m->side] * plane);
+  }
+  for (int k = 0; k < nrecv; k++) starpu_data_unregister_submit(recv[k].h);
+  for (int k = 0; k < nsend; k++) starpu_data_unregister_submit(send[k].h);
+  return rc;
+}
+
 int sl_array_exchange_ghosts(sl_array *a)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_exchange_ghosts: argument 1 (a) is NULL");
   SL_CHECK_ARG(a->partition == SL_SCATTER, SL_E_DIST, "sl_array_exchange_ghosts: argument 1 (a) is not SL_SCATTER");
+  SL_CHECK_ARG(!a->acquired, SL_E_STATE, "sl_array_exchange_ghosts: argument 1 (a) is acquired by the host; release it first");
+  SL_CHECK_ARG(a->nchunks <= 64, SL_E_INVALID, "sl_array_exchange_ghosts: argument 1 (a) has more than 64 chunks");
   if (a->ghost_lo == 0 && a->ghost_hi == 0) return SL_SUCCESS;
   const sl_group *g = a->group;
-  int P = g->size, me = g->rank;
-  int64_t plane = a->inner, row = 0;
-  int64_t *off = malloc(sizeof(int64_t) * (size_t)P);
-  /* At most one message per (peer, side) in each direction. */
-  MPI_Request *req = malloc(sizeof(MPI_Request) * 4 * (size_t)P);
-  char **buf = calloc(4 * (size_t)P, sizeof(char *));
-  int nreq = 0, rc = SL_SUCCESS;
-  if (!off || !req || !buf) rc = sl_error(SL_E_NOMEM, "sl_array_exchange_ghosts: out of memory");
-  for (int m = 0; rc == SL_SUCCESS && m < P; m++) {
+  int64_t *off = malloc(sizeof(int64_t) * (size_t)g->size);
+  if (!off) return sl_error(SL_E_NOMEM, "sl_array_exchange_ghosts: out of memory");
+  int64_t row = 0;
+  for (int m = 0; m < g->size; m++) {
     off[m] = row;
     row += a->counts[g->members[m]];
   }
-  void *local = NULL, *gh[2] = {NULL, NULL};
-  if (rc == SL_SUCCESS) rc = sl_array_acquire(a, SL_READ, &local);
-  if (rc == SL_SUCCESS) rc = sl_array_acquire_ghosts(a, &gh[0], &gh[1]);
-  int64_t n = a->counts[g->members[me]];
-  int width[2] = {a->ghost_lo, a->ghost_hi};
-  for (int s = 0; s < 2; s++)
-    if (gh[s]) memset(gh[s], 0, (size_t)(a->outer * width[s] * plane) * a->elsize);
-  /* Receives: my ghost planes owned by member q. */
-  for (int s = 0; rc == SL_SUCCESS && s < 2; s++) {
-    int64_t gb, ge;
-    ghost_range(a, off, me, s, &gb, &ge);
-    for (int q = 0; q < P && rc == SL_SUCCESS; q++) {
-      int64_t b, e;
-      intersect(gb, ge, off[q], off[q] + a->counts[g->members[q]], &b, &e);
-      if (q == me || b >= e) continue;
-      size_t bytes = (size_t)(a->outer * (e - b) * plane) * a->elsize;
-      buf[nreq] = malloc(bytes);
-      if (!buf[nreq]) { rc = sl_error(SL_E_NOMEM, "sl_array_exchange_ghosts: out of memory"); break; }
-      int mpi = MPI_Irecv(buf[nreq], (int)bytes, MPI_BYTE, q, s, g->comm, &req[nreq]);
-      if (mpi != MPI_SUCCESS) rc = sl_error_mpi(mpi, "MPI_Irecv", __FILE__, __LINE__);
-      nreq++;
-    }
-  }
-  int nrecv = nreq;
-  /* Sends: the planes of my block that member r needs as ghosts. */
-  for (int r = 0; rc == SL_SUCCESS && r < P; r++) {
-    for (int s = 0; s < 2 && r != me; s++) {
-      int64_t gb, ge, b, e;
-      ghost_range(a, off, r, s, &gb, &ge);
-      intersect(gb, ge, off[me], off[me] + n, &b, &e);
-      if (b >= e) continue;
-      int64_t len = (e - b) * plane;
-      buf[nreq] = malloc((size_t)(a->outer * len) * a->elsize);
-      if (!buf[nreq]) { rc = sl_error(SL_E_NOMEM, "sl_array_exchange_ghosts: out of memory"); break; }
-      sl_copy_rows(buf[nreq], len, (char *)local + (size_t)((b - off[me]) * plane) * a->elsize, n * plane, a->outer,
-                   len, a->elsize);
-      int mpi = MPI_Isend(buf[nreq], (int)((size_t)(a->outer * len) * a->elsize), MPI_BYTE, r, s, g->comm, &req[nreq]);
-      if (mpi != MPI_SUCCESS) rc = sl_error_mpi(mpi, "MPI_Isend", __FILE__, __LINE__);
-      nreq++;
-    }
-  }
-  if (nreq > 0) {
-    int mpi = MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
-    if (mpi != MPI_SUCCESS && rc == SL_SUCCESS) rc = sl_error_mpi(mpi, "MPI_Waitall", __FILE__, __LINE__);
-  }
-  /* Unpack in the order the receives were posted. */
-  int k = 0;
-  for (int s = 0; rc == SL_SUCCESS && s < 2; s++) {
-    int64_t gb, ge, lo = s == 0 ? off[me] - a->ghost_lo : off[me] + n;
-    ghost_range(a, off, me, s, &gb, &ge);
-    for (int q = 0; q < P && k < nrecv; q++) {
-      int64_t b, e;
-      intersect(gb, ge, off[q], off[q] + a->counts[g->members[q]], &b, &e);
-      if (q == me || b >= e) continue;
-      sl_copy_rows((char *)gh[s] + (size_t)((b - lo) * plane) * a->elsize, width[s] * plane, buf[k], (e - b) * plane,
-                   a->outer, (e - b) * plane, a->elsize);
-      k++;
-    }
-  }
-  for (int i = 0; buf && i < nreq; i++) free(buf[i]);
-  if (local || a->acquired) sl_array_release(a);
-  if (gh[0] || gh[1]) sl_array_release_ghosts(a);
+  int rc = submit_exchange(a, off);
   free(off);
-  free(req);
-  free(buf);
   return rc;
 }

@@ -25,6 +25,7 @@ int sl_codelets_init(void)
     return sl_error(SL_E_BACKEND, "STARLOPS_CODELET_WHERE=cuda, but this rank has no CUDA worker");
   codelet_vec_init();
   codelet_reduce_init();
+  codelet_rows_init();
   return SL_SUCCESS;
 }
 

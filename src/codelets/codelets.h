@@ -38,6 +38,14 @@ int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, starpu_data_hand
  *  1/root_p when root_p is not 0 or 1. */
 int codelet_combine_submit(sl_red_kind k, double root_p, int nparts, const starpu_data_handle_t *parts,
                            starpu_data_handle_t scalar);
+void codelet_rows_init(void);
+/** Submits a strided row copy: rows rows of row_len elements from the logical vector src (the
+ *  concatenation of nsrc handles) at src_start + o src_stride to dst (ndst handles, access dst_mode) at
+ *  dst_start + o dst_stride. */
+int codelet_rows_submit(int ndst, const starpu_data_handle_t *dst, enum starpu_data_access_mode dst_mode, int nsrc,
+                        const starpu_data_handle_t *src, size_t elsize, int64_t rows, int64_t row_len,
+                        int64_t src_start, int64_t src_stride, int64_t dst_start, int64_t dst_stride);
+
 /** Submits the task that takes the root 1/root_p of the scalar (nothing when root_p is 0 or 1). */
 int codelet_root_submit(double root_p, starpu_data_handle_t scalar);
 

@@ -1,0 +1,143 @@
+/* A strided row copy between two logical vectors, each the concatenation of one or more vector handles
+ * (an array's chunks, a ghost layer, a message buffer): row o (0 <= o < rows) copies row_len elements from
+ * logical position src_start + o src_stride to dst_start + o dst_stride. Packs and unpacks halo planes
+ * for the comm layer. CPU: memcpy per contiguous piece; CUDA: one cudaMemcpy2DAsync when each side is a
+ * single buffer, else one cudaMemcpyAsync per piece. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/codelets.h"
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static struct starpu_codelet cl_rows;
+
+typedef struct rows_args {
+  int ndst, nsrc;
+  size_t elsize;
+  int64_t rows, row_len, src_start, src_stride, dst_start, dst_stride;
+} rows_args;
+
+/* Piece: the buffer index and offset of logical position pos, and how many elements follow in it. */
+static void locate(void *buffers[], int first, int n, int64_t pos, int *buf, int64_t *off, int64_t *avail)
+{
+  *buf = first;
+  *off = 0;
+  *avail = 0;
+  for (int i = 0; i < n; i++) {
+    int64_t nx = (int64_t)STARPU_VECTOR_GET_NX(buffers[first + i]);
+    if (pos < nx || i == n - 1) {
+      *buf = first + i;
+      *off = pos;
+      *avail = nx - pos;
+      return;
+    }
+    pos -= nx;
+  }
+}
+
+/* Calls piece(dst, src, bytes, ctx) for every contiguous piece of the copy. */
+static int for_pieces(void *buffers[], const rows_args *ra, int (*piece)(char *, const char *, size_t, void *), void *ctx)
+{
+  for (int64_t o = 0; o < ra->rows; o++) {
+    int64_t s = ra->src_start + o * ra->src_stride, d = ra->dst_start + o * ra->dst_stride, left = ra->row_len;
+    while (left > 0) {
+      int sb, db;
+      int64_t so, sa, dof, da;
+      locate(buffers, ra->ndst, ra->nsrc, s, &sb, &so, &sa);
+      locate(buffers, 0, ra->ndst, d, &db, &dof, &da);
+      int64_t len = left < sa ? left : sa;
+      if (da < len) len = da;
+      if (len <= 0) return -1; /* out of the buffers: a bug in the caller */
+      int rc = piece((char *)STARPU_VECTOR_GET_PTR(buffers[db]) + (size_t)dof * ra->elsize,
+                     (const char *)STARPU_VECTOR_GET_PTR(buffers[sb]) + (size_t)so * ra->elsize,
+                     (size_t)len * ra->elsize, ctx);
+      if (rc != 0) return rc;
+      s += len;
+      d += len;
+      left -= len;
+    }
+  }
+  return 0;
+}
+
+static int host_piece(char *d, const char *s, size_t bytes, void *ctx)
+{
+  memcpy(d, s, bytes);
+  return 0;
+}
+
+static void rows_cpu(void *buffers[], void *arg)
+{
+  if (for_pieces(buffers, arg, host_piece, NULL) != 0) sl_async_error(SL_E_RUNTIME, "sl_rows: copy out of bounds");
+}
+
+#ifdef SL_HAVE_CUDA
+static int device_piece(char *d, const char *s, size_t bytes, void *ctx)
+{
+  return (int)cudaMemcpyAsync(d, s, bytes, cudaMemcpyDeviceToDevice, *(cudaStream_t *)ctx);
+}
+
+static void rows_cuda(void *buffers[], void *arg)
+{
+  const rows_args *ra = arg;
+  cudaStream_t stream = starpu_cuda_get_local_stream();
+  int rc;
+  if (ra->ndst == 1 && ra->nsrc == 1) {
+    size_t el = ra->elsize;
+    rc = (int)cudaMemcpy2DAsync((char *)STARPU_VECTOR_GET_PTR(buffers[0]) + (size_t)ra->dst_start * el,
+                                (size_t)ra->dst_stride * el,
+                                (const char *)STARPU_VECTOR_GET_PTR(buffers[1]) + (size_t)ra->src_start * el,
+                                (size_t)ra->src_stride * el, (size_t)ra->row_len * el, (size_t)ra->rows,
+                                cudaMemcpyDeviceToDevice, stream);
+  } else {
+    rc = for_pieces(buffers, ra, device_piece, &stream);
+  }
+  if (rc != 0) sl_async_error(SL_E_RUNTIME, "sl_rows (CUDA): copy failed (%d)", rc);
+}
+#endif
+
+void codelet_rows_init(void)
+{
+  starpu_codelet_init(&cl_rows);
+  cl_rows.name = "sl_rows";
+  cl_rows.cpu_funcs[0] = rows_cpu;
+#ifdef SL_HAVE_CUDA
+  cl_rows.cuda_funcs[0] = rows_cuda;
+  cl_rows.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+  cl_rows.where = codelet_where();
+  cl_rows.nbuffers = STARPU_VARIABLE_NBUFFERS;
+}
+
+int codelet_rows_submit(int ndst, const starpu_data_handle_t *dst, enum starpu_data_access_mode dst_mode, int nsrc,
+                        const starpu_data_handle_t *src, size_t elsize, int64_t rows, int64_t row_len,
+                        int64_t src_start, int64_t src_stride, int64_t dst_start, int64_t dst_stride)
+{
+  if (rows == 0 || row_len == 0) return SL_SUCCESS;
+  if (rows == 1) src_stride = dst_stride = row_len;
+  int nb = ndst + nsrc;
+  rows_args *ra = malloc(sizeof *ra);
+  struct starpu_task *t = ra ? starpu_task_create() : NULL;
+  if (t && nb > STARPU_NMAXBUFS) {
+    t->dyn_handles = malloc(sizeof(starpu_data_handle_t) * (size_t)nb);
+    t->dyn_modes = malloc(sizeof(enum starpu_data_access_mode) * (size_t)nb);
+  }
+  if (!t || (nb > STARPU_NMAXBUFS && (!t->dyn_handles || !t->dyn_modes))) {
+    free(ra);
+    if (t) starpu_task_destroy(t);
+    return sl_error(SL_E_NOMEM, "row copy: out of memory");
+  }
+  *ra = (rows_args){ndst, nsrc, elsize, rows, row_len, src_start, src_stride, dst_start, dst_stride};
+  t->cl = &cl_rows;
+  t->cl_arg = ra;
+  t->cl_arg_size = sizeof *ra;
+  t->cl_arg_free = 1;
+  t->nbuffers = nb;
+  for (int i = 0; i < nb; i++) {
+    STARPU_TASK_SET_HANDLE(t, i < ndst ? dst[i] : src[i - ndst], i);
+    STARPU_TASK_SET_MODE(t, i < ndst ? dst_mode : STARPU_R, i);
+  }
+  return codelet_task_submit(t);
+}
