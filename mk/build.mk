@@ -95,6 +95,7 @@ check-valgrind: all
 	$(TEST_ENV) $(VALGRIND) --trace-children=yes $(UNIT_TESTS) -j1 --filter '[!m]*/*'
 	$(TEST_ENV) STARPU_NCPU=1 STARLOPS_CHUNK_BYTES=100 $(VALGRIND) $(BUILD)/tests/mpi/mpi_errors $(BUILD)/tests/vg
 	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_arrays
+	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_comm
 
 demo: all
 	@mkdir -p $(BUILD)/starpu-home
