@@ -58,7 +58,7 @@ cuda_mpi() {
 }
 if [ -d "$B/ompi-cuda" ]; then
   step "CUDA-aware Open MPI: ompi_info" ompi-cuda-info.log cuda_mpi bash -c \
-    'ompi_info --parsable --all | grep -E "mpi_built_with_cuda_support|^ompi:version:full"'
+    'ompi_info --parsable --all | grep -E "mpi_built_with_cuda_support:value|^ompi:version:full"'
   STARLOPS_COMM=mpi-cuda STARLOPS_CODELET_WHERE=cuda step "comm: CUDA-aware MPI, 2 ranks sharing the GPU" \
     comm-mpi-cuda.log cuda_mpi mpirun -n 2 --bind-to none "$T"
   STARLOPS_COMM=mpi-cuda STARLOPS_CODELET_WHERE=cuda step "bench_comm: CUDA-aware MPI, 2 ranks" bench-comm-mpi-cuda.log \
@@ -74,6 +74,7 @@ mkdir -p "$logs/trace"
 STARLOPS_COMM=mpi STARPU_NCUDA=0 STARPU_NCPU=6 STARLOPS_TRACE=$logs/trace step "overlap, traced (FxT)" overlap-trace.log \
   mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --kinds none --reps 3 --overlap-mib 256
 
+{
 echo
 echo "## GPU check summary"
 echo "| step | rc | time | log |"
@@ -85,3 +86,7 @@ echo; cat "$logs/bench-gpu.log" | grep "^|\|^#"
 echo; cat "$logs/bench-cpu.log" | grep "^|\|^#"
 echo; grep -h -E "^(mpi_comm|  stress)" "$logs"/comm-*.log
 echo; grep -h -A3 "^overlap" "$logs"/bench-comm-mpi.log "$logs"/overlap-trace.log
+} | tee "$logs/summary.txt"
+# the device tool brings back few files: one archive of every log and trace, and the summary
+tar -C "$logs" -czf "$root/logs.tar.gz" --exclude=summary.txt . && mv "$root/logs.tar.gz" "$logs/" \
+  && find "$logs" -mindepth 1 ! -name logs.tar.gz ! -name summary.txt -delete

@@ -178,7 +178,8 @@ int comm_alltoallv(comm_channel *ch, sl_dtype dt, starpu_data_handle_t send, con
   int64_t ns, nr;
   SL_TRY(new_coll(&c, K_ALLTOALLV, ch, dt, COMM_SUM, fn));
   int rc = add_buf(c, send, STARPU_R, fn, "3 (send)", &c->send, &ns);
-  if (rc == SL_SUCCESS) rc = add_buf(c, recv, STARPU_W, fn, "6 (recv)", &c->recv, &nr);
+  /* read-write: elements of recv outside the blocks keep their values wherever the data lives */
+  if (rc == SL_SUCCESS) rc = add_buf(c, recv, STARPU_RW, fn, "6 (recv)", &c->recv, &nr);
   if (rc == SL_SUCCESS && c->send >= 0 && c->send == c->recv)
     rc = sl_error(SL_E_INVALID, "%s: arguments 3 (send) and 6 (recv) are the same handle", fn);
   if (rc == SL_SUCCESS) rc = take_counts(c, scounts, sdispls, ns, &c->scounts, &c->sdispls, fn, "4 (scounts)", "3 (send)");

@@ -1,7 +1,9 @@
-/* The progress thread: completes the non-blocking MPI calls that collective tasks posted, then releases
- * those tasks (their end dependency), so no worker waits on a transfer. It polls while requests are
+/* The progress thread: completes the non-blocking MPI calls that collective tasks posted, then has those
+ * tasks released (their end dependency), so no worker waits on a transfer. It polls while requests are
  * pending (yielding the core between polls, sleeping once nothing has completed for a while) and sleeps on
- * a condition variable when there are none. */
+ * a condition variable when there are none.
+ * The release itself must happen on a worker thread (a task's termination runs the scheduler's post-exec
+ * hook, which dmda runs per worker), so the thread submits a tiny top-priority task that releases it. */
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -17,10 +19,24 @@ static int stopping, running;
 
 enum { SPIN_POLLS = 20000, NAP_NS = 20000 };
 
+static struct starpu_codelet cl_release;
+
+static void release_func(void *buffers[], void *arg) { starpu_task_end_dep_release((struct starpu_task *)arg); }
+
 static void complete(comm_pending *p)
 {
   if (p->finish) p->finish(p->arg);
-  starpu_task_end_dep_release(p->task); /* may free p (it lives in the task's arguments) */
+  struct starpu_task *target = p->task; /* p lives in the target's arguments: gone once it is released */
+  struct starpu_task *t = starpu_task_create();
+  t->cl = &cl_release;
+  t->cl_arg = target;
+  t->priority = STARPU_MAX_PRIO;
+  t->name = "sl_comm_release";
+  if (starpu_task_submit(t) != 0) {
+    /* cannot happen short of a shutdown; release here rather than leak the collective */
+    starpu_task_destroy(t);
+    starpu_task_end_dep_release(target);
+  }
 }
 
 static void *progress_main(void *unused)
@@ -72,6 +88,11 @@ static void *progress_main(void *unused)
 
 int comm_progress_start(void)
 {
+  starpu_codelet_init(&cl_release);
+  cl_release.name = "sl_comm_release";
+  cl_release.cpu_funcs[0] = release_func;
+  cl_release.cuda_funcs[0] = release_func;
+  cl_release.nbuffers = 0;
   stopping = 0;
   incoming = NULL;
   int rc = pthread_create(&thread, NULL, progress_main, NULL);

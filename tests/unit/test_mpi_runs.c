@@ -52,6 +52,13 @@ RANKS_TEST(mpi_arrays)
 RANKS_TEST(mpi_errors)
 RANKS_TEST(mpi_comm)
 
+/* dmda-family schedulers run a per-worker hook when a task ends: collectives released by the progress
+ * thread must end on a worker thread (comm_progress.c). */
+Test(mpi, mpi_comm_under_dmdas_2_ranks, .timeout = 400)
+{
+  cr_expect_eq(run_env("STARPU_SCHED=dmdas", 2, "mpi_comm", NULL), 0);
+}
+
 /* STARLOPS_COMM: a backend this machine cannot give is a clear error on every rank; only auto falls back. */
 Test(mpi, comm_backend_selection, .timeout = 400)
 {
