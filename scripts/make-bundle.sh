@@ -55,7 +55,7 @@ changed=1
 while [ "$changed" = 1 ]; do
   changed=0
   while IFS= read -r f; do
-    ldd "$f" 2>/dev/null | awk '/=>/ && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
+    { ldd "$f" 2>/dev/null || true; } | awk '/=>/ && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
       case "$path" in /usr/local/cuda*) continue ;; esac
       [[ "$name" =~ $system ]] && continue
       [ -e "$stage/lib/$name" ] || { cp -L "$path" "$stage/lib/$name"; echo "$name"; }
