@@ -48,13 +48,17 @@ STARPU_NCPU=1 step "demo, 2 ranks sharing the GPU" demo.log mpirun -n 2 --bind-t
 # ---- the comm layer's backends (tests/mpi/mpi_comm checks every result against the formula) ----
 T=$B/build/tests/mpi/mpi_comm
 STARLOPS_COMM=nccl step "comm: NCCL, 1 rank" comm-nccl.log mpirun -n 1 --bind-to none "$T"
-STARLOPS_COMM=mpi STARLOPS_CODELET_WHERE=cuda step "comm: host MPI via pinned staging, 2 ranks" comm-mpi-staged.log \
+STARLOPS_COMM=mpi STARLOPS_CODELET_WHERE=cuda step "comm: host MPI, GPU data staged by StarPU, 2 ranks" comm-mpi-staged.log \
   mpirun -n 2 --bind-to none "$T"
+STARLOPS_COMM=mpi STARLOPS_CODELET_WHERE=cuda STARLOPS_COMM_GPU_STAGING=1 step \
+  "comm: host MPI, starlops' own GPU staging (known issue)" comm-mpi-ownstaging.log mpirun -n 2 --bind-to none "$T"
 STARLOPS_COMM=mpi STARPU_NCUDA=0 step "comm: host MPI, CPU only, 4 ranks" comm-mpi-cpu.log mpirun -n 4 --bind-to none "$T"
 # CUDA-aware MPI: the Open MPI built by scripts/build-openmpi-cuda.sh, relocated like the Debian one
+# (it uses its own PMIx, so the Debian PMIx plugin path must not be set; an empty param-file variable
+# crashes its launcher, so that one is unset too)
 cuda_mpi() {
-  OPAL_PREFIX=$B/ompi-cuda PATH=$B/ompi-cuda/bin:$PATH LD_LIBRARY_PATH=$B/ompi-cuda/lib:$LD_LIBRARY_PATH \
-    OMPI_MCA_mca_base_param_files= "$@"
+  env -u PMIX_MCA_mca_base_component_path -u OMPI_MCA_mca_base_param_files OPAL_PREFIX=$B/ompi-cuda \
+    PATH=$B/ompi-cuda/bin:$PATH LD_LIBRARY_PATH=$B/ompi-cuda/lib:$LD_LIBRARY_PATH "$@"
 }
 if [ -d "$B/ompi-cuda" ]; then
   step "CUDA-aware Open MPI: ompi_info" ompi-cuda-info.log cuda_mpi bash -c \

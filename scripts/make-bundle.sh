@@ -57,6 +57,9 @@ while [ "$changed" = 1 ]; do
   while IFS= read -r f; do
     { ldd "$f" 2>/dev/null || true; } | awk '/=>/ && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
       case "$path" in /usr/local/cuda*) continue ;; esac
+      # the CUDA-aware Open MPI's own libraries stay in ompi-cuda/lib: lib/ holds Debian's, which the
+      # default launcher needs (same names, different builds)
+      case "$path" in "$ompi_cuda"/*) continue ;; esac
       [[ "$name" =~ $system ]] && continue
       [ -e "$stage/lib/$name" ] || { cp -L "$path" "$stage/lib/$name"; echo "$name"; }
     done

@@ -27,6 +27,7 @@ typedef struct comm_channel {
   MPI_Comm comm;
   int rank, size;
   starpu_data_handle_t token;
+  int own_token; /* 0: shares the whole communicator's token (CUDA-aware MPI) */
   void *nccl; /* ncclComm_t */
 } comm_channel;
 

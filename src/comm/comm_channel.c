@@ -128,7 +128,12 @@ int comm_channel_create(MPI_Comm base, comm_channel **out)
     free(ch);
     return sl_error_mpi(mpi, "MPI_Comm_dup", __FILE__, __LINE__);
   }
-  starpu_void_data_register(&ch->token);
+  if (backend == COMM_BACKEND_MPI_CUDA && world) {
+    ch->token = world->token; /* one order for every collective: see exec_device (comm_task.c) */
+  } else {
+    starpu_void_data_register(&ch->token);
+    ch->own_token = 1;
+  }
 #ifdef SL_HAVE_NCCL
   if (backend == COMM_BACKEND_NCCL) {
     /* no NCCL collective may run while a communicator initialises */
@@ -147,7 +152,8 @@ int comm_channel_create(MPI_Comm base, comm_channel **out)
 void comm_channel_destroy(comm_channel *ch)
 {
   if (!ch) return;
-  if (ch->token) starpu_data_unregister(ch->token);
+  if (ch->token && ch->own_token) starpu_data_unregister(ch->token);
+  else if (ch->token) starpu_task_wait_for_all(); /* its collectives, which hold the shared token */
 #ifdef SL_HAVE_NCCL
   comm_nccl_destroy(ch);
 #endif

@@ -46,6 +46,9 @@ typedef struct coll {
 /** Posts the non-blocking MPI calls of c on the buffers c->ptr (host or, CUDA-aware, device); sets *nreq
  *  to the requests posted (also on failure). */
 int coll_post_mpi(coll *c, int *nreq);
+/** The blocking MPI calls of c (CUDA-aware MPI on device buffers: Open MPI 4.1's non-blocking collectives
+ *  reduce device buffers on the host and crash; its blocking ones stage them). */
+int coll_run_mpi_blocking(coll *c);
 #ifdef SL_HAVE_NCCL
 /** Enqueues the NCCL calls of c on stream (a cudaStream_t). */
 int coll_post_nccl(coll *c, void *stream);

@@ -21,6 +21,41 @@ static int64_t sum_counts(const int *counts, int n)
   return t;
 }
 
+int coll_run_mpi_blocking(coll *c)
+{
+  MPI_Comm comm = c->ch->comm;
+  MPI_Datatype t = unit_type(c);
+  int P = c->ch->size, rc = MPI_SUCCESS;
+  switch (c->kind) {
+  case K_ALLREDUCE:
+    if (c->units[0] > 0) rc = MPI_Allreduce(MPI_IN_PLACE, buf(c, 0), (int)c->units[0], t, mpi_op(c->op), comm);
+    break;
+  case K_BCAST:
+    if (c->units[0] > 0) rc = MPI_Bcast(buf(c, 0), (int)c->units[0], t, c->root, comm);
+    break;
+  case K_ALLGATHERV:
+    if (sum_counts(c->counts, P) > 0)
+      rc = MPI_Allgatherv(buf(c, c->send), c->counts[c->ch->rank], t, buf(c, c->recv), c->counts, c->displs, t, comm);
+    break;
+  case K_REDUCE_SCATTER:
+    if (sum_counts(c->counts, P) > 0)
+      rc = MPI_Reduce_scatter(buf(c, c->send), buf(c, c->recv), c->counts, t, mpi_op(c->op), comm);
+    break;
+  case K_ALLTOALLV:
+    rc = MPI_Alltoallv(buf(c, c->send), c->scounts, c->sdispls, t, buf(c, c->recv), c->counts, c->displs, t, comm);
+    break;
+  default: { /* point-to-point: the non-blocking calls carry no reduction, then wait here */
+    int nreq = 0;
+    for (int i = 0; i < coll_max_requests(c); i++) c->reqs[i] = MPI_REQUEST_NULL;
+    int r = coll_post_mpi(c, &nreq);
+    if (nreq > 0) rc = MPI_Waitall(nreq, c->reqs, MPI_STATUSES_IGNORE);
+    if (r != SL_SUCCESS) return r;
+    break;
+  }
+  }
+  return rc == MPI_SUCCESS ? SL_SUCCESS : sl_error_mpi(rc, coll_kind_name(c->kind), __FILE__, __LINE__);
+}
+
 int coll_post_mpi(coll *c, int *nreq)
 {
   MPI_Comm comm = c->ch->comm;

@@ -1,7 +1,7 @@
 /* Pinned host staging buffers for the host-MPI backend when data lives on a GPU. Buffers come in
  * power-of-two size classes from 4 KiB; a returned buffer goes back on its class's free list, so a steady
- * stream of collectives allocates nothing after its first calls. Pinned with cudaHostAlloc when CUDA is
- * built in (fast, asynchronous device copies), plain aligned memory otherwise. */
+ * stream of collectives allocates nothing after its first calls. Pinned (cudaHostRegister) when the rank
+ * has CUDA workers, for fast asynchronous device copies. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -33,27 +33,24 @@ static int size_class(size_t bytes)
   return c;
 }
 
+/* Page-aligned ordinary memory, then pinned with cudaHostRegister when CUDA workers exist. (Memory from
+ * cudaHostAlloc gave wrong results between two ranks on one node with Open MPI's shared-memory transport;
+ * registered anonymous pages behave like any other memory for MPI.) */
 static void *raw_alloc(size_t bytes)
 {
-#ifdef SL_HAVE_CUDA
-  void *p = NULL;
-  if (sl_ctx.ncuda > 0) {
-    if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) == cudaSuccess) return p;
-    (void)cudaGetLastError();
-    return NULL;
-  }
-#endif
   void *q = NULL;
-  return posix_memalign(&q, 4096, bytes) == 0 ? q : NULL;
+  if (posix_memalign(&q, 4096, bytes) != 0) return NULL;
+#ifdef SL_HAVE_CUDA
+  if (sl_ctx.ncuda > 0 && cudaHostRegister(q, bytes, cudaHostRegisterPortable) != cudaSuccess)
+    (void)cudaGetLastError(); /* stays pageable: slower copies, same results */
+#endif
+  return q;
 }
 
 static void raw_free(void *p)
 {
 #ifdef SL_HAVE_CUDA
-  if (sl_ctx.ncuda > 0) {
-    cudaFreeHost(p);
-    return;
-  }
+  if (sl_ctx.ncuda > 0 && cudaHostUnregister(p) != cudaSuccess) (void)cudaGetLastError();
 #endif
   free(p);
 }

@@ -10,6 +10,9 @@
 
 #include "internal.h"
 #include "comm/comm.h"
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 static pthread_t thread;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -41,6 +44,13 @@ static void complete(comm_pending *p)
 
 static void *progress_main(void *unused)
 {
+#ifdef SL_HAVE_CUDA
+  /* a CUDA context on this thread: a CUDA-aware MPI checks buffer pointers against it while progressing */
+  int ids[1];
+  if (starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, ids, 1) == 1 &&
+      cudaSetDevice(starpu_worker_get_devid(ids[0])) != cudaSuccess)
+    (void)cudaGetLastError();
+#endif
   comm_pending *active = NULL;
   long idle_polls = 0;
   for (;;) {
