@@ -65,7 +65,7 @@ if [ -d "$B/ompi-cuda" ]; then
     'ompi_info --parsable --all | grep -E "mpi_built_with_cuda_support:value|^ompi:version:full"'
   STARLOPS_COMM=mpi-cuda STARLOPS_CODELET_WHERE=cuda step "comm: CUDA-aware MPI, 2 ranks sharing the GPU" \
     comm-mpi-cuda.log cuda_mpi mpirun -n 2 --bind-to none "$T"
-  STARLOPS_COMM=mpi-cuda STARLOPS_CODELET_WHERE=cuda step "bench_comm: CUDA-aware MPI, 2 ranks" bench-comm-mpi-cuda.log \
+  STARPU_NCPU=6 STARLOPS_COMM=mpi-cuda STARLOPS_CODELET_WHERE=cuda step "bench_comm: CUDA-aware MPI, 2 ranks" bench-comm-mpi-cuda.log \
     cuda_mpi mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --reps 5 --overlap-mib 0
 else
   echo "gpu-check: no ompi-cuda in the bundle (run scripts/build-openmpi-cuda.sh before make bundle)" | tee "$logs/comm-mpi-cuda.log"
