@@ -218,6 +218,54 @@ int sl_array_sum(const sl_array *x, sl_scalar *s);
  *  0 (number of non-zeros). */
 int sl_array_norm(const sl_array *x, double ord, sl_scalar *s);
 
+/* ---- linear operators (docs/operators.md) ------------------------------------------------------ */
+typedef struct sl_op sl_op;
+typedef enum { SL_FORWARD = 0, SL_ADJOINT = 1 } sl_op_mode;
+
+/** Submits y = op x (SL_FORWARD) or y = op^H x (SL_ADJOINT) and returns. x must be laid out like the
+ *  operator's domain (its range for SL_ADJOINT), y like its range (domain); x and y must differ. */
+int sl_op_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y);
+/** A new array laid out like the operator's domain (model) or range (data). */
+int sl_op_create_domain(const sl_op *op, sl_array **x);
+int sl_op_create_range(const sl_op *op, sl_array **y);
+/** Global sizes of the range (rows) and domain (columns), dtype and a short name ("Diagonal", "A + B"). */
+int64_t sl_op_nrows(const sl_op *op);
+int64_t sl_op_ncols(const sl_op *op);
+sl_dtype sl_op_dtype(const sl_op *op);
+const char *sl_op_name(const sl_op *op);
+/** Drops the caller's reference; operators built from this one keep theirs. */
+int sl_op_destroy(sl_op **op);
+
+/* Elementary operators: domain and range are laid out like the given arrays (dims, dtype, distribution;
+ * the arrays are not kept). Communication: none. */
+/** y = x */
+int sl_op_identity(sl_op **op, const sl_array *like);
+/** y = 0 (domain like domain_like, range like range_like; same dtype) */
+int sl_op_zero(sl_op **op, const sl_array *domain_like, const sl_array *range_like);
+/** y = d .* x; adjoint conj(d) .* x (d is copied) */
+int sl_op_diagonal(sl_op **op, const sl_array *d);
+
+/* Algebra. The result holds references to its parts and its temporaries, allocated once here (one array
+ * per intermediate), so an apply allocates nothing. The parts must agree in dtype; the layouts must match
+ * (sum: same domain and same range; product: a's domain = b's range). */
+/** a + b, a - b */
+int sl_op_sum(sl_op **out, sl_op *a, sl_op *b);
+int sl_op_diff(sl_op **out, sl_op *a, sl_op *b);
+/** a b (b applies first) */
+int sl_op_product(sl_op **out, sl_op *a, sl_op *b);
+/** s a (s complex for complex operators; its imaginary part must be 0 for real ones) */
+int sl_op_scaled(sl_op **out, sl_op *a, sl_cscalar s);
+/** a^H, a^T = conj(a^H), conj(a) */
+int sl_op_adjoint(sl_op **out, sl_op *a);
+int sl_op_transpose(sl_op **out, sl_op *a);
+int sl_op_conj(sl_op **out, sl_op *a);
+/** a^k for a square operator (domain laid out like the range), k >= 0 (a^0 = identity) */
+int sl_op_power(sl_op **out, sl_op *a, int k);
+
+/** Dot test: random u (domain) and v (range) from seed; *err = |v^H (A u) - (A^H v)^H u| / max of their
+ *  moduli. Collective; waits. Round-off gives about 1e-15 in float64/complex128, 1e-6 in float32. */
+int sl_dottest(sl_op *op, unsigned seed, double *err);
+
 #ifdef __cplusplus
 }
 #endif

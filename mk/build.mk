@@ -96,6 +96,7 @@ check-valgrind: all
 	$(TEST_ENV) STARPU_NCPU=1 STARLOPS_CHUNK_BYTES=100 $(VALGRIND) $(BUILD)/tests/mpi/mpi_errors $(BUILD)/tests/vg
 	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_arrays
 	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_comm
+	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_ops
 
 demo: all
 	@mkdir -p $(BUILD)/starpu-home

@@ -51,6 +51,7 @@ static char *scratch_dir(void)
 RANKS_TEST(mpi_arrays)
 RANKS_TEST(mpi_errors)
 RANKS_TEST(mpi_comm)
+RANKS_TEST(mpi_ops)
 
 /* dmda-family schedulers run a per-worker hook when a task ends: collectives released by the progress
  * thread must end on a worker thread (comm_progress.c). */

@@ -1,0 +1,84 @@
+/* The operator object: layouts, apply (checks, then the operator's own submit function), references. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "operators/op_internal.h"
+
+int sl_op_new(sl_op **out, const char *name, const sl_array *dom_like, const sl_array *rng_like, sl_op_apply_fn fn)
+{
+  sl_op *op = calloc(1, sizeof *op);
+  if (!op) return sl_error(SL_E_NOMEM, "%s: out of memory", name);
+  op->refs = 1;
+  snprintf(op->name, sizeof op->name, "%s", name);
+  op->dtype = sl_array_dtype(dom_like);
+  op->apply = fn;
+  op->sign = 1.0;
+  op->scale = SL_REAL(1.0);
+  int rc = sl_array_create_like(&op->dom, dom_like);
+  if (rc == SL_SUCCESS) rc = sl_array_create_like(&op->rng, rng_like);
+  if (rc != SL_SUCCESS) {
+    sl_op *tmp = op;
+    sl_op_destroy(&tmp);
+    return rc;
+  }
+  *out = op;
+  return SL_SUCCESS;
+}
+
+sl_op *sl_op_ref(sl_op *op)
+{
+  op->refs++;
+  return op;
+}
+
+int sl_op_destroy(sl_op **opp)
+{
+  SL_CHECK_ARG(opp != NULL, SL_E_INVALID, "sl_op_destroy: argument 1 is NULL");
+  sl_op *op = *opp;
+  *opp = NULL;
+  if (!op || --op->refs > 0) return SL_SUCCESS;
+  sl_array_destroy(&op->dom);
+  sl_array_destroy(&op->rng);
+  sl_array_destroy(&op->tmp);
+  sl_array_destroy(&op->data);
+  sl_array_destroy(&op->data_conj);
+  sl_op_destroy(&op->a);
+  sl_op_destroy(&op->b);
+  free(op);
+  return SL_SUCCESS;
+}
+
+int sl_op_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_op_apply: argument 1 (op) is NULL");
+  SL_CHECK_ARG(mode == SL_FORWARD || mode == SL_ADJOINT, SL_E_INVALID,
+               "sl_op_apply: argument 2 (mode) must be SL_FORWARD or SL_ADJOINT, not %d", (int)mode);
+  SL_CHECK_ARG(x != NULL && y != NULL, SL_E_INVALID, "sl_op_apply: argument %d (%s) is NULL", x ? 4 : 3, x ? "y" : "x");
+  SL_CHECK_ARG(x != y, SL_E_INVALID, "sl_op_apply: arguments 3 (x) and 4 (y) are the same array");
+  const sl_array *in = mode == SL_FORWARD ? op->dom : op->rng, *out = mode == SL_FORWARD ? op->rng : op->dom;
+  char inn[96], outn[96];
+  snprintf(inn, sizeof inn, "the %s of %s", mode == SL_FORWARD ? "domain" : "range", op->name);
+  snprintf(outn, sizeof outn, "the %s of %s", mode == SL_FORWARD ? "range" : "domain", op->name);
+  SL_TRY(sl_array_check_same(x, "sl_op_apply: argument 3 (x)", in, inn));
+  SL_TRY(sl_array_check_same(y, "sl_op_apply: argument 4 (y)", out, outn));
+  return op->apply(op, mode, x, y);
+}
+
+int sl_op_create_domain(const sl_op *op, sl_array **x)
+{
+  SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_op_create_domain: argument 1 (op) is NULL");
+  return sl_array_create_like(x, op->dom);
+}
+
+int sl_op_create_range(const sl_op *op, sl_array **y)
+{
+  SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_op_create_range: argument 1 (op) is NULL");
+  return sl_array_create_like(y, op->rng);
+}
+
+int64_t sl_op_nrows(const sl_op *op) { return op ? sl_array_global_size(op->rng) : -1; }
+int64_t sl_op_ncols(const sl_op *op) { return op ? sl_array_global_size(op->dom) : -1; }
+sl_dtype sl_op_dtype(const sl_op *op) { return op ? op->dtype : SL_FLOAT64; }
+const char *sl_op_name(const sl_op *op) { return op ? op->name : NULL; }

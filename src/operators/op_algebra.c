@@ -1,0 +1,159 @@
+/* The operator algebra: sum, difference, product, scaling, adjoint, transpose, conjugate, power. A
+ * composite submits its parts' tasks in order; StarPU's data dependencies make them one task graph. Every
+ * temporary is allocated once, when the composite is built. */
+#include <stdio.h>
+
+#include "operators/op_internal.h"
+
+static int check_parts(const char *fn, const sl_op *a, const sl_op *b)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s: argument 2 (a) is NULL", fn);
+  SL_CHECK_ARG(b != NULL, SL_E_INVALID, "%s: argument 3 (b) is NULL", fn);
+  SL_CHECK_ARG(a->dtype == b->dtype, SL_E_DTYPE, "%s: arguments 2 (a) and 3 (b) differ in dtype (%s, %s)", fn,
+               sl_dtype_name(a->dtype), sl_dtype_name(b->dtype));
+  return SL_SUCCESS;
+}
+
+/* ---- a + sign b: y = A x; y += sign B x (the temporary: op->rng forward, op->dom adjoint) ---------- */
+static int sum_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  sl_array *t = mode == SL_FORWARD ? op->rng : op->dom;
+  SL_TRY(op->a->apply(op->a, mode, x, y));
+  SL_TRY(op->b->apply(op->b, mode, x, t));
+  return sl_array_axpby(y, SL_REAL(op->sign), t, SL_REAL(1.0));
+}
+
+static int sum_of(sl_op **out, sl_op *a, sl_op *b, double sign, const char *fn)
+{
+  SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (out) is NULL", fn);
+  SL_TRY(check_parts(fn, a, b));
+  SL_TRY(sl_array_check_same(b->dom, "the domain of argument 3 (b)", a->dom, "the domain of argument 2 (a)"));
+  SL_TRY(sl_array_check_same(b->rng, "the range of argument 3 (b)", a->rng, "the range of argument 2 (a)"));
+  char name[64];
+  snprintf(name, sizeof name, "(%.24s %c %.24s)", a->name, sign > 0 ? '+' : '-', b->name);
+  sl_op *o;
+  SL_TRY(sl_op_new(&o, name, a->dom, a->rng, sum_apply));
+  o->a = sl_op_ref(a);
+  o->b = sl_op_ref(b);
+  o->sign = sign;
+  *out = o;
+  return SL_SUCCESS;
+}
+
+int sl_op_sum(sl_op **out, sl_op *a, sl_op *b) { return sum_of(out, a, b, 1.0, "sl_op_sum"); }
+int sl_op_diff(sl_op **out, sl_op *a, sl_op *b) { return sum_of(out, a, b, -1.0, "sl_op_diff"); }
+
+/* ---- a b: forward t = B x, y = A t; adjoint t = A^H x, y = B^H t (t in a's domain) ----------------- */
+static int product_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  sl_op *first = mode == SL_FORWARD ? op->b : op->a, *second = mode == SL_FORWARD ? op->a : op->b;
+  SL_TRY(first->apply(first, mode, x, op->tmp));
+  return second->apply(second, mode, op->tmp, y);
+}
+
+int sl_op_product(sl_op **out, sl_op *a, sl_op *b)
+{
+  const char *fn = "sl_op_product";
+  SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (out) is NULL", fn);
+  SL_TRY(check_parts(fn, a, b));
+  SL_TRY(sl_array_check_same(b->rng, "the range of argument 3 (b)", a->dom, "the domain of argument 2 (a)"));
+  char name[64];
+  snprintf(name, sizeof name, "(%.28s %.28s)", a->name, b->name);
+  sl_op *o;
+  SL_TRY(sl_op_new(&o, name, b->dom, a->rng, product_apply));
+  o->a = sl_op_ref(a);
+  o->b = sl_op_ref(b);
+  int rc = sl_array_create_like(&o->tmp, a->dom);
+  if (rc != SL_SUCCESS) sl_op_destroy(&o);
+  *out = o;
+  return rc;
+}
+
+/* ---- s a: y = A x, y *= s (conj(s) for the adjoint) ----------------------------------------------- */
+static int scaled_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  SL_TRY(op->a->apply(op->a, mode, x, y));
+  sl_cscalar s = op->scale;
+  if (mode == SL_ADJOINT) s.im = -s.im;
+  return sl_array_scale(y, s);
+}
+
+int sl_op_scaled(sl_op **out, sl_op *a, sl_cscalar s)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(out != NULL, SL_E_INVALID, "sl_op_scaled: argument 1 (out) is NULL");
+  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_op_scaled: argument 2 (a) is NULL");
+  SL_CHECK_ARG(sl_dtype_is_complex(a->dtype) || s.im == 0.0, SL_E_DTYPE,
+               "sl_op_scaled: argument 3 (s) is complex (%g%+gi) but argument 2 (a) is %s", s.re, s.im,
+               sl_dtype_name(a->dtype));
+  char name[128];
+  snprintf(name, sizeof name, "%.6g%+.6gi %.40s", s.re, s.im, a->name);
+  sl_op *o;
+  SL_TRY(sl_op_new(&o, name, a->dom, a->rng, scaled_apply));
+  o->a = sl_op_ref(a);
+  o->scale = s;
+  *out = o;
+  return SL_SUCCESS;
+}
+
+/* ---- a^H: the other mode of a --------------------------------------------------------------------- */
+static int adjoint_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  return op->a->apply(op->a, mode == SL_FORWARD ? SL_ADJOINT : SL_FORWARD, x, y);
+}
+
+/* ---- a^T x = conj(a^H conj(x)), conj(a) x = conj(a conj(x)): the input's conjugate goes to the
+ * temporary laid out like x, the result is conjugated in place ----------------------------------- */
+static int conj_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y, int transpose)
+{
+  sl_op_mode inner = transpose ? (mode == SL_FORWARD ? SL_ADJOINT : SL_FORWARD) : mode;
+  sl_array *t = mode == SL_FORWARD ? op->dom : op->rng; /* laid out like x */
+  if (!sl_dtype_is_complex(op->dtype)) return op->a->apply(op->a, inner, x, y);
+  SL_TRY(sl_array_conj(t, x));
+  SL_TRY(op->a->apply(op->a, inner, t, y));
+  return sl_array_conj(y, y);
+}
+
+static int transpose_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y) { return conj_apply(op, mode, x, y, 1); }
+static int conjugate_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y) { return conj_apply(op, mode, x, y, 0); }
+
+static int unary(sl_op **out, sl_op *a, const char *fn, const char *fmt, int swap, sl_op_apply_fn apply)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (out) is NULL", fn);
+  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s: argument 2 (a) is NULL", fn);
+  char name[64];
+  snprintf(name, sizeof name, fmt, a->name);
+  sl_op *o;
+  SL_TRY(sl_op_new(&o, name, swap ? a->rng : a->dom, swap ? a->dom : a->rng, apply));
+  o->a = sl_op_ref(a);
+  *out = o;
+  return SL_SUCCESS;
+}
+
+int sl_op_adjoint(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_adjoint", "%.56s^H", 1, adjoint_apply); }
+int sl_op_transpose(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_transpose", "%.56s^T", 1, transpose_apply); }
+int sl_op_conj(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_conj", "conj(%.52s)", 0, conjugate_apply); }
+
+/* ---- a^k: a chain of products (a^0 is the identity) ------------------------------------------------ */
+int sl_op_power(sl_op **out, sl_op *a, int k)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(out != NULL, SL_E_INVALID, "sl_op_power: argument 1 (out) is NULL");
+  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_op_power: argument 2 (a) is NULL");
+  SL_CHECK_ARG(k >= 0, SL_E_INVALID, "sl_op_power: argument 3 (k) is %d, must be >= 0", k);
+  SL_TRY(sl_array_check_same(a->dom, "sl_op_power: the domain of argument 2 (a)", a->rng, "its range"));
+  if (k == 0) return sl_op_identity(out, a->dom);
+  sl_op *acc = sl_op_ref(a);
+  for (int i = 1; i < k; i++) {
+    sl_op *next;
+    int rc = sl_op_product(&next, a, acc);
+    sl_op_destroy(&acc);
+    if (rc != SL_SUCCESS) return rc;
+    acc = next;
+  }
+  snprintf(acc->name, sizeof acc->name, "%.52s^%d", a->name, k);
+  *out = acc;
+  return SL_SUCCESS;
+}

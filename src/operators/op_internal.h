@@ -1,0 +1,29 @@
+/* The operator object shared by src/operators/ (not by the rest of starlops). */
+#ifndef SL_OP_INTERNAL_H
+#define SL_OP_INTERNAL_H
+
+#include "internal.h"
+
+/** Submits the tasks of y = op x (mode SL_FORWARD) or y = op^H x; arguments already checked. */
+typedef int (*sl_op_apply_fn)(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y);
+
+struct sl_op {
+  int refs;
+  char name[64];
+  sl_dtype dtype;
+  sl_array *dom, *rng;    /* templates of the layouts, also usable as temporaries by the operator */
+  sl_op_apply_fn apply;
+  sl_op *a, *b;           /* parts (composites) */
+  sl_array *tmp;          /* one intermediate (product: a's domain) */
+  sl_array *data;         /* an operator's own data (diagonal: d, conj(d)) */
+  sl_array *data_conj;
+  double sign;            /* sum: +1, difference: -1 */
+  sl_cscalar scale;       /* scaled */
+};
+
+/** A new operator of the given layouts (templates created like dom_like and rng_like) with one reference. */
+int sl_op_new(sl_op **out, const char *name, const sl_array *dom_like, const sl_array *rng_like, sl_op_apply_fn fn);
+/** Takes one more reference to op. */
+sl_op *sl_op_ref(sl_op *op);
+
+#endif
