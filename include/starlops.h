@@ -245,6 +245,12 @@ int sl_op_zero(sl_op **op, const sl_array *domain_like, const sl_array *range_li
 /** y = d .* x; adjoint conj(d) .* x (d is copied) */
 int sl_op_diagonal(sl_op **op, const sl_array *d);
 
+/** Collective. MatrixMult with a dense block per rank: y_r = A_r x_r, adjoint x_r = A_r^H y_r, where A_r
+ *  (row-major nrows x ncols, dtype dt, copied) is this rank's block; a rank may give 0 x 0. The domain is
+ *  (sum of ncols, nrhs) and the range (sum of nrows, nrhs), distributed along axis 0 with this rank's
+ *  extents ncols and nrows (1-D when nrhs = 1). Local gemv/gemm (CBLAS, cuBLAS); no communication. */
+int sl_op_matrix(sl_op **op, const void *A, int64_t nrows, int64_t ncols, int64_t nrhs, sl_dtype dt);
+
 /* Algebra. The result holds references to its parts and its temporaries, allocated once here (one array
  * per intermediate), so an apply allocates nothing. The parts must agree in dtype; the layouts must match
  * (sum: same domain and same range; product: a's domain = b's range). */

@@ -26,6 +26,7 @@ int sl_codelets_init(void)
   codelet_vec_init();
   codelet_reduce_init();
   codelet_rows_init();
+  codelet_matmul_init();
   return SL_SUCCESS;
 }
 

@@ -39,6 +39,11 @@ int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, starpu_data_hand
 int codelet_combine_submit(sl_red_kind k, double root_p, int nparts, const starpu_data_handle_t *parts,
                            starpu_data_handle_t scalar);
 void codelet_rows_init(void);
+void codelet_matmul_init(void);
+/** Submits Y = A X (adjoint: A^H X) for a row-major nr x nc block A (NULL when empty), X and Y given as
+ *  their chunks (nx, ny of them), nrhs columns. Nothing when ny is 0. */
+int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int64_t nrhs, starpu_data_handle_t A,
+                          int nx, const starpu_data_handle_t *x, int ny, const starpu_data_handle_t *y);
 /** Submits a strided row copy: rows rows of row_len elements from the logical vector src (the
  *  concatenation of nsrc handles) at src_start + o src_stride to dst (ndst handles, access dst_mode) at
  *  dst_start + o dst_stride. */

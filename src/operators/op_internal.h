@@ -18,6 +18,9 @@ struct sl_op {
   sl_array *data;         /* an operator's own data (diagonal: d, conj(d)) */
   sl_array *data_conj;
   double sign;            /* sum: +1, difference: -1 */
+  void *mat;              /* MatrixMult: this rank's block (row-major nr x nc) and its handle */
+  starpu_data_handle_t mat_handle;
+  int64_t nr, nc, nrhs;
   sl_cscalar scale;       /* scaled */
 };
 

@@ -132,6 +132,81 @@ static void run(sl_dtype dt, int64_t n)
   free(d2g);
 }
 
+/* MatrixMult: rank r holds A_r (nr_r x nc_r); the last rank (P > 1) holds 0 x 0, rank 1 (P > 2) maps no
+ * columns (its rows of y are zero). */
+static int64_t mm_rows(int r, int P) { return P > 1 && r == P - 1 ? 0 : 2 + r % 3; }
+static int64_t mm_cols(int r, int P) { return (P > 1 && r == P - 1) || (P > 2 && r == 1) ? 0 : 3 + (r + 1) % 2; }
+static double complex mm_a(int r, int64_t i, int64_t j, int cplx)
+{
+  return ((r * 7 + i * 3 + j * 5) % 11 - 5) * 0.25 + (cplx ? ((r + i * 2 + j) % 5 - 2) * 0.5 * I : 0);
+}
+
+static void run_matrix(sl_dtype dt, int64_t nrhs)
+{
+  int P = sl_size(), me = sl_rank(), cplx = sl_dtype_is_complex(dt);
+  int64_t nr = mm_rows(me, P), nc = mm_cols(me, P), R = 0, C = 0;
+  for (int r = 0; r < P; r++) R += mm_rows(r, P), C += mm_cols(r, P);
+  double complex *a = malloc(sizeof *a * (size_t)(nr * nc + 1));
+  for (int64_t i = 0; i < nr; i++)
+    for (int64_t j = 0; j < nc; j++) a[i * nc + j] = mm_a(me, i, j, cplx);
+  void *araw = malloc(sl_dtype_size(dt) * (size_t)(nr * nc + 1));
+  mc_to_dtype(dt, nr * nc, a, araw);
+  sl_op *M = NULL;
+  CHECK_OK(sl_op_matrix(&M, araw, nr, nc, nrhs, dt));
+  free(araw);
+  free(a);
+  if (!M) return;
+  CHECK(sl_op_nrows(M) == R * nrhs && sl_op_ncols(M) == C * nrhs, "MatrixMult shape %lld x %lld",
+        (long long)sl_op_nrows(M), (long long)sl_op_ncols(M));
+  for (int mode = 0; mode < 2; mode++) {
+    int64_t nin = mode ? R : C, nout = mode ? C : R;
+    double complex *in = malloc(sizeof *in * (size_t)(nin * nrhs + 1)), *ref = calloc((size_t)(nout * nrhs + 1), sizeof *ref);
+    for (int64_t g = 0; g < nin * nrhs; g++) in[g] = mc_value(dt, g, 9 + mode);
+    /* the reference, block by block, from the formula of every rank's A_r */
+    int64_t roff = 0, coff = 0;
+    for (int r = 0; r < P; r++) {
+      for (int64_t i = 0; i < mm_rows(r, P); i++)
+        for (int64_t j = 0; j < mm_cols(r, P); j++)
+          for (int64_t k = 0; k < nrhs; k++) {
+            double complex aij = mm_a(r, i, j, cplx);
+            if (!mode) ref[(roff + i) * nrhs + k] += aij * in[(coff + j) * nrhs + k];
+            else ref[(coff + j) * nrhs + k] += conj(aij) * in[(roff + i) * nrhs + k];
+          }
+      roff += mm_rows(r, P);
+      coff += mm_cols(r, P);
+    }
+    sl_array *x = NULL, *y = NULL;
+    CHECK_OK(mode ? sl_op_create_range(M, &x) : sl_op_create_domain(M, &x));
+    CHECK_OK(mode ? sl_op_create_domain(M, &y) : sl_op_create_range(M, &y));
+    void *raw = malloc(sl_dtype_size(dt) * (size_t)(nin * nrhs + 1));
+    mc_to_dtype(dt, nin * nrhs, in, raw);
+    CHECK_OK(sl_array_scatter(x, -1, raw));
+    CHECK_OK(sl_array_fill(y, SL_REAL(99.0)));
+    CHECK_OK(sl_op_apply(M, mode ? SL_ADJOINT : SL_FORWARD, x, y));
+    char what[96];
+    snprintf(what, sizeof what, "MatrixMult %s (%s, nrhs %lld)", mode ? "adjoint" : "forward", sl_dtype_name(dt),
+             (long long)nrhs);
+    CHECK(mc_compare(y, ref, what) == 0, "%s", what);
+    free(raw);
+    free(in);
+    free(ref);
+    sl_array_destroy(&x);
+    sl_array_destroy(&y);
+  }
+  double err = -1, tol = dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-4 : 1e-12;
+  CHECK_OK(sl_dottest(M, 5, &err));
+  CHECK(err >= 0 && err <= tol, "dot test of MatrixMult (%s, nrhs %lld): %.3g", sl_dtype_name(dt), (long long)nrhs, err);
+  /* a composite on top: (M^H M) is square and self-adjoint; its dot test too */
+  sl_op *Mh = NULL, *N = NULL;
+  CHECK_OK(sl_op_adjoint(&Mh, M));
+  CHECK_OK(sl_op_product(&N, Mh, M));
+  CHECK_OK(sl_dottest(N, 6, &err));
+  CHECK(err >= 0 && err <= tol, "dot test of M^H M (%s, nrhs %lld): %.3g", sl_dtype_name(dt), (long long)nrhs, err);
+  sl_op_destroy(&N);
+  sl_op_destroy(&Mh);
+  sl_op_destroy(&M);
+}
+
 static void bad_input(void)
 {
   int P = sl_size();
@@ -156,6 +231,11 @@ static void bad_input(void)
   CHECK(mc_same_error_everywhere(sl_op_scaled(&out, A, (sl_cscalar){1, 1}), SL_E_DTYPE), "complex scale of a real op");
   CHECK(mc_same_error_everywhere(sl_op_zero(&out, a, af), SL_E_DTYPE), "zero between dtypes");
   CHECK(mc_same_error_everywhere(sl_op_diagonal(&out, NULL), SL_E_INVALID), "NULL diagonal");
+  /* a bad argument on one rank only: the same verdict everywhere */
+  double blk[4] = {1, 2, 3, 4};
+  CHECK(mc_same_error_everywhere(sl_op_matrix(&out, sl_rank() == P - 1 ? NULL : blk, 2, 2, 1, SL_FLOAT64), SL_E_INVALID),
+        "MatrixMult: NULL block on the last rank");
+  CHECK(mc_same_error_everywhere(sl_op_matrix(&out, blk, 2, 2, 0, SL_FLOAT64), SL_E_INVALID), "MatrixMult: nrhs 0");
   sl_op_destroy(&A);
   sl_op_destroy(&B);
   sl_op_destroy(&F);
@@ -171,6 +251,10 @@ int main(int argc, char **argv)
   int64_t sizes[2] = {3 * (int64_t)P + 1, P > 1 ? (int64_t)P - 1 : 2}; /* uneven; the last rank owns nothing */
   for (int dt = 0; dt < 4; dt++)
     for (int k = 0; k < 2; k++) run((sl_dtype)dt, sizes[k]);
+  for (int dt = 0; dt < 4; dt++) {
+    run_matrix((sl_dtype)dt, 1);
+    run_matrix((sl_dtype)dt, 3);
+  }
   bad_input();
   return mc_finish("mpi_ops");
 }
