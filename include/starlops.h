@@ -250,6 +250,12 @@ int sl_op_diagonal(sl_op **op, const sl_array *d);
  *  (sum of ncols, nrhs) and the range (sum of nrows, nrhs), distributed along axis 0 with this rank's
  *  extents ncols and nrows (1-D when nrhs = 1). Local gemv/gemm (CBLAS, cuBLAS); no communication. */
 int sl_op_matrix(sl_op **op, const void *A, int64_t nrows, int64_t ncols, int64_t nrhs, sl_dtype dt);
+/** Collective. VStack of dense blocks: y_r = A_r x with x replicated (domain (ncols, nrhs), SL_BROADCAST;
+ *  ncols the same on every rank), y scattered (sum of nrows); adjoint x = sum_r A_r^H y_r, one allreduce. */
+int sl_op_vstack_matrix(sl_op **op, const void *A, int64_t nrows, int64_t ncols, int64_t nrhs, sl_dtype dt);
+/** Collective. HStack of dense blocks: y = sum_r A_r x_r with y replicated (range (nrows, nrhs),
+ *  SL_BROADCAST; nrows the same on every rank), x scattered; one allreduce forward; adjoint x_r = A_r^H y. */
+int sl_op_hstack_matrix(sl_op **op, const void *A, int64_t nrows, int64_t ncols, int64_t nrhs, sl_dtype dt);
 
 /* Algebra. The result holds references to its parts and its temporaries, allocated once here (one array
  * per intermediate), so an apply allocates nothing. The parts must agree in dtype; the layouts must match

@@ -4,12 +4,14 @@
 
 #include "operators/op_internal.h"
 
-/* Fills a's local block with uniform values in [-1, 1) from (seed, rank); both parts for complex. */
+/* Fills a's local block with uniform values in [-1, 1) from seed and the block's place: the rank within
+ * its group for scattered arrays (so replicas of masked arrays agree), nothing for replicated ones. */
 static int fill_random(sl_array *a, unsigned seed)
 {
   void *p = NULL;
   SL_TRY(sl_array_acquire(a, SL_WRITE, &p));
-  uint64_t s = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)seed << 32) ^ (uint64_t)(sl_rank() + 1) * 0xbf58476d1ce4e5b9ULL;
+  int place = a->partition == SL_BROADCAST ? 0 : a->group->rank + 1;
+  uint64_t s = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)seed << 32) ^ (uint64_t)place * 0xbf58476d1ce4e5b9ULL;
   int64_t n = sl_array_local_size(a) * (sl_dtype_is_complex(sl_array_dtype(a)) ? 2 : 1);
   int single = sl_array_dtype(a) == SL_FLOAT32 || sl_array_dtype(a) == SL_COMPLEX64;
   for (int64_t i = 0; p && i < n; i++) {

@@ -4,6 +4,8 @@
 
 #include "internal.h"
 
+enum { SL_STACK_NONE, SL_STACK_V, SL_STACK_H };
+
 /** Submits the tasks of y = op x (mode SL_FORWARD) or y = op^H x; arguments already checked. */
 typedef int (*sl_op_apply_fn)(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y);
 
@@ -21,6 +23,7 @@ struct sl_op {
   void *mat;              /* MatrixMult: this rank's block (row-major nr x nc) and its handle */
   starpu_data_handle_t mat_handle;
   int64_t nr, nc, nrhs;
+  int kind;               /* MatrixMult arrangement: SL_STACK_NONE (block diagonal), SL_STACK_V, SL_STACK_H */
   sl_cscalar scale;       /* scaled */
 };
 

@@ -1,10 +1,14 @@
-/* MatrixMult with a dense block per rank (block diagonal across ranks): one gemv/gemm task per apply on
- * the rank's chunks of x and y (codelet_matmul.c). */
+/* Dense blocks per rank, in three arrangements, each one gemv/gemm task per apply on the rank's chunks of
+ * x and y (codelet_matmul.c):
+ *   block diagonal  y_r = A_r x_r                          no communication
+ *   VStack          y_r = A_r x (x replicated)             adjoint x = sum_r A_r^H y_r: one allreduce
+ *   HStack          y = sum_r A_r x_r (y replicated)       forward: one allreduce; adjoint x_r = A_r^H y */
 #include <stdlib.h>
 #include <string.h>
 
 #include "operators/op_internal.h"
 #include "codelets/codelets.h"
+#include "comm/comm.h"
 
 static int chunks_of(const sl_array *a, starpu_data_handle_t **h, int *n)
 {
@@ -25,44 +29,76 @@ static int matrix_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
   if (rc == SL_SUCCESS) rc = chunks_of(y, &hy, &ny);
   if (rc == SL_SUCCESS)
     rc = codelet_matmul_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, op->mat_handle, nx, hx, ny, hy);
+  /* the replicated side of a stack is a sum over ranks: one allreduce (per chunk of a large array) */
+  int sum_out = (op->kind == SL_STACK_V && mode == SL_ADJOINT) || (op->kind == SL_STACK_H && mode == SL_FORWARD);
+  for (int c = 0; rc == SL_SUCCESS && sum_out && c < ny && y->group->size > 1; c++)
+    rc = comm_allreduce(y->group->channel, op->dtype, COMM_SUM, hy[c]);
   free(hx);
   free(hy);
   return rc;
 }
 
+static int matrix_of(sl_op **op, int kind, const void *A, int64_t nrows, int64_t ncols, int64_t nrhs, sl_dtype dt);
+
 int sl_op_matrix(sl_op **op, const void *A, int64_t nrows, int64_t ncols, int64_t nrhs, sl_dtype dt)
 {
+  return matrix_of(op, SL_STACK_NONE, A, nrows, ncols, nrhs, dt);
+}
+
+int sl_op_vstack_matrix(sl_op **op, const void *A, int64_t nrows, int64_t ncols, int64_t nrhs, sl_dtype dt)
+{
+  return matrix_of(op, SL_STACK_V, A, nrows, ncols, nrhs, dt);
+}
+
+int sl_op_hstack_matrix(sl_op **op, const void *A, int64_t nrows, int64_t ncols, int64_t nrhs, sl_dtype dt)
+{
+  return matrix_of(op, SL_STACK_H, A, nrows, ncols, nrhs, dt);
+}
+
+static int matrix_of(sl_op **op, int kind, const void *A, int64_t nrows, int64_t ncols, int64_t nrhs, sl_dtype dt)
+{
   SL_CHECK_INIT();
+  const char *fn = kind == SL_STACK_V ? "sl_op_vstack_matrix" : (kind == SL_STACK_H ? "sl_op_hstack_matrix" : "sl_op_matrix");
   int rc = SL_SUCCESS;
-  if (!op) rc = sl_error(SL_E_INVALID, "sl_op_matrix: argument 1 (op) is NULL");
-  else if (nrows < 0 || ncols < 0) rc = sl_error(SL_E_INVALID, "sl_op_matrix: arguments 3 (nrows) and 4 (ncols) must be >= 0, got %lld and %lld", (long long)nrows, (long long)ncols);
-  else if (nrows * ncols > 0 && !A) rc = sl_error(SL_E_INVALID, "sl_op_matrix: argument 2 (A) is NULL for a %lld x %lld block", (long long)nrows, (long long)ncols);
-  else if (nrhs < 1) rc = sl_error(SL_E_INVALID, "sl_op_matrix: argument 5 (nrhs) is %lld, must be >= 1", (long long)nrhs);
-  else if (!sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "sl_op_matrix: argument 6 (dt) is not a valid dtype");
-  else if (nrows * ncols > (int64_t)UINT32_MAX) rc = sl_error(SL_E_INVALID, "sl_op_matrix: a %lld x %lld block is too large for one handle", (long long)nrows, (long long)ncols);
+  if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  else if (nrows < 0 || ncols < 0) rc = sl_error(SL_E_INVALID, "%s: arguments 3 (nrows) and 4 (ncols) must be >= 0, got %lld and %lld", fn, (long long)nrows, (long long)ncols);
+  else if (nrows * ncols > 0 && !A) rc = sl_error(SL_E_INVALID, "%s: argument 2 (A) is NULL for a %lld x %lld block", fn, (long long)nrows, (long long)ncols);
+  else if (nrhs < 1) rc = sl_error(SL_E_INVALID, "%s: argument 5 (nrhs) is %lld, must be >= 1", fn, (long long)nrhs);
+  else if (!sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "%s: argument 6 (dt) is not a valid dtype", fn);
+  else if (nrows * ncols > (int64_t)UINT32_MAX) rc = sl_error(SL_E_INVALID, "%s: a %lld x %lld block is too large for one handle", fn, (long long)nrows, (long long)ncols);
   SL_TRY(sl_agree(sl_ctx.comm, rc));
-  int64_t tot[2] = {nrows, ncols};
+  /* sums over ranks, and min/max of the replicated side's extent, which every rank must share */
+  int64_t tot[2] = {nrows, ncols}, lo[2] = {nrows, ncols}, hi[2] = {nrows, ncols};
   SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, tot, 2, MPI_INT64_T, MPI_SUM, sl_ctx.comm));
+  SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, lo, 2, MPI_INT64_T, MPI_MIN, sl_ctx.comm));
+  SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, hi, 2, MPI_INT64_T, MPI_MAX, sl_ctx.comm));
+  if (kind == SL_STACK_V && lo[1] != hi[1])
+    return sl_error(SL_E_DIMS, "%s: argument 4 (ncols) differs between ranks (%lld to %lld): a VStack's blocks share their columns", fn, (long long)lo[1], (long long)hi[1]);
+  if (kind == SL_STACK_H && lo[0] != hi[0])
+    return sl_error(SL_E_DIMS, "%s: argument 3 (nrows) differs between ranks (%lld to %lld): an HStack's blocks share their rows", fn, (long long)lo[0], (long long)hi[0]);
   int nd = nrhs > 1 ? 2 : 1;
-  int64_t ddims[2] = {tot[1], nrhs}, rdims[2] = {tot[0], nrhs};
-  sl_dist dd = sl_dist_default(), rd = sl_dist_default();
-  dd.local_n = &ncols;
-  rd.local_n = &nrows;
+  int64_t ddims[2] = {kind == SL_STACK_V ? ncols : tot[1], nrhs}, rdims[2] = {kind == SL_STACK_H ? nrows : tot[0], nrhs};
+  sl_dist dd = kind == SL_STACK_V ? sl_dist_broadcast() : sl_dist_default();
+  sl_dist rd = kind == SL_STACK_H ? sl_dist_broadcast() : sl_dist_default();
+  if (kind != SL_STACK_V) dd.local_n = &ncols;
+  if (kind != SL_STACK_H) rd.local_n = &nrows;
   sl_array *dom = NULL, *rng = NULL;
   rc = sl_array_create(&dom, nd, ddims, dt, &dd);
   if (rc == SL_SUCCESS) rc = sl_array_create(&rng, nd, rdims, dt, &rd);
   sl_op *o = NULL;
-  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "MatrixMult", dom, rng, matrix_apply);
+  if (rc == SL_SUCCESS)
+    rc = sl_op_new(&o, kind == SL_STACK_V ? "VStack(MatrixMult)" : (kind == SL_STACK_H ? "HStack(MatrixMult)" : "MatrixMult"), dom, rng, matrix_apply);
   sl_array_destroy(&dom);
   sl_array_destroy(&rng);
   if (rc != SL_SUCCESS) return rc;
+  o->kind = kind;
   o->nr = nrows;
   o->nc = ncols;
   o->nrhs = nrhs;
   size_t bytes = (size_t)(nrows * ncols) * sl_dtype_size(dt);
   if (bytes > 0) {
     o->mat = malloc(bytes);
-    rc = o->mat ? SL_SUCCESS : sl_error(SL_E_NOMEM, "sl_op_matrix: out of memory for a %zu-byte block", bytes);
+    rc = o->mat ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory for a %zu-byte block", fn, bytes);
     if (rc == SL_SUCCESS) {
       memcpy(o->mat, A, bytes);
       starpu_vector_data_register(&o->mat_handle, STARPU_MAIN_RAM, (uintptr_t)o->mat, (uint32_t)(nrows * ncols),

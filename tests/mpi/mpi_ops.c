@@ -141,22 +141,32 @@ static double complex mm_a(int r, int64_t i, int64_t j, int cplx)
   return ((r * 7 + i * 3 + j * 5) % 11 - 5) * 0.25 + (cplx ? ((r + i * 2 + j) % 5 - 2) * 0.5 * I : 0);
 }
 
+/* kind 0: block diagonal; 1: VStack (every block has 4 columns, x replicated); 2: HStack (every block has
+ * 3 rows, y replicated). The reference loop is the same for all three, with the offsets of each block. */
+static int mm_kind;
+static int64_t k_rows(int r, int P) { return mm_kind == 2 ? 3 : mm_rows(r, P); }
+static int64_t k_cols(int r, int P) { return mm_kind == 1 ? 4 : mm_cols(r, P); }
+
 static void run_matrix(sl_dtype dt, int64_t nrhs)
 {
   int P = sl_size(), me = sl_rank(), cplx = sl_dtype_is_complex(dt);
-  int64_t nr = mm_rows(me, P), nc = mm_cols(me, P), R = 0, C = 0;
-  for (int r = 0; r < P; r++) R += mm_rows(r, P), C += mm_cols(r, P);
+  int64_t nr = k_rows(me, P), nc = k_cols(me, P), R = 0, C = 0;
+  for (int r = 0; r < P; r++) R += k_rows(r, P), C += k_cols(r, P);
+  if (mm_kind == 1) C = 4;
+  if (mm_kind == 2) R = 3;
   double complex *a = malloc(sizeof *a * (size_t)(nr * nc + 1));
   for (int64_t i = 0; i < nr; i++)
     for (int64_t j = 0; j < nc; j++) a[i * nc + j] = mm_a(me, i, j, cplx);
   void *araw = malloc(sl_dtype_size(dt) * (size_t)(nr * nc + 1));
   mc_to_dtype(dt, nr * nc, a, araw);
   sl_op *M = NULL;
-  CHECK_OK(sl_op_matrix(&M, araw, nr, nc, nrhs, dt));
+  if (mm_kind == 0) CHECK_OK(sl_op_matrix(&M, araw, nr, nc, nrhs, dt));
+  if (mm_kind == 1) CHECK_OK(sl_op_vstack_matrix(&M, araw, nr, nc, nrhs, dt));
+  if (mm_kind == 2) CHECK_OK(sl_op_hstack_matrix(&M, araw, nr, nc, nrhs, dt));
   free(araw);
   free(a);
   if (!M) return;
-  CHECK(sl_op_nrows(M) == R * nrhs && sl_op_ncols(M) == C * nrhs, "MatrixMult shape %lld x %lld",
+  CHECK(sl_op_nrows(M) == R * nrhs && sl_op_ncols(M) == C * nrhs, "%s shape %lld x %lld", sl_op_name(M),
         (long long)sl_op_nrows(M), (long long)sl_op_ncols(M));
   for (int mode = 0; mode < 2; mode++) {
     int64_t nin = mode ? R : C, nout = mode ? C : R;
@@ -165,15 +175,17 @@ static void run_matrix(sl_dtype dt, int64_t nrhs)
     /* the reference, block by block, from the formula of every rank's A_r */
     int64_t roff = 0, coff = 0;
     for (int r = 0; r < P; r++) {
-      for (int64_t i = 0; i < mm_rows(r, P); i++)
-        for (int64_t j = 0; j < mm_cols(r, P); j++)
+      if (mm_kind == 1) coff = 0; /* VStack: every block reads all of x */
+      if (mm_kind == 2) roff = 0; /* HStack: every block writes all of y */
+      for (int64_t i = 0; i < k_rows(r, P); i++)
+        for (int64_t j = 0; j < k_cols(r, P); j++)
           for (int64_t k = 0; k < nrhs; k++) {
             double complex aij = mm_a(r, i, j, cplx);
             if (!mode) ref[(roff + i) * nrhs + k] += aij * in[(coff + j) * nrhs + k];
             else ref[(coff + j) * nrhs + k] += conj(aij) * in[(roff + i) * nrhs + k];
           }
-      roff += mm_rows(r, P);
-      coff += mm_cols(r, P);
+      roff += k_rows(r, P);
+      coff += k_cols(r, P);
     }
     sl_array *x = NULL, *y = NULL;
     CHECK_OK(mode ? sl_op_create_range(M, &x) : sl_op_create_domain(M, &x));
@@ -184,8 +196,8 @@ static void run_matrix(sl_dtype dt, int64_t nrhs)
     CHECK_OK(sl_array_fill(y, SL_REAL(99.0)));
     CHECK_OK(sl_op_apply(M, mode ? SL_ADJOINT : SL_FORWARD, x, y));
     char what[96];
-    snprintf(what, sizeof what, "MatrixMult %s (%s, nrhs %lld)", mode ? "adjoint" : "forward", sl_dtype_name(dt),
-             (long long)nrhs);
+    snprintf(what, sizeof what, "%s %s (%s, nrhs %lld)", sl_op_name(M), mode ? "adjoint" : "forward",
+             sl_dtype_name(dt), (long long)nrhs);
     CHECK(mc_compare(y, ref, what) == 0, "%s", what);
     free(raw);
     free(in);
@@ -195,13 +207,13 @@ static void run_matrix(sl_dtype dt, int64_t nrhs)
   }
   double err = -1, tol = dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-4 : 1e-12;
   CHECK_OK(sl_dottest(M, 5, &err));
-  CHECK(err >= 0 && err <= tol, "dot test of MatrixMult (%s, nrhs %lld): %.3g", sl_dtype_name(dt), (long long)nrhs, err);
+  CHECK(err >= 0 && err <= tol, "dot test of %s (%s, nrhs %lld): %.3g", sl_op_name(M), sl_dtype_name(dt), (long long)nrhs, err);
   /* a composite on top: (M^H M) is square and self-adjoint; its dot test too */
   sl_op *Mh = NULL, *N = NULL;
   CHECK_OK(sl_op_adjoint(&Mh, M));
   CHECK_OK(sl_op_product(&N, Mh, M));
   CHECK_OK(sl_dottest(N, 6, &err));
-  CHECK(err >= 0 && err <= tol, "dot test of M^H M (%s, nrhs %lld): %.3g", sl_dtype_name(dt), (long long)nrhs, err);
+  CHECK(err >= 0 && err <= tol, "dot test of M^H M, M = %s (%s, nrhs %lld): %.3g", sl_op_name(M), sl_dtype_name(dt), (long long)nrhs, err);
   sl_op_destroy(&N);
   sl_op_destroy(&Mh);
   sl_op_destroy(&M);
@@ -236,6 +248,9 @@ static void bad_input(void)
   CHECK(mc_same_error_everywhere(sl_op_matrix(&out, sl_rank() == P - 1 ? NULL : blk, 2, 2, 1, SL_FLOAT64), SL_E_INVALID),
         "MatrixMult: NULL block on the last rank");
   CHECK(mc_same_error_everywhere(sl_op_matrix(&out, blk, 2, 2, 0, SL_FLOAT64), SL_E_INVALID), "MatrixMult: nrhs 0");
+  if (P > 1)
+    CHECK(mc_same_error_everywhere(sl_op_vstack_matrix(&out, blk, 1, sl_rank() == 0 ? 2 : 4, 1, SL_FLOAT64), SL_E_DIMS),
+          "VStack: blocks with different column counts");
   sl_op_destroy(&A);
   sl_op_destroy(&B);
   sl_op_destroy(&F);
@@ -251,10 +266,11 @@ int main(int argc, char **argv)
   int64_t sizes[2] = {3 * (int64_t)P + 1, P > 1 ? (int64_t)P - 1 : 2}; /* uneven; the last rank owns nothing */
   for (int dt = 0; dt < 4; dt++)
     for (int k = 0; k < 2; k++) run((sl_dtype)dt, sizes[k]);
-  for (int dt = 0; dt < 4; dt++) {
-    run_matrix((sl_dtype)dt, 1);
-    run_matrix((sl_dtype)dt, 3);
-  }
+  for (mm_kind = 0; mm_kind < 3; mm_kind++)
+    for (int dt = 0; dt < 4; dt++) {
+      run_matrix((sl_dtype)dt, 1);
+      run_matrix((sl_dtype)dt, 3);
+    }
   bad_input();
   return mc_finish("mpi_ops");
 }
