@@ -97,6 +97,7 @@ check-valgrind: all
 	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_arrays
 	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_comm
 	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_ops
+	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(VALGRIND) $(BUILD)/tests/mpi/mpi_comm
 
 demo: all
 	@mkdir -p $(BUILD)/starpu-home
