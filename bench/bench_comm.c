@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "starlops.h"
+#include "bench_util.h"
 #include "internal.h"
 #include "comm/comm.h"
 #ifdef SL_HAVE_CUDA
@@ -23,26 +24,7 @@
 #include <nccl.h>
 #endif
 
-static double now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void noop(void *buffers[], void *arg) {}
-
-static int cmp(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-  qsort(t, (size_t)n, sizeof *t, cmp);
-  return t[n / 2];
-}
 
 enum { K_AR, K_AG, K_BC, K_RS, K_A2A, K_EX, NK };
 static const char *kname[NK] = {"allreduce", "allgatherv", "bcast", "reduce_scatter", "alltoallv", "exchange"};
@@ -209,41 +191,41 @@ static void overlap(ctx_t *c, int64_t bytes, int reps)
   double tc[16], tk[16], tb[16];
   for (int r = 0; r < reps; r++) {
     MPI_Barrier(sl_comm());
-    double t0 = now();
+    double t0 = bench_now();
     starlops_call(c, K_AG);
     sl_wait();
-    tc[r] = now() - t0;
+    tc[r] = bench_now() - t0;
   }
-  double t_comm = median(tc, reps);
+  double t_comm = bench_median(tc, reps);
   /* calibrate: double the number of axpby calls until the compute alone takes 1.2x the transfer alone
    * (the same K on every rank), so that the whole transfer can hide behind it */
   int K = 1;
   double t0;
   for (;;) {
     MPI_Barrier(sl_comm());
-    t0 = now();
+    t0 = bench_now();
     for (int i = 0; i < K; i++) sl_array_axpby(y, SL_REAL(1e-9), x, SL_REAL(1.0));
     sl_wait();
-    double t = now() - t0, tmax = 0;
+    double t = bench_now() - t0, tmax = 0;
     MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, sl_comm());
     if (tmax >= 1.2 * t_comm || K >= 4096) break;
     K *= 2;
   }
   for (int r = 0; r < reps; r++) {
     MPI_Barrier(sl_comm());
-    t0 = now();
+    t0 = bench_now();
     for (int i = 0; i < K; i++) sl_array_axpby(y, SL_REAL(1e-9), x, SL_REAL(1.0));
     sl_wait();
-    tk[r] = now() - t0;
+    tk[r] = bench_now() - t0;
     MPI_Barrier(sl_comm());
-    t0 = now();
+    t0 = bench_now();
     if (getenv("STARLOPS_TRACE")) starpu_fxt_trace_user_event_string("overlap: allgather + compute");
     starlops_call(c, K_AG);
     for (int i = 0; i < K; i++) sl_array_axpby(y, SL_REAL(1e-9), x, SL_REAL(1.0));
     sl_wait();
-    tb[r] = now() - t0;
+    tb[r] = bench_now() - t0;
   }
-  double t_comp = median(tk, reps), t_both = median(tb, reps);
+  double t_comp = bench_median(tk, reps), t_both = bench_median(tb, reps);
   /* overlap = time saved by running both together; hidden = its share of the transfer */
   double saved = t_comm + t_comp - t_both, hidden = saved / t_comm;
   if (hidden < 0) hidden = 0;
@@ -332,12 +314,12 @@ int main(int argc, char **argv)
     double te[16];
     for (int r = 0; r < reps; r++) {
       MPI_Barrier(sl_comm());
-      double t0 = now();
+      double t0 = bench_now();
       starpu_task_insert(w ? &cpu_cl : &nowhere_cl, 0);
       sl_wait();
-      te[r] = now() - t0;
+      te[r] = bench_now() - t0;
     }
-    double t = median(te, reps), tm;
+    double t = bench_median(te, reps), tm;
     MPI_Reduce(&t, &tm, 1, MPI_DOUBLE, MPI_MAX, 0, sl_comm());
     if (c.me == 0)
       printf("%-15s %12s %10s %10.1f   (StarPU floor: one empty task, %s)\n", w ? "noop task" : "nowhere task", "-", "-",
@@ -354,17 +336,17 @@ int main(int argc, char **argv)
       sl_wait();
       for (int r = 0; r < reps; r++) {
         MPI_Barrier(sl_comm());
-        double t0 = now();
+        double t0 = bench_now();
         raw_call(&c, k);
-        tr[r] = now() - t0;
+        tr[r] = bench_now() - t0;
         MPI_Barrier(sl_comm());
-        t0 = now();
+        t0 = bench_now();
         int rc = starlops_call(&c, k);
         if (rc == SL_SUCCESS) rc = sl_wait();
-        ts[r] = now() - t0;
+        ts[r] = bench_now() - t0;
         if (rc != SL_SUCCESS) fprintf(stderr, "bench_comm: %s: %s\n", kname[k], sl_last_error());
       }
-      double t[2] = {median(tr, reps), median(ts, reps)}, tm[2];
+      double t[2] = {bench_median(tr, reps), bench_median(ts, reps)}, tm[2];
       MPI_Reduce(t, tm, 2, MPI_DOUBLE, MPI_MAX, 0, sl_comm());
       if (c.me == 0)
         printf("%-15s %12lld %10.1f %10.1f %9.1f %9.3f %9.3f %6.2f\n", kname[k], (long long)(n * 8), 1e6 * tm[0],

@@ -11,25 +11,7 @@
 #include <time.h>
 
 #include "starlops.h"
-
-static double now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-  qsort(t, (size_t)n, sizeof *t, cmp);
-  return t[n / 2];
-}
+#include "bench_util.h"
 
 int main(int argc, char **argv)
 {
@@ -82,19 +64,19 @@ int main(int argc, char **argv)
       sl_wait();
       for (int r = 0; r < reps; r++) {
         MPI_Barrier(sl_comm());
-        double t0 = now();
+        double t0 = bench_now();
         sl_op_apply(M, adjoint ? SL_ADJOINT : SL_FORWARD, x, y);
         sl_wait();
-        ts[r] = now() - t0;
-        t0 = now();
+        ts[r] = bench_now() - t0;
+        t0 = bench_now();
         if (nrhs == 1)
           cblas_dgemv(CblasRowMajor, adjoint ? CblasTrans : CblasNoTrans, (int)n, (int)n, 1.0, A, (int)n, hx, 1, 0.0, hy, 1);
         else
           cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)nrhs, (int)n, 1.0, A, (int)n, hx,
                       (int)nrhs, 0.0, hy, (int)nrhs);
-        tc[r] = now() - t0;
+        tc[r] = bench_now() - t0;
       }
-      double t[2] = {median(ts, reps), median(tc, reps)}, tm[2];
+      double t[2] = {bench_median(ts, reps), bench_median(tc, reps)}, tm[2];
       MPI_Reduce(t, tm, 2, MPI_DOUBLE, MPI_MAX, 0, sl_comm());
       double flops = 2.0 * (double)n * (double)n * (double)nrhs;
       if (me == 0)

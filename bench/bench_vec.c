@@ -13,25 +13,7 @@
 #endif
 
 #include "starlops.h"
-
-static double now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-  qsort(t, (size_t)n, sizeof *t, cmp);
-  return t[n / 2];
-}
+#include "bench_util.h"
 
 enum { OP_AXPBY, OP_DOT, OP_NORM2, NOPS };
 static const char *op_names[NOPS] = {"axpby", "dot", "norm2"};
@@ -84,12 +66,12 @@ static double d2d_ceiling(size_t bytes, int reps)
   cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
   cudaDeviceSynchronize();
   for (int r = 0; r < reps; r++) {
-    double t0 = now();
+    double t0 = bench_now();
     cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
     cudaDeviceSynchronize();
-    t[r] = now() - t0;
+    t[r] = bench_now() - t0;
   }
-  double bw = 2.0 * (double)bytes / median(t, reps) / 1e9;
+  double bw = 2.0 * (double)bytes / bench_median(t, reps) / 1e9;
   free(t);
   cudaFree(a);
   cudaFree(b);
@@ -146,13 +128,13 @@ int main(int argc, char **argv)
       double bytes = (double)op_streams[op] * 8.0 * (double)nl;
       for (int r = 0; r < reps + 2; r++) { /* two warm-ups: data placement and performance models */
         MPI_Barrier(sl_comm());
-        double t0 = now();
+        double t0 = bench_now();
         if (starlops_op(op, y, x, s) != SL_SUCCESS) status = 1;
-        double dt = now() - t0, worst;
+        double dt = bench_now() - t0, worst;
         MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, sl_comm());
         if (r >= 2) t[r - 2] = worst;
       }
-      double ts = median(t, reps), ceiling;
+      double ts = bench_median(t, reps), ceiling;
       if (gpu) {
         ceiling = d2d_ceiling((size_t)(bytes / 2), reps);
       } else {
@@ -160,13 +142,13 @@ int main(int argc, char **argv)
         sl_array_acquire(x, SL_READ, &xp);
         sl_array_acquire(y, SL_READ_WRITE, &yp);
         for (int r = 0; r < reps + 1; r++) {
-          double t0 = now();
+          double t0 = bench_now();
           plain(op, nl, yp, xp);
-          if (r >= 1) t[r - 1] = now() - t0;
+          if (r >= 1) t[r - 1] = bench_now() - t0;
         }
         sl_array_release(x);
         sl_array_release(y);
-        ceiling = bytes / median(t, reps) / 1e9;
+        ceiling = bytes / bench_median(t, reps) / 1e9;
       }
       double bw = bytes / ts / 1e9;
       if (sl_rank() == 0)

@@ -164,14 +164,9 @@ int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int6
   if (ny == 0) return SL_SUCCESS; /* nothing to write on this rank */
   int nb = (A ? 1 : 0) + nx + ny;
   matmul_args *m = malloc(sizeof *m);
-  struct starpu_task *t = m ? starpu_task_create() : NULL;
-  if (t && nb > STARPU_NMAXBUFS) {
-    t->dyn_handles = malloc(sizeof(starpu_data_handle_t) * (size_t)nb);
-    t->dyn_modes = malloc(sizeof(enum starpu_data_access_mode) * (size_t)nb);
-  }
-  if (!t || (nb > STARPU_NMAXBUFS && (!t->dyn_handles || !t->dyn_modes))) {
+  struct starpu_task *t = m ? codelet_task_create(nb) : NULL;
+  if (!t) {
     free(m);
-    if (t) starpu_task_destroy(t);
     return sl_error(SL_E_NOMEM, "MatrixMult: out of memory");
   }
   *m = (matmul_args){dt, adjoint, nr, nc, nrhs, nx, ny};
@@ -179,7 +174,6 @@ int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int6
   t->cl_arg = m;
   t->cl_arg_size = sizeof *m;
   t->cl_arg_free = 1;
-  t->nbuffers = nb;
   int i = 0;
   if (A) {
     STARPU_TASK_SET_HANDLE(t, A, i);

@@ -154,7 +154,7 @@ int codelet_combine_submit(sl_red_kind k, double root_p, int nparts, const starp
 {
   int nb = nparts + 1;
   struct combine_args *ca = malloc(sizeof *ca);
-  struct starpu_task *t = ca ? starpu_task_create() : NULL;
+  struct starpu_task *t = ca ? codelet_task_create(nb) : NULL;
   if (!t) {
     free(ca);
     return sl_error(SL_E_NOMEM, "reduction: out of memory");
@@ -164,15 +164,6 @@ int codelet_combine_submit(sl_red_kind k, double root_p, int nparts, const starp
   t->cl_arg = ca;
   t->cl_arg_size = sizeof *ca;
   t->cl_arg_free = 1;
-  t->nbuffers = nb;
-  if (nb > STARPU_NMAXBUFS) {
-    t->dyn_handles = malloc(sizeof(starpu_data_handle_t) * (size_t)nb);
-    t->dyn_modes = malloc(sizeof(enum starpu_data_access_mode) * (size_t)nb);
-    if (!t->dyn_handles || !t->dyn_modes) {
-      starpu_task_destroy(t);
-      return sl_error(SL_E_NOMEM, "reduction: out of memory");
-    }
-  }
   STARPU_TASK_SET_HANDLE(t, scalar, 0);
   STARPU_TASK_SET_MODE(t, STARPU_W, 0);
   for (int j = 0; j < nparts; j++) {

@@ -119,14 +119,9 @@ int codelet_rows_submit(int ndst, const starpu_data_handle_t *dst, enum starpu_d
   if (rows == 1) src_stride = dst_stride = row_len;
   int nb = ndst + nsrc;
   rows_args *ra = malloc(sizeof *ra);
-  struct starpu_task *t = ra ? starpu_task_create() : NULL;
-  if (t && nb > STARPU_NMAXBUFS) {
-    t->dyn_handles = malloc(sizeof(starpu_data_handle_t) * (size_t)nb);
-    t->dyn_modes = malloc(sizeof(enum starpu_data_access_mode) * (size_t)nb);
-  }
-  if (!t || (nb > STARPU_NMAXBUFS && (!t->dyn_handles || !t->dyn_modes))) {
+  struct starpu_task *t = ra ? codelet_task_create(nb) : NULL;
+  if (!t) {
     free(ra);
-    if (t) starpu_task_destroy(t);
     return sl_error(SL_E_NOMEM, "row copy: out of memory");
   }
   *ra = (rows_args){ndst, nsrc, elsize, rows, row_len, src_start, src_stride, dst_start, dst_stride};
@@ -134,7 +129,6 @@ int codelet_rows_submit(int ndst, const starpu_data_handle_t *dst, enum starpu_d
   t->cl_arg = ra;
   t->cl_arg_size = sizeof *ra;
   t->cl_arg_free = 1;
-  t->nbuffers = nb;
   for (int i = 0; i < nb; i++) {
     STARPU_TASK_SET_HANDLE(t, i < ndst ? dst[i] : src[i - ndst], i);
     STARPU_TASK_SET_MODE(t, i < ndst ? dst_mode : STARPU_R, i);

@@ -32,6 +32,22 @@ int sl_codelets_init(void)
 
 void sl_codelets_shutdown(void) { codelet_reduce_shutdown(); }
 
+struct starpu_task *codelet_task_create(int nb)
+{
+  struct starpu_task *t = starpu_task_create();
+  if (!t) return NULL;
+  t->nbuffers = nb;
+  if (nb > STARPU_NMAXBUFS) {
+    t->dyn_handles = malloc(sizeof(starpu_data_handle_t) * (size_t)nb);
+    t->dyn_modes = malloc(sizeof(enum starpu_data_access_mode) * (size_t)nb);
+    if (!t->dyn_handles || !t->dyn_modes) {
+      starpu_task_destroy(t); /* frees what was allocated */
+      return NULL;
+    }
+  }
+  return t;
+}
+
 int codelet_task_submit(struct starpu_task *t)
 {
   int rc = starpu_task_submit(t);

@@ -11,6 +11,8 @@ void codelet_vec_init(void);
 /** Where compute codelets may run (STARLOPS_CODELET_WHERE). */
 uint32_t codelet_where(void);
 void codelet_reduce_init(void);
+/** A new task with room for nb buffers (dynamic arrays beyond STARPU_NMAXBUFS); NULL when out of memory. */
+struct starpu_task *codelet_task_create(int nb);
 /** Submits t; on failure destroys it and returns the error. */
 int codelet_task_submit(struct starpu_task *t);
 

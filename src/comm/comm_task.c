@@ -248,7 +248,7 @@ int coll_submit(coll *c)
 {
   int nb = c->nbuf + 1;
   c->reqs = malloc(sizeof(MPI_Request) * (size_t)(coll_max_requests(c) > 0 ? coll_max_requests(c) : 1));
-  struct starpu_task *t = c->reqs ? starpu_task_create() : NULL;
+  struct starpu_task *t = c->reqs ? codelet_task_create(nb) : NULL;
   if (!t) {
     coll_free(c);
     return sl_error(SL_E_NOMEM, "collective: out of memory");
@@ -258,21 +258,6 @@ int coll_submit(coll *c)
   t->cl_arg = c;
   t->callback_func = coll_free; /* after the task terminated, so after the progress thread let go of c */
   t->callback_arg = c;
-  t->nbuffers = nb;
-  if (nb > STARPU_NMAXBUFS) {
-    t->dyn_handles = malloc(sizeof(starpu_data_handle_t) * (size_t)nb);
-    t->dyn_modes = malloc(sizeof(enum starpu_data_access_mode) * (size_t)nb);
-    if (!t->dyn_handles || !t->dyn_modes) {
-      free(t->dyn_handles);
-      free(t->dyn_modes);
-      t->dyn_handles = NULL;
-      t->dyn_modes = NULL;
-      t->callback_func = NULL;
-      starpu_task_destroy(t);
-      coll_free(c);
-      return sl_error(SL_E_NOMEM, "collective: out of memory");
-    }
-  }
   STARPU_TASK_SET_HANDLE(t, c->ch->token, 0);
   STARPU_TASK_SET_MODE(t, STARPU_RW, 0);
   for (int i = 0; i < c->nbuf; i++) {
