@@ -245,6 +245,10 @@ int sl_op_zero(sl_op **op, const sl_array *domain_like, const sl_array *range_li
 /** y = d .* x; adjoint conj(d) .* x (d is copied) */
 int sl_op_diagonal(sl_op **op, const sl_array *d);
 
+/** Collective. Restriction: y = x[idx] with idx this rank's n flat indices (C order) into its local block of
+ *  like (SL_SCATTER, no mask); the range is 1-D (sum of n), n elements on this rank; adjoint: zeros with
+ *  x[idx] += y (repeated indices accumulate). Out-of-range indices fail on every rank. No communication. */
+int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int64_t n);
 /** Collective. MatrixMult with a dense block per rank: y_r = A_r x_r, adjoint x_r = A_r^H y_r, where A_r
  *  (row-major nrows x ncols, dtype dt, copied) is this rank's block; a rank may give 0 x 0. The domain is
  *  (sum of ncols, nrhs) and the range (sum of nrows, nrhs), distributed along axis 0 with this rank's

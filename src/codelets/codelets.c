@@ -27,6 +27,7 @@ int sl_codelets_init(void)
   codelet_reduce_init();
   codelet_rows_init();
   codelet_matmul_init();
+  codelet_select_init();
   return SL_SUCCESS;
 }
 

@@ -42,6 +42,11 @@ int codelet_combine_submit(sl_red_kind k, double root_p, int nparts, const starp
                            starpu_data_handle_t scalar);
 void codelet_rows_init(void);
 void codelet_matmul_init(void);
+void codelet_select_init(void);
+/** Submits Restriction's task: forward out = in[idx] (n elements), adjoint out = 0, out[idx] += in; in and
+ *  out given as their chunks; idx a vector handle of n int64 (NULL when n = 0). Nothing when nout is 0. */
+int codelet_select_submit(sl_dtype dt, int adjoint, int64_t n, starpu_data_handle_t idx, int nin,
+                          const starpu_data_handle_t *in, int nout, const starpu_data_handle_t *out);
 /** Submits Y = A X (adjoint: A^H X) for a row-major nr x nc block A (NULL when empty), X and Y given as
  *  their chunks (nx, ny of them), nrhs columns. Nothing when ny is 0. */
 int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int64_t nrhs, starpu_data_handle_t A,

@@ -84,3 +84,14 @@ int64_t sl_op_nrows(const sl_op *op) { return op ? sl_array_global_size(op->rng)
 int64_t sl_op_ncols(const sl_op *op) { return op ? sl_array_global_size(op->dom) : -1; }
 sl_dtype sl_op_dtype(const sl_op *op) { return op ? op->dtype : SL_FLOAT64; }
 const char *sl_op_name(const sl_op *op) { return op ? op->name : NULL; }
+
+int sl_op_chunks(const sl_array *a, starpu_data_handle_t **h, int *n)
+{
+  *n = sl_array_nchunks(a);
+  *h = NULL;
+  if (*n == 0) return SL_SUCCESS;
+  *h = malloc(sizeof **h * (size_t)*n);
+  if (!*h) return sl_error(SL_E_NOMEM, "operator: out of memory");
+  for (int c = 0; c < *n; c++) (*h)[c] = sl_array_chunk(a, c);
+  return SL_SUCCESS;
+}

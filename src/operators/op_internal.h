@@ -20,7 +20,7 @@ struct sl_op {
   sl_array *data;         /* an operator's own data (diagonal: d, conj(d)) */
   sl_array *data_conj;
   double sign;            /* sum: +1, difference: -1 */
-  void *mat;              /* MatrixMult: this rank's block (row-major nr x nc) and its handle */
+  void *mat;              /* MatrixMult: this rank's block (row-major nr x nc); Restriction: its indices */
   starpu_data_handle_t mat_handle;
   int64_t nr, nc, nrhs;
   int kind;               /* MatrixMult arrangement: SL_STACK_NONE (block diagonal), SL_STACK_V, SL_STACK_H */
@@ -29,6 +29,8 @@ struct sl_op {
 
 /** A new operator of the given layouts (templates created like dom_like and rng_like) with one reference. */
 int sl_op_new(sl_op **out, const char *name, const sl_array *dom_like, const sl_array *rng_like, sl_op_apply_fn fn);
+/** The chunk handles of a's local block (*h NULL and *n 0 when this rank owns nothing); free *h. */
+int sl_op_chunks(const sl_array *a, starpu_data_handle_t **h, int *n);
 /** Takes one more reference to op. */
 sl_op *sl_op_ref(sl_op *op);
 

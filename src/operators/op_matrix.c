@@ -10,23 +10,12 @@
 #include "codelets/codelets.h"
 #include "comm/comm.h"
 
-static int chunks_of(const sl_array *a, starpu_data_handle_t **h, int *n)
-{
-  *n = sl_array_nchunks(a);
-  *h = NULL;
-  if (*n == 0) return SL_SUCCESS;
-  *h = malloc(sizeof **h * (size_t)*n);
-  if (!*h) return sl_error(SL_E_NOMEM, "MatrixMult: out of memory");
-  for (int c = 0; c < *n; c++) (*h)[c] = sl_array_chunk(a, c);
-  return SL_SUCCESS;
-}
-
 static int matrix_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   starpu_data_handle_t *hx = NULL, *hy = NULL;
   int nx = 0, ny = 0;
-  int rc = chunks_of(x, &hx, &nx);
-  if (rc == SL_SUCCESS) rc = chunks_of(y, &hy, &ny);
+  int rc = sl_op_chunks(x, &hx, &nx);
+  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
   if (rc == SL_SUCCESS)
     rc = codelet_matmul_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, op->mat_handle, nx, hx, ny, hy);
   /* the replicated side of a stack is a sum over ranks: one allreduce (per chunk of a large array) */

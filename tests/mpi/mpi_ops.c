@@ -219,6 +219,73 @@ static void run_matrix(sl_dtype dt, int64_t nrhs)
   sl_op_destroy(&M);
 }
 
+/* Restriction: rank r keeps m_r = n_r + 1 of its n_r elements, idx_k = 2k mod n_r (so some repeat and the
+ * adjoint must accumulate them); ranks that own nothing keep nothing. */
+static int64_t rs_count(int64_t nl) { return nl > 0 ? nl + 1 : 0; }
+static int64_t rs_index(int64_t nl, int64_t k) { return (2 * k) % nl; }
+
+static void run_restriction(sl_dtype dt, int64_t n)
+{
+  int P = sl_size(), me = sl_rank();
+  int64_t dims[1] = {n};
+  double complex *xg;
+  sl_array *x = mc_array(1, dims, dt, NULL, 3, &xg);
+  int64_t nl = sl_array_count_of(x, me), m = rs_count(nl);
+  int64_t *idx = malloc(sizeof *idx * (size_t)(m + 1));
+  for (int64_t k = 0; k < m; k++) idx[k] = rs_index(nl, k);
+  sl_op *R = NULL;
+  CHECK_OK(sl_op_restriction(&R, x, idx, m));
+  free(idx);
+  if (!R) {
+    sl_array_destroy(&x);
+    free(xg);
+    return;
+  }
+  int64_t M = 0;
+  for (int r = 0; r < P; r++) M += rs_count(sl_array_count_of(x, r));
+  double complex *yref = malloc(sizeof *yref * (size_t)(M + 1)), *v = malloc(sizeof *v * (size_t)(M + 1));
+  double complex *xref = calloc((size_t)(n + 1), sizeof *xref);
+  int64_t off = 0, yo = 0;
+  for (int r = 0; r < P; r++) {
+    int64_t nr = sl_array_count_of(x, r);
+    for (int64_t k = 0; k < rs_count(nr); k++, yo++) {
+      v[yo] = mc_value(dt, yo, 13);
+      yref[yo] = xg[off + rs_index(nr, k)];
+      xref[off + rs_index(nr, k)] += v[yo];
+    }
+    off += nr;
+  }
+  sl_array *y = NULL, *vin = NULL, *xa = NULL;
+  CHECK_OK(sl_op_create_range(R, &y));
+  CHECK_OK(sl_op_create_range(R, &vin));
+  CHECK_OK(sl_op_create_domain(R, &xa));
+  CHECK_OK(sl_array_fill(y, SL_REAL(5.0)));
+  CHECK_OK(sl_array_fill(xa, SL_REAL(5.0)));
+  CHECK_OK(sl_op_apply(R, SL_FORWARD, x, y));
+  void *raw = malloc(sl_dtype_size(dt) * (size_t)(M + 1));
+  mc_to_dtype(dt, M, v, raw);
+  CHECK_OK(sl_array_scatter(vin, -1, raw));
+  CHECK_OK(sl_op_apply(R, SL_ADJOINT, vin, xa));
+  char what[96];
+  snprintf(what, sizeof what, "Restriction forward (%s, n=%lld)", sl_dtype_name(dt), (long long)n);
+  CHECK(mc_compare(y, yref, what) == 0, "%s", what);
+  snprintf(what, sizeof what, "Restriction adjoint (%s, n=%lld)", sl_dtype_name(dt), (long long)n);
+  CHECK(mc_compare(xa, xref, what) == 0, "%s", what);
+  double err = -1, tol = dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-4 : 1e-12;
+  CHECK_OK(sl_dottest(R, 17, &err));
+  CHECK(err >= 0 && err <= tol, "dot test of Restriction (%s, n=%lld): %.3g", sl_dtype_name(dt), (long long)n, err);
+  free(raw);
+  free(yref);
+  free(v);
+  free(xref);
+  free(xg);
+  sl_array_destroy(&y);
+  sl_array_destroy(&vin);
+  sl_array_destroy(&xa);
+  sl_array_destroy(&x);
+  sl_op_destroy(&R);
+}
+
 static void bad_input(void)
 {
   int P = sl_size();
@@ -248,6 +315,9 @@ static void bad_input(void)
   CHECK(mc_same_error_everywhere(sl_op_matrix(&out, sl_rank() == P - 1 ? NULL : blk, 2, 2, 1, SL_FLOAT64), SL_E_INVALID),
         "MatrixMult: NULL block on the last rank");
   CHECK(mc_same_error_everywhere(sl_op_matrix(&out, blk, 2, 2, 0, SL_FLOAT64), SL_E_INVALID), "MatrixMult: nrhs 0");
+  int64_t bad_idx[1] = {sl_rank() == 0 ? 3 * P + 5 : 0};
+  CHECK(mc_same_error_everywhere(sl_op_restriction(&out, a, bad_idx, 1), SL_E_INVALID),
+        "Restriction: an index outside rank 0's block");
   if (P > 1)
     CHECK(mc_same_error_everywhere(sl_op_vstack_matrix(&out, blk, 1, sl_rank() == 0 ? 2 : 4, 1, SL_FLOAT64), SL_E_DIMS),
           "VStack: blocks with different column counts");
@@ -271,6 +341,8 @@ int main(int argc, char **argv)
       run_matrix((sl_dtype)dt, 1);
       run_matrix((sl_dtype)dt, 3);
     }
+  for (int dt = 0; dt < 4; dt++)
+    for (int k = 0; k < 2; k++) run_restriction((sl_dtype)dt, sizes[k]);
   bad_input();
   return mc_finish("mpi_ops");
 }

@@ -1,0 +1,63 @@
+/* Restriction: a rank's selected elements of its local block (one gather task; the adjoint a zero fill
+ * and a scatter-add in the same task). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "operators/op_internal.h"
+#include "codelets/codelets.h"
+
+static int restriction_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  starpu_data_handle_t *hx = NULL, *hy = NULL;
+  int nx = 0, ny = 0;
+  int rc = sl_op_chunks(x, &hx, &nx);
+  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
+  if (rc == SL_SUCCESS) rc = codelet_select_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->mat_handle, nx, hx, ny, hy);
+  free(hx);
+  free(hy);
+  return rc;
+}
+
+int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int64_t n)
+{
+  SL_CHECK_INIT();
+  const char *fn = "sl_op_restriction";
+  int rc = SL_SUCCESS;
+  if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is NULL", fn);
+  else if (like->partition != SL_SCATTER || like->group->mask)
+    rc = sl_error(SL_E_DIST, "%s: argument 2 (like) must be SL_SCATTER without a mask", fn);
+  else if (n < 0 || (n > 0 && !idx)) rc = sl_error(SL_E_INVALID, "%s: argument 4 (n) is %lld%s", fn, (long long)n, n > 0 ? " but argument 3 (idx) is NULL" : "");
+  else if (n > (int64_t)UINT32_MAX) rc = sl_error(SL_E_INVALID, "%s: argument 4 (n) is too large", fn);
+  for (int64_t k = 0; rc == SL_SUCCESS && k < n; k++)
+    if (idx[k] < 0 || idx[k] >= like->nlocal)
+      rc = sl_error(SL_E_INVALID, "%s: argument 3 (idx) holds %lld, outside this rank's block of %lld elements", fn,
+                    (long long)idx[k], (long long)like->nlocal);
+  SL_TRY(sl_agree(sl_ctx.comm, rc));
+  int64_t tot = n;
+  SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &tot, 1, MPI_INT64_T, MPI_SUM, sl_ctx.comm));
+  sl_dist rd = sl_dist_default();
+  rd.local_n = &n;
+  sl_array *rng = NULL;
+  rc = sl_array_create(&rng, 1, &tot, like->dtype, &rd);
+  sl_op *o = NULL;
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Restriction", like, rng, restriction_apply);
+  sl_array_destroy(&rng);
+  if (rc != SL_SUCCESS) return rc;
+  o->nr = n;
+  if (n > 0) {
+    o->mat = malloc(sizeof(int64_t) * (size_t)n);
+    rc = o->mat ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+    if (rc == SL_SUCCESS) {
+      memcpy(o->mat, idx, sizeof(int64_t) * (size_t)n);
+      starpu_vector_data_register(&o->mat_handle, STARPU_MAIN_RAM, (uintptr_t)o->mat, (uint32_t)n, sizeof(int64_t));
+    }
+  }
+  rc = sl_agree(sl_ctx.comm, rc);
+  if (rc != SL_SUCCESS) {
+    sl_op_destroy(&o);
+    return rc;
+  }
+  *op = o;
+  return SL_SUCCESS;
+}
