@@ -249,6 +249,11 @@ int sl_op_diagonal(sl_op **op, const sl_array *d);
  *  like (SL_SCATTER, no mask); the range is 1-D (sum of n), n elements on this rank; adjoint: zeros with
  *  x[idx] += y (repeated indices accumulate). Out-of-range indices fail on every rank. No communication. */
 int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int64_t n);
+/** Collective. A sparse CSR block per rank (block diagonal, like sl_op_matrix with nrhs = 1): rowptr
+ *  (nrows + 1 entries, from 0), colind and vals (rowptr[nrows] entries each, 64-bit indices, values of dt)
+ *  are copied; y_r = A_r x_r, adjoint x_r = A_r^H y_r. CPU row loop, cuSPARSE SpMV on a GPU. */
+int sl_op_csr(sl_op **op, int64_t nrows, int64_t ncols, const int64_t *rowptr, const int64_t *colind,
+              const void *vals, sl_dtype dt);
 /** Collective. MatrixMult with a dense block per rank: y_r = A_r x_r, adjoint x_r = A_r^H y_r, where A_r
  *  (row-major nrows x ncols, dtype dt, copied) is this rank's block; a rank may give 0 x 0. The domain is
  *  (sum of ncols, nrhs) and the range (sum of nrows, nrhs), distributed along axis 0 with this rank's

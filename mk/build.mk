@@ -17,7 +17,7 @@ CFLAGS_BASE := -std=gnu11 $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -I
 LIBS := $(STARPU_LIBS) $(MPI_LIBS) -lopenblas -lm -lpthread
 ifeq ($(HAVE_CUDA),1)
   CFLAGS_BASE += -DSL_HAVE_CUDA -isystem $(CUDA_HOME)/include
-  LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
+  LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcusparse -lcudart -lstdc++
   NVCCFLAGS := -O3 -g -Xcompiler -fPIC -std=c++17 -Iinclude -Isrc -DSL_HAVE_CUDA $(MPI_CFLAGS) \
     -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 endif

@@ -91,7 +91,10 @@ static int start_starpu(int *argc, char ***argv, const sl_options *o)
   SL_CHECK_STARPU(starpu_mpi_init_conf(argc, argv, 0, sl_ctx.comm, &conf));
   sl_ctx.ncpu = (int)starpu_cpu_worker_get_count();
   sl_ctx.ncuda = (int)starpu_cuda_worker_get_count();
-  if (sl_ctx.ncuda > 0) starpu_cublas_init();
+  if (sl_ctx.ncuda > 0) {
+    starpu_cublas_init();
+    starpu_cusparse_init();
+  }
   return SL_SUCCESS;
 }
 
@@ -114,7 +117,10 @@ static void teardown(void)
   sl_codelets_shutdown();
   sl_group_free_all();
   comm_shutdown();
-  if (sl_ctx.ncuda > 0) starpu_cublas_shutdown();
+  if (sl_ctx.ncuda > 0) {
+    starpu_cusparse_shutdown();
+    starpu_cublas_shutdown();
+  }
   starpu_mpi_shutdown();
   MPI_Comm_free(&sl_ctx.comm);
   if (sl_ctx.own_mpi) MPI_Finalize();

@@ -28,6 +28,7 @@ int sl_codelets_init(void)
   codelet_rows_init();
   codelet_matmul_init();
   codelet_select_init();
+  codelet_csr_init();
   return SL_SUCCESS;
 }
 

@@ -47,6 +47,10 @@ int sl_op_destroy(sl_op **opp)
   sl_op_destroy(&op->b);
   if (op->mat_handle) starpu_data_unregister(op->mat_handle);
   free(op->mat);
+  for (int i = 0; i < 2; i++) {
+    if (op->aux_handle[i]) starpu_data_unregister(op->aux_handle[i]);
+    free(op->aux[i]);
+  }
   free(op);
   return SL_SUCCESS;
 }

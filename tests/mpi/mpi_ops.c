@@ -286,6 +286,74 @@ static void run_restriction(sl_dtype dt, int64_t n)
   sl_op_destroy(&R);
 }
 
+/* CSR: rank r's block has MatrixMult's shape (mm_rows x mm_cols) and the entries (i, j) with
+ * (i + 2 j + r) % 3 == 0, valued mm_a(r, i, j). */
+static int cs_in(int r, int64_t i, int64_t j) { return (i + 2 * j + r) % 3 == 0; }
+
+static void run_csr(sl_dtype dt)
+{
+  int P = sl_size(), me = sl_rank(), cplx = sl_dtype_is_complex(dt);
+  int64_t nr = mm_rows(me, P), nc = mm_cols(me, P), R = 0, C = 0;
+  for (int r = 0; r < P; r++) R += mm_rows(r, P), C += mm_cols(r, P);
+  int64_t *rp = malloc(sizeof *rp * (size_t)(nr + 1)), *ci = malloc(sizeof *ci * (size_t)(nr * nc + 1));
+  double complex *v = malloc(sizeof *v * (size_t)(nr * nc + 1));
+  rp[0] = 0;
+  for (int64_t i = 0; i < nr; i++) {
+    rp[i + 1] = rp[i];
+    for (int64_t j = 0; j < nc; j++)
+      if (cs_in(me, i, j)) {
+        ci[rp[i + 1]] = j;
+        v[rp[i + 1]++] = mm_a(me, i, j, cplx);
+      }
+  }
+  void *vraw = malloc(sl_dtype_size(dt) * (size_t)(rp[nr] + 1));
+  mc_to_dtype(dt, rp[nr], v, vraw);
+  sl_op *A = NULL;
+  CHECK_OK(sl_op_csr(&A, nr, nc, rp, ci, vraw, dt));
+  free(rp);
+  free(ci);
+  free(v);
+  free(vraw);
+  if (!A) return;
+  for (int mode = 0; mode < 2; mode++) {
+    int64_t nin = mode ? R : C, nout = mode ? C : R;
+    double complex *in = malloc(sizeof *in * (size_t)(nin + 1)), *ref = calloc((size_t)(nout + 1), sizeof *ref);
+    for (int64_t g = 0; g < nin; g++) in[g] = mc_value(dt, g, 21 + mode);
+    int64_t roff = 0, coff = 0;
+    for (int r = 0; r < P; r++) {
+      for (int64_t i = 0; i < mm_rows(r, P); i++)
+        for (int64_t j = 0; j < mm_cols(r, P); j++) {
+          if (!cs_in(r, i, j)) continue;
+          double complex aij = mm_a(r, i, j, cplx);
+          if (!mode) ref[roff + i] += aij * in[coff + j];
+          else ref[coff + j] += conj(aij) * in[roff + i];
+        }
+      roff += mm_rows(r, P);
+      coff += mm_cols(r, P);
+    }
+    sl_array *x = NULL, *y = NULL;
+    CHECK_OK(mode ? sl_op_create_range(A, &x) : sl_op_create_domain(A, &x));
+    CHECK_OK(mode ? sl_op_create_domain(A, &y) : sl_op_create_range(A, &y));
+    void *raw = malloc(sl_dtype_size(dt) * (size_t)(nin + 1));
+    mc_to_dtype(dt, nin, in, raw);
+    CHECK_OK(sl_array_scatter(x, -1, raw));
+    CHECK_OK(sl_array_fill(y, SL_REAL(99.0)));
+    CHECK_OK(sl_op_apply(A, mode ? SL_ADJOINT : SL_FORWARD, x, y));
+    char what[96];
+    snprintf(what, sizeof what, "CSR %s (%s)", mode ? "adjoint" : "forward", sl_dtype_name(dt));
+    CHECK(mc_compare(y, ref, what) == 0, "%s", what);
+    free(raw);
+    free(in);
+    free(ref);
+    sl_array_destroy(&x);
+    sl_array_destroy(&y);
+  }
+  double err = -1, tol = dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-4 : 1e-12;
+  CHECK_OK(sl_dottest(A, 23, &err));
+  CHECK(err >= 0 && err <= tol, "dot test of CSR (%s): %.3g", sl_dtype_name(dt), err);
+  sl_op_destroy(&A);
+}
+
 static void bad_input(void)
 {
   int P = sl_size();
@@ -315,6 +383,10 @@ static void bad_input(void)
   CHECK(mc_same_error_everywhere(sl_op_matrix(&out, sl_rank() == P - 1 ? NULL : blk, 2, 2, 1, SL_FLOAT64), SL_E_INVALID),
         "MatrixMult: NULL block on the last rank");
   CHECK(mc_same_error_everywhere(sl_op_matrix(&out, blk, 2, 2, 0, SL_FLOAT64), SL_E_INVALID), "MatrixMult: nrhs 0");
+  int64_t rp_bad[3] = {0, 2, 1}, ci_ok[2] = {0, 1};
+  double v_ok[2] = {1, 2};
+  CHECK(mc_same_error_everywhere(sl_op_csr(&out, 2, 2, sl_rank() == P - 1 ? rp_bad : (int64_t[]){0, 1, 2}, ci_ok, v_ok,
+                                           SL_FLOAT64), SL_E_INVALID), "CSR: decreasing row pointers on the last rank");
   int64_t bad_idx[1] = {sl_rank() == 0 ? 3 * P + 5 : 0};
   CHECK(mc_same_error_everywhere(sl_op_restriction(&out, a, bad_idx, 1), SL_E_INVALID),
         "Restriction: an index outside rank 0's block");
@@ -343,6 +415,7 @@ int main(int argc, char **argv)
     }
   for (int dt = 0; dt < 4; dt++)
     for (int k = 0; k < 2; k++) run_restriction((sl_dtype)dt, sizes[k]);
+  for (int dt = 0; dt < 4; dt++) run_csr((sl_dtype)dt);
   bad_input();
   return mc_finish("mpi_ops");
 }

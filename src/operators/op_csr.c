@@ -1,0 +1,91 @@
+/* A sparse CSR block per rank (block diagonal across ranks): one SpMV task per apply (codelet_csr.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "operators/op_internal.h"
+#include "codelets/codelets.h"
+
+static int csr_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  starpu_data_handle_t *hx = NULL, *hy = NULL;
+  int nx = 0, ny = 0;
+  int rc = sl_op_chunks(x, &hx, &nx);
+  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
+  if (rc == SL_SUCCESS)
+    rc = codelet_csr_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, op->aux_handle[0], op->aux_handle[1],
+                            op->mat_handle, nx, hx, ny, hy);
+  free(hx);
+  free(hy);
+  return rc;
+}
+
+/* Local checks of the CSR arrays. */
+static int check_csr(int64_t nr, int64_t nc, const int64_t *rp, const int64_t *ci, const void *v)
+{
+  const char *fn = "sl_op_csr";
+  SL_CHECK_ARG(nr >= 0 && nc >= 0, SL_E_INVALID, "%s: arguments 2 (nrows) and 3 (ncols) must be >= 0", fn);
+  SL_CHECK_ARG(rp != NULL, SL_E_INVALID, "%s: argument 4 (rowptr) is NULL", fn);
+  SL_CHECK_ARG(rp[0] == 0, SL_E_INVALID, "%s: argument 4 (rowptr) must start at 0, not %lld", fn, (long long)rp[0]);
+  for (int64_t i = 0; i < nr; i++)
+    SL_CHECK_ARG(rp[i + 1] >= rp[i], SL_E_INVALID, "%s: argument 4 (rowptr) decreases at row %lld", fn, (long long)i);
+  int64_t nnz = rp[nr];
+  SL_CHECK_ARG(nnz == 0 || (ci && v), SL_E_INVALID, "%s: argument %s is NULL with %lld entries", fn,
+               ci ? "6 (vals)" : "5 (colind)", (long long)nnz);
+  SL_CHECK_ARG(nnz <= (int64_t)UINT32_MAX && nr < (int64_t)UINT32_MAX, SL_E_INVALID, "%s: the block is too large", fn);
+  for (int64_t p = 0; p < nnz; p++)
+    SL_CHECK_ARG(ci[p] >= 0 && ci[p] < nc, SL_E_INVALID, "%s: argument 5 (colind) holds %lld, outside [0, %lld)", fn,
+                 (long long)ci[p], (long long)nc);
+  return SL_SUCCESS;
+}
+
+int sl_op_csr(sl_op **op, int64_t nrows, int64_t ncols, const int64_t *rowptr, const int64_t *colind,
+              const void *vals, sl_dtype dt)
+{
+  SL_CHECK_INIT();
+  int rc = op ? SL_SUCCESS : sl_error(SL_E_INVALID, "sl_op_csr: argument 1 (op) is NULL");
+  if (rc == SL_SUCCESS && !sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "sl_op_csr: argument 7 (dt) is not a valid dtype");
+  if (rc == SL_SUCCESS) rc = check_csr(nrows, ncols, rowptr, colind, vals);
+  SL_TRY(sl_agree(sl_ctx.comm, rc));
+  int64_t tot[2] = {nrows, ncols};
+  SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, tot, 2, MPI_INT64_T, MPI_SUM, sl_ctx.comm));
+  sl_dist dd = sl_dist_default(), rd = sl_dist_default();
+  dd.local_n = &ncols;
+  rd.local_n = &nrows;
+  sl_array *dom = NULL, *rng = NULL;
+  rc = sl_array_create(&dom, 1, &tot[1], dt, &dd);
+  if (rc == SL_SUCCESS) rc = sl_array_create(&rng, 1, &tot[0], dt, &rd);
+  sl_op *o = NULL;
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "CSR", dom, rng, csr_apply);
+  sl_array_destroy(&dom);
+  sl_array_destroy(&rng);
+  if (rc != SL_SUCCESS) return rc;
+  int64_t nnz = rowptr[nrows];
+  o->nr = nrows;
+  o->nc = ncols;
+  o->nrhs = nnz; /* the entry count, for the task */
+  size_t rbytes = sizeof(int64_t) * (size_t)(nrows + 1), cbytes = sizeof(int64_t) * (size_t)nnz;
+  size_t vbytes = sl_dtype_size(dt) * (size_t)nnz;
+  o->aux[0] = malloc(rbytes);
+  if (nnz > 0) {
+    o->aux[1] = malloc(cbytes);
+    o->mat = malloc(vbytes);
+  }
+  rc = o->aux[0] && (nnz == 0 || (o->aux[1] && o->mat)) ? SL_SUCCESS : sl_error(SL_E_NOMEM, "sl_op_csr: out of memory");
+  if (rc == SL_SUCCESS) {
+    memcpy(o->aux[0], rowptr, rbytes);
+    starpu_vector_data_register(&o->aux_handle[0], STARPU_MAIN_RAM, (uintptr_t)o->aux[0], (uint32_t)(nrows + 1), sizeof(int64_t));
+    if (nnz > 0) {
+      memcpy(o->aux[1], colind, cbytes);
+      memcpy(o->mat, vals, vbytes);
+      starpu_vector_data_register(&o->aux_handle[1], STARPU_MAIN_RAM, (uintptr_t)o->aux[1], (uint32_t)nnz, sizeof(int64_t));
+      starpu_vector_data_register(&o->mat_handle, STARPU_MAIN_RAM, (uintptr_t)o->mat, (uint32_t)nnz, sl_dtype_size(dt));
+    }
+  }
+  rc = sl_agree(sl_ctx.comm, rc);
+  if (rc != SL_SUCCESS) {
+    sl_op_destroy(&o);
+    return rc;
+  }
+  *op = o;
+  return SL_SUCCESS;
+}
