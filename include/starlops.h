@@ -254,6 +254,11 @@ int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int6
  *  are copied; y_r = A_r x_r, adjoint x_r = A_r^H y_r. CPU row loop, cuSPARSE SpMV on a GPU. */
 int sl_op_csr(sl_op **op, int64_t nrows, int64_t ncols, const int64_t *rowptr, const int64_t *colind,
               const void *vals, sl_dtype dt);
+/** Collective. Fredholm1: d[k] = G[k] m[k] for every slice k (G[k] nx x ny, m[k] ny x nz, d[k] nx x nz),
+ *  adjoint m[k] = G[k]^H d[k]. The slices are distributed along axis 0: this rank holds nsl of them (G: its
+ *  nsl x nx x ny block, C order, copied); nx, ny and nz must agree across ranks. Domain (sum nsl, ny, nz),
+ *  range (sum nsl, nx, nz). Batched gemm (CBLAS loop, cuBLAS strided batched); no communication. */
+int sl_op_fredholm1(sl_op **op, const void *G, int64_t nsl, int64_t nx, int64_t ny, int64_t nz, sl_dtype dt);
 /** Collective. MatrixMult with a dense block per rank: y_r = A_r x_r, adjoint x_r = A_r^H y_r, where A_r
  *  (row-major nrows x ncols, dtype dt, copied) is this rank's block; a rank may give 0 x 0. The domain is
  *  (sum of ncols, nrhs) and the range (sum of nrows, nrhs), distributed along axis 0 with this rank's

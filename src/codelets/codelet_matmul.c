@@ -1,7 +1,8 @@
 /* Dense local matrix products: Y = A X (forward) or Y = A^H X (adjoint), A row-major nr x nc, X and Y
  * row-major with nrhs columns, in the four dtypes. CPU: CBLAS (gemv when nrhs = 1, gemm otherwise).
  * CUDA: cuBLAS gemm on the row-major data seen as column-major transposes. X and Y are the chunks of
- * distributed arrays: one chunk each is used in place; several are packed into contiguous buffers on the
+ * distributed arrays (nbatch independent products back to back for Fredholm1: a loop on the CPU, strided
+ * batched gemm on the GPU): one chunk each is used in place; several are packed into contiguous buffers on the
  * CPU (the CUDA implementation takes only the one-chunk case). */
 #include <cblas.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ typedef struct matmul_args {
   sl_dtype dt;
   int adjoint;
   int64_t nr, nc, nrhs;
+  int64_t nbatch; /* independent products: A, X and Y hold nbatch consecutive blocks (Fredholm1) */
   int nx, ny; /* chunks of the input and of the output */
 } matmul_args;
 
@@ -79,14 +81,17 @@ static void matmul_cpu(void *buffers[], void *arg)
   void *X = NULL, *Y = NULL, *xbuf = NULL, *ybuf = NULL;
   int first_x = m->nr * m->nc > 0 ? 1 : 0, first_y = first_x + m->nx;
   if (m->nx == 1) X = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x]);
-  else if (m->nx > 1 && (xbuf = malloc((size_t)(rows_in * m->nrhs) * el))) pack(buffers, first_x, m->nx, X = xbuf, el, 0);
+  else if (m->nx > 1 && (xbuf = malloc((size_t)(rows_in * m->nrhs * m->nbatch) * el))) pack(buffers, first_x, m->nx, X = xbuf, el, 0);
   if (m->ny == 1) Y = (void *)STARPU_VECTOR_GET_PTR(buffers[first_y]);
-  else if (m->ny > 1) Y = ybuf = malloc((size_t)(rows_out * m->nrhs) * el);
+  else if (m->ny > 1) Y = ybuf = malloc((size_t)(rows_out * m->nrhs * m->nbatch) * el);
   if ((m->nx > 1 && !xbuf) || (m->ny > 1 && !ybuf)) {
     sl_async_error(SL_E_NOMEM, "MatrixMult: out of memory packing %d and %d chunks", m->nx, m->ny);
   } else if (Y) {
-    if (X) cpu_product(m, A, X, Y);
-    else memset(Y, 0, (size_t)(rows_out * m->nrhs) * el); /* this rank's input block is empty */
+    size_t sa = (size_t)(m->nr * m->nc) * el, sx = (size_t)(rows_in * m->nrhs) * el, sy = (size_t)(rows_out * m->nrhs) * el;
+    for (int64_t b = 0; b < m->nbatch; b++) {
+      if (X) cpu_product(m, A ? (const char *)A + b * sa : NULL, (const char *)X + b * sx, (char *)Y + b * sy);
+      else memset((char *)Y + b * sy, 0, sy); /* this rank's input block is empty */
+    }
     if (ybuf) pack(buffers, first_y, m->ny, ybuf, el, 1);
   }
   free(xbuf);
@@ -104,7 +109,7 @@ static void matmul_cuda(void *buffers[], void *arg)
   int rows_out = m->adjoint ? nc : nr, inner = m->adjoint ? nr : nc;
   cudaStream_t s = starpu_cuda_get_local_stream();
   if (inner == 0 || m->nx == 0) {
-    cudaError_t e = cudaMemsetAsync(Y, 0, (size_t)rows_out * (size_t)k * sl_dtype_size(m->dt), s);
+    cudaError_t e = cudaMemsetAsync(Y, 0, (size_t)rows_out * (size_t)k * (size_t)m->nbatch * sl_dtype_size(m->dt), s);
     if (e != cudaSuccess) sl_async_error(SL_E_RUNTIME, "MatrixMult (CUDA): %s", cudaGetErrorString(e));
     return;
   }
@@ -114,21 +119,25 @@ static void matmul_cuda(void *buffers[], void *arg)
   cublasOperation_t opa = m->adjoint ? (sl_dtype_is_complex(m->dt) ? CUBLAS_OP_C : CUBLAS_OP_T) : CUBLAS_OP_N;
   const float one_s[2] = {1, 0}, zero_s[2] = {0, 0};
   const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
+  long long sa = (long long)nr * nc, sx = (long long)inner * k, sy = (long long)rows_out * k;
+  int nb = (int)m->nbatch;
   cublasStatus_t st;
   switch (m->dt) {
   case SL_FLOAT32:
-    st = cublasSgemm(h, CUBLAS_OP_N, opa, k, rows_out, inner, one_s, X, k, A, nc, zero_s, Y, k);
+    st = cublasSgemmStridedBatched(h, CUBLAS_OP_N, opa, k, rows_out, inner, one_s, X, k, sx, A, nc, sa, zero_s, Y, k,
+                                   sy, nb);
     break;
   case SL_FLOAT64:
-    st = cublasDgemm(h, CUBLAS_OP_N, opa, k, rows_out, inner, one_d, X, k, A, nc, zero_d, Y, k);
+    st = cublasDgemmStridedBatched(h, CUBLAS_OP_N, opa, k, rows_out, inner, one_d, X, k, sx, A, nc, sa, zero_d, Y, k,
+                                   sy, nb);
     break;
   case SL_COMPLEX64:
-    st = cublasCgemm(h, CUBLAS_OP_N, opa, k, rows_out, inner, (const cuComplex *)one_s, X, k, A, nc,
-                     (const cuComplex *)zero_s, Y, k);
+    st = cublasCgemmStridedBatched(h, CUBLAS_OP_N, opa, k, rows_out, inner, (const cuComplex *)one_s, X, k, sx, A, nc,
+                                   sa, (const cuComplex *)zero_s, Y, k, sy, nb);
     break;
   default:
-    st = cublasZgemm(h, CUBLAS_OP_N, opa, k, rows_out, inner, (const cuDoubleComplex *)one_d, X, k, A, nc,
-                     (const cuDoubleComplex *)zero_d, Y, k);
+    st = cublasZgemmStridedBatched(h, CUBLAS_OP_N, opa, k, rows_out, inner, (const cuDoubleComplex *)one_d, X, k, sx, A,
+                                   nc, sa, (const cuDoubleComplex *)zero_d, Y, k, sy, nb);
     break;
   }
   if (st != CUBLAS_STATUS_SUCCESS) sl_async_error(SL_E_RUNTIME, "MatrixMult (cuBLAS gemm): status %d", (int)st);
@@ -158,8 +167,9 @@ void codelet_matmul_init(void)
   cl_matmul.model = &pm_matmul;
 }
 
-int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int64_t nrhs, starpu_data_handle_t A,
-                          int nx, const starpu_data_handle_t *x, int ny, const starpu_data_handle_t *y)
+int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int64_t nrhs, int64_t nbatch,
+                          starpu_data_handle_t A, int nx, const starpu_data_handle_t *x, int ny,
+                          const starpu_data_handle_t *y)
 {
   if (ny == 0) return SL_SUCCESS; /* nothing to write on this rank */
   int nb = (A ? 1 : 0) + nx + ny;
@@ -169,7 +179,7 @@ int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int6
     free(m);
     return sl_error(SL_E_NOMEM, "MatrixMult: out of memory");
   }
-  *m = (matmul_args){dt, adjoint, nr, nc, nrhs, nx, ny};
+  *m = (matmul_args){dt, adjoint, nr, nc, nrhs, nbatch, nx, ny};
   t->cl = &cl_matmul;
   t->cl_arg = m;
   t->cl_arg_size = sizeof *m;
@@ -187,6 +197,6 @@ int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int6
     STARPU_TASK_SET_HANDLE(t, y[j], i);
     STARPU_TASK_SET_MODE(t, STARPU_W, i++);
   }
-  t->flops = 2.0 * (double)nr * (double)nc * (double)nrhs * (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
+  t->flops = 2.0 * (double)nr * (double)nc * (double)nrhs * (double)nbatch * (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
   return codelet_task_submit(t);
 }

@@ -54,9 +54,11 @@ int codelet_csr_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int64_t
 int codelet_select_submit(sl_dtype dt, int adjoint, int64_t n, starpu_data_handle_t idx, int nin,
                           const starpu_data_handle_t *in, int nout, const starpu_data_handle_t *out);
 /** Submits Y = A X (adjoint: A^H X) for a row-major nr x nc block A (NULL when empty), X and Y given as
- *  their chunks (nx, ny of them), nrhs columns. Nothing when ny is 0. */
-int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int64_t nrhs, starpu_data_handle_t A,
-                          int nx, const starpu_data_handle_t *x, int ny, const starpu_data_handle_t *y);
+ *  their chunks (nx, ny of them), nrhs columns; nbatch such products on consecutive blocks of A, X and Y.
+ *  Nothing when ny is 0. */
+int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int64_t nrhs, int64_t nbatch,
+                          starpu_data_handle_t A, int nx, const starpu_data_handle_t *x, int ny,
+                          const starpu_data_handle_t *y);
 /** Submits a strided row copy: rows rows of row_len elements from the logical vector src (the
  *  concatenation of nsrc handles) at src_start + o src_stride to dst (ndst handles, access dst_mode) at
  *  dst_start + o dst_stride. */

@@ -23,6 +23,7 @@ struct sl_op {
   void *mat;              /* MatrixMult: this rank's block (row-major nr x nc); Restriction: its indices */
   starpu_data_handle_t mat_handle;
   int64_t nr, nc, nrhs;
+  int64_t nbatch;         /* Fredholm1: this rank's slices */
   void *aux[2];           /* CSR: row pointers and column indices, and their handles */
   starpu_data_handle_t aux_handle[2];
   int kind;               /* MatrixMult arrangement: SL_STACK_NONE (block diagonal), SL_STACK_V, SL_STACK_H */

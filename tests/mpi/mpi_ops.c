@@ -354,6 +354,65 @@ static void run_csr(sl_dtype dt)
   sl_op_destroy(&A);
 }
 
+/* Fredholm1: rank r holds 1 + r % 2 slices (none on the last rank when P > 1); G of global slice k is
+ * mm_a(100 + k, i, j); nx = 3, ny = 2, nz = 2. */
+static int64_t fr_slices(int r, int P) { return P > 1 && r == P - 1 ? 0 : 1 + r % 2; }
+
+static void run_fredholm(sl_dtype dt)
+{
+  int P = sl_size(), me = sl_rank(), cplx = sl_dtype_is_complex(dt);
+  const int64_t nx = 3, ny = 2, nz = 2;
+  int64_t nsl = fr_slices(me, P), K = 0, k0 = 0;
+  for (int r = 0; r < P; r++) {
+    if (r < me) k0 += fr_slices(r, P);
+    K += fr_slices(r, P);
+  }
+  double complex *g = malloc(sizeof *g * (size_t)(nsl * nx * ny + 1));
+  for (int64_t s = 0; s < nsl; s++)
+    for (int64_t i = 0; i < nx; i++)
+      for (int64_t j = 0; j < ny; j++) g[(s * nx + i) * ny + j] = mm_a(100 + (int)(k0 + s), i, j, cplx);
+  void *graw = malloc(sl_dtype_size(dt) * (size_t)(nsl * nx * ny + 1));
+  mc_to_dtype(dt, nsl * nx * ny, g, graw);
+  sl_op *F = NULL;
+  CHECK_OK(sl_op_fredholm1(&F, graw, nsl, nx, ny, nz, dt));
+  free(g);
+  free(graw);
+  if (!F) return;
+  for (int mode = 0; mode < 2; mode++) {
+    int64_t rin = mode ? nx : ny, rout = mode ? ny : nx;
+    double complex *in = malloc(sizeof *in * (size_t)(K * rin * nz + 1)), *ref = calloc((size_t)(K * rout * nz + 1), sizeof *ref);
+    for (int64_t q = 0; q < K * rin * nz; q++) in[q] = mc_value(dt, q, 31 + mode);
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t i = 0; i < nx; i++)
+        for (int64_t j = 0; j < ny; j++)
+          for (int64_t z = 0; z < nz; z++) {
+            double complex gij = mm_a(100 + (int)k, i, j, cplx);
+            if (!mode) ref[(k * nx + i) * nz + z] += gij * in[(k * ny + j) * nz + z];
+            else ref[(k * ny + j) * nz + z] += conj(gij) * in[(k * nx + i) * nz + z];
+          }
+    sl_array *x = NULL, *y = NULL;
+    CHECK_OK(mode ? sl_op_create_range(F, &x) : sl_op_create_domain(F, &x));
+    CHECK_OK(mode ? sl_op_create_domain(F, &y) : sl_op_create_range(F, &y));
+    void *raw = malloc(sl_dtype_size(dt) * (size_t)(K * rin * nz + 1));
+    mc_to_dtype(dt, K * rin * nz, in, raw);
+    CHECK_OK(sl_array_scatter(x, -1, raw));
+    CHECK_OK(sl_array_fill(y, SL_REAL(99.0)));
+    CHECK_OK(sl_op_apply(F, mode ? SL_ADJOINT : SL_FORWARD, x, y));
+    char what[96];
+    snprintf(what, sizeof what, "Fredholm1 %s (%s)", mode ? "adjoint" : "forward", sl_dtype_name(dt));
+    CHECK(mc_compare(y, ref, what) == 0, "%s", what);
+    free(raw);
+    free(in);
+    free(ref);
+    sl_array_destroy(&x);
+    sl_array_destroy(&y);
+  }
+  double err = -1, tol = dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-4 : 1e-12;
+  CHECK_OK(sl_dottest(F, 29, &err));
+  CHECK(err >= 0 && err <= tol, "dot test of Fredholm1 (%s): %.3g", sl_dtype_name(dt), err);
+  sl_op_destroy(&F);
+}
+
 static void bad_input(void)
 {
   int P = sl_size();
@@ -387,6 +446,10 @@ static void bad_input(void)
   double v_ok[2] = {1, 2};
   CHECK(mc_same_error_everywhere(sl_op_csr(&out, 2, 2, sl_rank() == P - 1 ? rp_bad : (int64_t[]){0, 1, 2}, ci_ok, v_ok,
                                            SL_FLOAT64), SL_E_INVALID), "CSR: decreasing row pointers on the last rank");
+  double gb[4] = {1, 2, 3, 4};
+  CHECK(mc_same_error_everywhere(sl_op_fredholm1(&out, gb, 1, 2, sl_rank() == 0 ? 2 : 1, 1, SL_FLOAT64),
+                                 P > 1 ? SL_E_DIMS : SL_SUCCESS) || P == 1, "Fredholm1: ny differs between ranks");
+  if (P == 1) sl_op_destroy(&out);
   int64_t bad_idx[1] = {sl_rank() == 0 ? 3 * P + 5 : 0};
   CHECK(mc_same_error_everywhere(sl_op_restriction(&out, a, bad_idx, 1), SL_E_INVALID),
         "Restriction: an index outside rank 0's block");
@@ -416,6 +479,7 @@ int main(int argc, char **argv)
   for (int dt = 0; dt < 4; dt++)
     for (int k = 0; k < 2; k++) run_restriction((sl_dtype)dt, sizes[k]);
   for (int dt = 0; dt < 4; dt++) run_csr((sl_dtype)dt);
+  for (int dt = 0; dt < 4; dt++) run_fredholm((sl_dtype)dt);
   bad_input();
   return mc_finish("mpi_ops");
 }

@@ -1,0 +1,73 @@
+/* Fredholm1: a batched matrix product over the slices a rank holds (one batched gemm task per apply). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "operators/op_internal.h"
+#include "codelets/codelets.h"
+
+static int fredholm_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  starpu_data_handle_t *hx = NULL, *hy = NULL;
+  int nx = 0, ny = 0;
+  int rc = sl_op_chunks(x, &hx, &nx);
+  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
+  if (rc == SL_SUCCESS)
+    rc = codelet_matmul_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, op->nbatch, op->mat_handle, nx,
+                               hx, ny, hy);
+  free(hx);
+  free(hy);
+  return rc;
+}
+
+int sl_op_fredholm1(sl_op **op, const void *G, int64_t nsl, int64_t nx, int64_t ny, int64_t nz, sl_dtype dt)
+{
+  SL_CHECK_INIT();
+  const char *fn = "sl_op_fredholm1";
+  int rc = SL_SUCCESS;
+  if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  else if (nsl < 0 || nx < 1 || ny < 1 || nz < 1)
+    rc = sl_error(SL_E_INVALID, "%s: nsl must be >= 0 and nx, ny, nz >= 1 (got %lld, %lld, %lld, %lld)", fn,
+                  (long long)nsl, (long long)nx, (long long)ny, (long long)nz);
+  else if (nsl > 0 && !G) rc = sl_error(SL_E_INVALID, "%s: argument 2 (G) is NULL for %lld slices", fn, (long long)nsl);
+  else if (!sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "%s: argument 7 (dt) is not a valid dtype", fn);
+  else if (nsl * nx * ny > (int64_t)UINT32_MAX) rc = sl_error(SL_E_INVALID, "%s: this rank's G is too large for one handle", fn);
+  SL_TRY(sl_agree(sl_ctx.comm, rc));
+  int64_t lo[3] = {nx, ny, nz}, hi[3] = {nx, ny, nz}, tot = nsl;
+  SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, lo, 3, MPI_INT64_T, MPI_MIN, sl_ctx.comm));
+  SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, hi, 3, MPI_INT64_T, MPI_MAX, sl_ctx.comm));
+  SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &tot, 1, MPI_INT64_T, MPI_SUM, sl_ctx.comm));
+  if (memcmp(lo, hi, sizeof lo) != 0)
+    return sl_error(SL_E_DIMS, "%s: nx, ny and nz must be the same on every rank", fn);
+  int64_t ddims[3] = {tot, ny, nz}, rdims[3] = {tot, nx, nz};
+  sl_dist d = sl_dist_default();
+  d.local_n = &nsl;
+  sl_array *dom = NULL, *rng = NULL;
+  rc = sl_array_create(&dom, 3, ddims, dt, &d);
+  if (rc == SL_SUCCESS) rc = sl_array_create(&rng, 3, rdims, dt, &d);
+  sl_op *o = NULL;
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Fredholm1", dom, rng, fredholm_apply);
+  sl_array_destroy(&dom);
+  sl_array_destroy(&rng);
+  if (rc != SL_SUCCESS) return rc;
+  o->nr = nx;
+  o->nc = ny;
+  o->nrhs = nz;
+  o->nbatch = nsl;
+  size_t bytes = (size_t)(nsl * nx * ny) * sl_dtype_size(dt);
+  if (bytes > 0) {
+    o->mat = malloc(bytes);
+    rc = o->mat ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+    if (rc == SL_SUCCESS) {
+      memcpy(o->mat, G, bytes);
+      starpu_vector_data_register(&o->mat_handle, STARPU_MAIN_RAM, (uintptr_t)o->mat, (uint32_t)(nsl * nx * ny),
+                                  sl_dtype_size(dt));
+    }
+  }
+  rc = sl_agree(sl_ctx.comm, rc);
+  if (rc != SL_SUCCESS) {
+    sl_op_destroy(&o);
+    return rc;
+  }
+  *op = o;
+  return SL_SUCCESS;
+}
