@@ -102,6 +102,7 @@ check-valgrind: all
 demo: all
 	@mkdir -p $(BUILD)/starpu-home
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/demo_arrays --verbose --out $(BUILD)/demo.npy
+	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 3 --oversubscribe --bind-to none $(BUILD)/examples/demo_ops --dtype complex128
 
 install: all
 	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin

@@ -64,7 +64,7 @@ int sl_op_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
   SL_CHECK_ARG(x != NULL && y != NULL, SL_E_INVALID, "sl_op_apply: argument %d (%s) is NULL", x ? 4 : 3, x ? "y" : "x");
   SL_CHECK_ARG(x != y, SL_E_INVALID, "sl_op_apply: arguments 3 (x) and 4 (y) are the same array");
   const sl_array *in = mode == SL_FORWARD ? op->dom : op->rng, *out = mode == SL_FORWARD ? op->rng : op->dom;
-  char inn[96], outn[96];
+  char inn[192], outn[192];
   snprintf(inn, sizeof inn, "the %s of %s", mode == SL_FORWARD ? "domain" : "range", op->name);
   snprintf(outn, sizeof outn, "the %s of %s", mode == SL_FORWARD ? "range" : "domain", op->name);
   SL_TRY(sl_array_check_same(x, "sl_op_apply: argument 3 (x)", in, inn));

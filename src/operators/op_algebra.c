@@ -30,8 +30,8 @@ static int sum_of(sl_op **out, sl_op *a, sl_op *b, double sign, const char *fn)
   SL_TRY(check_parts(fn, a, b));
   SL_TRY(sl_array_check_same(b->dom, "the domain of argument 3 (b)", a->dom, "the domain of argument 2 (a)"));
   SL_TRY(sl_array_check_same(b->rng, "the range of argument 3 (b)", a->rng, "the range of argument 2 (a)"));
-  char name[64];
-  snprintf(name, sizeof name, "(%.24s %c %.24s)", a->name, sign > 0 ? '+' : '-', b->name);
+  char name[160];
+  snprintf(name, sizeof name, "(%.70s %c %.70s)", a->name, sign > 0 ? '+' : '-', b->name);
   sl_op *o;
   SL_TRY(sl_op_new(&o, name, a->dom, a->rng, sum_apply));
   o->a = sl_op_ref(a);
@@ -58,8 +58,8 @@ int sl_op_product(sl_op **out, sl_op *a, sl_op *b)
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (out) is NULL", fn);
   SL_TRY(check_parts(fn, a, b));
   SL_TRY(sl_array_check_same(b->rng, "the range of argument 3 (b)", a->dom, "the domain of argument 2 (a)"));
-  char name[64];
-  snprintf(name, sizeof name, "(%.28s %.28s)", a->name, b->name);
+  char name[160];
+  snprintf(name, sizeof name, "(%.70s %.70s)", a->name, b->name);
   sl_op *o;
   SL_TRY(sl_op_new(&o, name, b->dom, a->rng, product_apply));
   o->a = sl_op_ref(a);
@@ -88,7 +88,7 @@ int sl_op_scaled(sl_op **out, sl_op *a, sl_cscalar s)
                "sl_op_scaled: argument 3 (s) is complex (%g%+gi) but argument 2 (a) is %s", s.re, s.im,
                sl_dtype_name(a->dtype));
   char name[128];
-  snprintf(name, sizeof name, "%.6g%+.6gi %.40s", s.re, s.im, a->name);
+  snprintf(name, sizeof name, "%.6g%+.6gi %.120s", s.re, s.im, a->name);
   sl_op *o;
   SL_TRY(sl_op_new(&o, name, a->dom, a->rng, scaled_apply));
   o->a = sl_op_ref(a);
@@ -123,7 +123,7 @@ static int unary(sl_op **out, sl_op *a, const char *fn, const char *fmt, int swa
   SL_CHECK_INIT();
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (out) is NULL", fn);
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s: argument 2 (a) is NULL", fn);
-  char name[64];
+  char name[160];
   snprintf(name, sizeof name, fmt, a->name);
   sl_op *o;
   SL_TRY(sl_op_new(&o, name, swap ? a->rng : a->dom, swap ? a->dom : a->rng, apply));
@@ -132,9 +132,9 @@ static int unary(sl_op **out, sl_op *a, const char *fn, const char *fmt, int swa
   return SL_SUCCESS;
 }
 
-int sl_op_adjoint(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_adjoint", "%.56s^H", 1, adjoint_apply); }
-int sl_op_transpose(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_transpose", "%.56s^T", 1, transpose_apply); }
-int sl_op_conj(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_conj", "conj(%.52s)", 0, conjugate_apply); }
+int sl_op_adjoint(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_adjoint", "%.150s^H", 1, adjoint_apply); }
+int sl_op_transpose(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_transpose", "%.150s^T", 1, transpose_apply); }
+int sl_op_conj(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_conj", "conj(%.140s)", 0, conjugate_apply); }
 
 /* ---- a^k: a chain of products (a^0 is the identity) ------------------------------------------------ */
 int sl_op_power(sl_op **out, sl_op *a, int k)
@@ -153,7 +153,7 @@ int sl_op_power(sl_op **out, sl_op *a, int k)
     if (rc != SL_SUCCESS) return rc;
     acc = next;
   }
-  snprintf(acc->name, sizeof acc->name, "%.52s^%d", a->name, k);
+  snprintf(acc->name, sizeof acc->name, "%.140s^%d", a->name, k);
   *out = acc;
   return SL_SUCCESS;
 }

@@ -11,7 +11,7 @@ typedef int (*sl_op_apply_fn)(sl_op *op, sl_op_mode mode, const sl_array *x, sl_
 
 struct sl_op {
   int refs;
-  char name[64];
+  char name[160];
   sl_dtype dtype;
   sl_array *dom, *rng;    /* templates of the layouts, also usable as temporaries by the operator */
   sl_op_apply_fn apply;
