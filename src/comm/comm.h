@@ -56,6 +56,9 @@ void comm_channel_destroy(comm_channel *ch);
 /** buf = op over the ranks of buf, in place. A complex sum is a sum of real pairs; complex max and min are
  *  refused. */
 int comm_allreduce(comm_channel *ch, sl_dtype dt, comm_op op, starpu_data_handle_t buf);
+/** The same on nbuf buffers at once, as one collective task (host MPI: one MPI call on their concatenation
+ *  in a pool buffer; NCCL: one group; CUDA-aware MPI: one call per buffer) — the chunks of an array. */
+int comm_allreduce_n(comm_channel *ch, sl_dtype dt, comm_op op, int nbuf, const starpu_data_handle_t *bufs);
 /** recv = the blocks of every rank, rank order, no padding; counts[r] elements from rank r. */
 int comm_allgatherv(comm_channel *ch, sl_dtype dt, starpu_data_handle_t send, starpu_data_handle_t recv,
                     const int64_t *counts);

@@ -103,12 +103,24 @@ static int64_t total(const int64_t *counts, int n)
 
 int comm_allreduce(comm_channel *ch, sl_dtype dt, comm_op op, starpu_data_handle_t buf)
 {
+  return comm_allreduce_n(ch, dt, op, 1, &buf);
+}
+
+int comm_allreduce_n(comm_channel *ch, sl_dtype dt, comm_op op, int nbuf, const starpu_data_handle_t *bufs)
+{
+  const char *fn = "comm_allreduce";
   coll *c = NULL;
   int64_t n;
   int idx;
-  SL_TRY(new_coll(&c, K_ALLREDUCE, ch, dt, op, "comm_allreduce"));
-  int rc = add_buf(c, buf, STARPU_RW, "comm_allreduce", "4 (buf)", &idx, &n);
-  if (rc == SL_SUCCESS && idx < 0) rc = sl_error(SL_E_INVALID, "comm_allreduce: argument 4 (buf) is NULL");
+  SL_TRY(new_coll(&c, K_ALLREDUCE, ch, dt, op, fn));
+  int rc = nbuf >= 1 && nbuf <= COLL_MAXBUF && bufs
+               ? SL_SUCCESS
+               : sl_error(SL_E_INVALID, "%s: %d buffers, not in [1, %d]", fn, nbuf, COLL_MAXBUF);
+  for (int i = 0; rc == SL_SUCCESS && i < nbuf; i++) {
+    rc = add_buf(c, bufs[i], STARPU_RW, fn, "4 (buf)", &idx, &n);
+    if (rc == SL_SUCCESS && idx < 0) rc = sl_error(SL_E_INVALID, "%s: argument 4 (buf) is NULL", fn);
+    if (rc == SL_SUCCESS && idx != i) rc = sl_error(SL_E_INVALID, "%s: a buffer is given twice", fn);
+  }
   return rc != SL_SUCCESS ? fail(c, rc) : coll_submit(c);
 }
 

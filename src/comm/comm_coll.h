@@ -35,6 +35,8 @@ typedef struct coll {
   int npairs;
   coll_pair *pairs;
   /* while running */
+  void *concat;           /* allreduce of several buffers on the CPU: one pool buffer holding them all */
+  int64_t concat_units;
   void *ptr[COLL_MAXBUF];
   void *stage[COLL_MAXBUF];
   void *dev[COLL_MAXBUF];

@@ -12,7 +12,10 @@ static MPI_Op mpi_op(comm_op op) { return op == COMM_MAX ? MPI_MAX : (op == COMM
 
 static void *buf(coll *c, int i) { return i >= 0 && c->ptr[i] ? c->ptr[i] : (void *)dummy; }
 
-int coll_max_requests(const coll *c) { return c->kind == K_EXCHANGE ? 2 * c->npairs : 1; }
+int coll_max_requests(const coll *c)
+{
+  return c->kind == K_EXCHANGE ? 2 * c->npairs : (c->kind == K_ALLREDUCE && c->nbuf > 1 ? c->nbuf : 1);
+}
 
 static int64_t sum_counts(const int *counts, int n)
 {
@@ -28,7 +31,8 @@ int coll_run_mpi_blocking(coll *c)
   int P = c->ch->size, rc = MPI_SUCCESS;
   switch (c->kind) {
   case K_ALLREDUCE:
-    if (c->units[0] > 0) rc = MPI_Allreduce(MPI_IN_PLACE, buf(c, 0), (int)c->units[0], t, mpi_op(c->op), comm);
+    for (int i = 0; i < c->nbuf && rc == MPI_SUCCESS; i++)
+      if (c->units[i] > 0) rc = MPI_Allreduce(MPI_IN_PLACE, buf(c, i), (int)c->units[i], t, mpi_op(c->op), comm);
     break;
   case K_BCAST:
     if (c->units[0] > 0) rc = MPI_Bcast(buf(c, 0), (int)c->units[0], t, c->root, comm);
@@ -63,9 +67,12 @@ int coll_post_mpi(coll *c, int *nreq)
   int P = c->ch->size, rc = MPI_SUCCESS;
   *nreq = 0;
   switch (c->kind) {
-  case K_ALLREDUCE:
-    if (c->units[0] > 0)
-      rc = MPI_Iallreduce(MPI_IN_PLACE, buf(c, 0), (int)c->units[0], t, mpi_op(c->op), comm, &c->reqs[(*nreq)++]);
+  case K_ALLREDUCE: /* one call on the concatenation when there is one, else one per buffer */
+    if (c->concat && c->concat_units > 0)
+      rc = MPI_Iallreduce(MPI_IN_PLACE, c->concat, (int)c->concat_units, t, mpi_op(c->op), comm, &c->reqs[(*nreq)++]);
+    for (int i = 0; !c->concat && i < c->nbuf && rc == MPI_SUCCESS; i++)
+      if (c->units[i] > 0)
+        rc = MPI_Iallreduce(MPI_IN_PLACE, buf(c, i), (int)c->units[i], t, mpi_op(c->op), comm, &c->reqs[(*nreq)++]);
     break;
   case K_BCAST:
     if (c->units[0] > 0) rc = MPI_Ibcast(buf(c, 0), (int)c->units[0], t, c->root, comm, &c->reqs[(*nreq)++]);

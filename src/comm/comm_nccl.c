@@ -80,8 +80,11 @@ int coll_post_nccl(coll *c, void *stream_)
   ncclDataType_t t = c->unit_bytes == 4 ? ncclFloat32 : ncclFloat64;
   int P = c->ch->size, me = c->ch->rank;
   switch (c->kind) {
-  case K_ALLREDUCE:
-    if (c->units[0] > 0) NCCL_TRY(ncclAllReduce(c->ptr[0], c->ptr[0], (size_t)c->units[0], t, nccl_op(c->op), nc, s));
+  case K_ALLREDUCE: /* several buffers: one NCCL group */
+    NCCL_TRY(ncclGroupStart());
+    for (int i = 0; i < c->nbuf; i++)
+      if (c->units[i] > 0) NCCL_TRY(ncclAllReduce(c->ptr[i], c->ptr[i], (size_t)c->units[i], t, nccl_op(c->op), nc, s));
+    NCCL_TRY(ncclGroupEnd());
     break;
   case K_BCAST:
     if (c->units[0] > 0) NCCL_TRY(ncclBroadcast(c->ptr[0], c->ptr[0], (size_t)c->units[0], t, c->root, nc, s));

@@ -90,10 +90,39 @@ static void finish_staged_host(void *arg)
   }
 }
 
+/* An allreduce of several buffers: their values go back from the concatenation. */
+static void finish_concat(void *arg)
+{
+  coll *c = arg;
+  size_t off = 0;
+  for (int i = 0; i < c->nbuf; i++) {
+    size_t bytes = (size_t)c->units[i] * c->unit_bytes;
+    memcpy(c->ptr[i], (char *)c->concat + off, bytes);
+    off += bytes;
+  }
+  comm_pool_put(c->concat);
+  c->concat = NULL;
+}
+
 static void exec_host(void *buffers[], void *arg)
 {
   coll *c = arg;
   take_pointers(c, buffers);
+  if (c->kind == K_ALLREDUCE && c->nbuf > 1) { /* one collective for all the buffers, through the pool */
+    c->concat_units = 0;
+    for (int i = 0; i < c->nbuf; i++) c->concat_units += c->units[i];
+    c->concat = comm_pool_get((size_t)c->concat_units * c->unit_bytes);
+    if (c->concat) {
+      size_t off = 0;
+      for (int i = 0; i < c->nbuf; i++) {
+        size_t bytes = (size_t)c->units[i] * c->unit_bytes;
+        memcpy((char *)c->concat + off, c->ptr[i], bytes);
+        off += bytes;
+      }
+      run_mpi(c, finish_concat);
+      return;
+    } /* no staging memory: one collective per buffer */
+  }
   if (!stage_host) {
     run_mpi(c, NULL);
     return;

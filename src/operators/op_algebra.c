@@ -87,8 +87,8 @@ int sl_op_scaled(sl_op **out, sl_op *a, sl_cscalar s)
   SL_CHECK_ARG(sl_dtype_is_complex(a->dtype) || s.im == 0.0, SL_E_DTYPE,
                "sl_op_scaled: argument 3 (s) is complex (%g%+gi) but argument 2 (a) is %s", s.re, s.im,
                sl_dtype_name(a->dtype));
-  char name[128];
-  snprintf(name, sizeof name, "%.6g%+.6gi %.120s", s.re, s.im, a->name);
+  char name[160];
+  snprintf(name, sizeof name, "%.6g%+.6gi %.100s", s.re, s.im, a->name);
   sl_op *o;
   SL_TRY(sl_op_new(&o, name, a->dom, a->rng, scaled_apply));
   o->a = sl_op_ref(a);

@@ -18,10 +18,10 @@ static int matrix_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
   if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
   if (rc == SL_SUCCESS)
     rc = codelet_matmul_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, 1, op->mat_handle, nx, hx, ny, hy);
-  /* the replicated side of a stack is a sum over ranks: one allreduce (per chunk of a large array) */
+  /* the replicated side of a stack is a sum over ranks: one allreduce of all its chunks */
   int sum_out = (op->kind == SL_STACK_V && mode == SL_ADJOINT) || (op->kind == SL_STACK_H && mode == SL_FORWARD);
-  for (int c = 0; rc == SL_SUCCESS && sum_out && c < ny && y->group->size > 1; c++)
-    rc = comm_allreduce(y->group->channel, op->dtype, COMM_SUM, hy[c]);
+  if (rc == SL_SUCCESS && sum_out && ny > 0 && y->group->size > 1)
+    rc = comm_allreduce_n(y->group->channel, op->dtype, COMM_SUM, ny, hy);
   free(hx);
   free(hy);
   return rc;

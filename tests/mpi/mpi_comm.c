@@ -305,6 +305,34 @@ static void all_kinds(comm_channel *ch, const char *name, int64_t scale)
   if (sl_rank() == 0) printf("  every collective, dtype and op on %s (scale %lld): %s\n", name, (long long)scale, bad ? "FAILED" : "ok");
 }
 
+/* comm_allreduce_n: three buffers of different sizes reduced by one collective task, every op and dtype. */
+static void multi_allreduce(comm_channel *ch, const char *name)
+{
+  int bad = 0, P = ch->size;
+  for (int dt = 0; dt < 4; dt++)
+    for (int op = 0; op < COMM_NOPS; op++) {
+      if (sl_dtype_is_complex((sl_dtype)dt) && op != COMM_SUM) continue;
+      int64_t sizes[3] = {1, 5, 2500};
+      vbuf v[3];
+      starpu_data_handle_t h[3];
+      for (int k = 0; k < 3; k++) {
+        v[k] = vb_new((sl_dtype)dt, sizes[k], ch->rank, 3 + k);
+        h[k] = v[k].h;
+      }
+      CHECK_OK(comm_allreduce_n(ch, (sl_dtype)dt, (comm_op)op, 3, h));
+      CHECK_OK(sl_wait());
+      for (int k = 0; k < 3; k++) {
+        vb_sync(&v[k]);
+        for (int64_t i = 0; i < sizes[k] && !bad; i++)
+          for (int j = 0; j < ncomp((sl_dtype)dt); j++)
+            bad += expect(&v[k], i, j, reduce_ref((comm_op)op, P, i, j, 3 + k), "allreduce_n", (sl_dtype)dt);
+        vb_free(&v[k]);
+      }
+    }
+  CHECK(bad == 0, "%s: allreduce of three buffers: %d wrong", name, bad);
+  if (sl_rank() == 0) printf("  allreduce of three buffers in one task on %s: %s\n", name, bad ? "FAILED" : "ok");
+}
+
 /* 1000 collectives of random kinds and sizes, the same sequence on every rank, interleaved with compute
  * tasks on an independent array; everything checked. */
 static void stress(comm_channel *world, comm_channel *sub)
@@ -402,6 +430,8 @@ int main(int argc, char **argv)
   all_kinds(row, "grid rows", 2);
   all_kinds(col, "grid columns", 2);
 
+  multi_allreduce(world, "the whole communicator");
+  multi_allreduce(sub, "even/odd sub-communicators");
   stress(world, sub);
   bad_input(world);
 
