@@ -2,6 +2,8 @@
  * the example builds Op = 2 A^H A + D (D diagonal), applies it, checks it against the same product built
  * step by step with vector operations, runs dot tests, and prints the operators' sizes.
  *   mpirun -n 2 ./demo_ops [--rows N] [--cols M] [--dtype float64|complex128]
+ * With STARLOPS_TRACE=<dir> the run is traced (STARLOPS_TRACE_REGION=1: only the operator applications);
+ * scripts/starlops-trace <dir> converts it.
  * Exits non-zero if a check fails. */
 #include <complex.h>
 #include <math.h>
@@ -70,11 +72,13 @@ int main(int argc, char **argv)
   TRY(sl_op_create_range(A, &t));
   TRY(sl_op_create_domain(A, &u));
   TRY(sl_array_fill(x, SL_REAL(1.0)));
+  TRY(sl_trace_begin()); /* with STARLOPS_TRACE_REGION=1, only this part is traced */
   TRY(sl_op_apply(Op, SL_FORWARD, x, y));
   TRY(sl_op_apply(A, SL_FORWARD, x, t));
   TRY(sl_op_apply(A, SL_ADJOINT, t, u));
   TRY(sl_array_axpby(u, SL_REAL(0.5), x, SL_REAL(2.0)));
   TRY(sl_array_axpby(u, SL_REAL(-1.0), y, SL_REAL(1.0))); /* u = by hand - graph */
+  TRY(sl_trace_end());
   sl_scalar *s, *n;
   TRY(sl_scalar_create(&s, SL_FLOAT64));
   TRY(sl_scalar_create(&n, SL_FLOAT64));

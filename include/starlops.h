@@ -72,6 +72,8 @@ typedef struct {
   int ncuda;              /**< CUDA workers per rank; -1 means StarPU's default ($STARPU_NCUDA) */
   size_t chunk_bytes;     /**< target bytes per array chunk; 0 means $STARLOPS_CHUNK_BYTES or 4 MiB */
   int verbose;            /**< print starlops_info on rank 0 after init */
+  int trace_region;       /**< 1: with tracing on, record only between sl_trace_begin and sl_trace_end
+                               (also $STARLOPS_TRACE_REGION=1) */
 } sl_options;
 
 /** Fills opts with the defaults. */
@@ -217,6 +219,16 @@ int sl_array_sum(const sl_array *x, sl_scalar *s);
 /** s = ||x||_ord (real): ord = 2 (Euclidean), 1, any p > 0, INFINITY (max |x_i|), -INFINITY (min |x_i|),
  *  0 (number of non-zeros). */
 int sl_array_norm(const sl_array *x, double ord, sl_scalar *s);
+
+/* ---- tracing (docs/tracing.md) ------------------------------------------------------------------ */
+/** With tracing on (STARLOPS_TRACE or sl_options.trace_dir) in region mode (trace_region or
+ *  STARLOPS_TRACE_REGION=1): waits for the submitted tasks, then starts recording. A no-op otherwise (the
+ *  whole run is recorded, or nothing). */
+int sl_trace_begin(void);
+/** In region mode: waits for the submitted tasks, then stops recording. A no-op otherwise. */
+int sl_trace_end(void);
+/** Puts a user event with this text in the trace (no-op when tracing is off). */
+int sl_trace_event(const char *text);
 
 /* ---- linear operators (docs/operators.md) ------------------------------------------------------ */
 typedef struct sl_op sl_op;

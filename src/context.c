@@ -50,6 +50,11 @@ static int setup_tracing(const sl_options *o)
   setenv("STARPU_FXT_TRACE", "1", 1);
   setenv("STARPU_FXT_PREFIX", dir, 1);
   sl_ctx.tracing = 1;
+  const char *region = getenv("STARLOPS_TRACE_REGION");
+  if (o->trace_region || (region && atoi(region) == 1)) {
+    sl_ctx.trace_region = 1;
+    starpu_fxt_autostart_profiling(0); /* before StarPU starts */
+  }
   return SL_SUCCESS;
 }
 
@@ -161,6 +166,32 @@ int sl_finalize(void)
 }
 
 int sl_initialized(void) { return sl_ctx.initialized; }
+
+int sl_trace_begin(void)
+{
+  SL_CHECK_INIT();
+  if (!sl_ctx.tracing || !sl_ctx.trace_region) return SL_SUCCESS;
+  SL_CHECK_STARPU(starpu_task_wait_for_all()); /* earlier tasks stay out of the region */
+  starpu_fxt_start_profiling();
+  return SL_SUCCESS;
+}
+
+int sl_trace_end(void)
+{
+  SL_CHECK_INIT();
+  if (!sl_ctx.tracing || !sl_ctx.trace_region) return SL_SUCCESS;
+  SL_CHECK_STARPU(starpu_task_wait_for_all());
+  starpu_fxt_stop_profiling();
+  return SL_SUCCESS;
+}
+
+int sl_trace_event(const char *text)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(text != NULL, SL_E_INVALID, "sl_trace_event: argument 1 (text) is NULL");
+  if (sl_ctx.tracing) starpu_fxt_trace_user_event_string(text);
+  return SL_SUCCESS;
+}
 
 int sl_wait(void)
 {

@@ -49,6 +49,7 @@ struct sl_context {
   size_t chunk_bytes;
   int max_chunks;          /* chunks per local block at most */
   int tracing;
+  int trace_region;        /* record only between sl_trace_begin and sl_trace_end */
 };
 extern struct sl_context sl_ctx;
 

@@ -69,6 +69,11 @@ int sl_op_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
   snprintf(outn, sizeof outn, "the %s of %s", mode == SL_FORWARD ? "range" : "domain", op->name);
   SL_TRY(sl_array_check_same(x, "sl_op_apply: argument 3 (x)", in, inn));
   SL_TRY(sl_array_check_same(y, "sl_op_apply: argument 4 (y)", out, outn));
+  if (sl_ctx.tracing) { /* one user event per application, named after the operator */
+    char ev[200];
+    snprintf(ev, sizeof ev, "%s %s", mode == SL_FORWARD ? "apply" : "apply^H", op->name);
+    starpu_fxt_trace_user_event_string(ev);
+  }
   return op->apply(op, mode, x, y);
 }
 

@@ -89,3 +89,45 @@ Test(mpi, npy_files_move_between_rank_counts_and_numpy, .timeout = 600)
     cr_expect_eq(run(3, "mpi_npy", args), 0, "starlops reads what numpy wrote (dtype %d)", dt);
   }
 }
+
+/* A traced 2-rank run converts into StarVZ inputs, a summary and a Gantt chart; a traced region holds fewer
+ * tasks than the whole run. */
+static long traced_tasks(const char *dir, const char *env)
+{
+  char cmd[2048], path[600];
+  snprintf(cmd, sizeof cmd,
+           "%s STARLOPS_TRACE=%s STARPU_NCPU=1 timeout -k 10 300 mpirun -n 2 --oversubscribe --bind-to none "
+           "%s/examples/demo_ops --rows 60 --cols 40 > %s/run.log 2>&1 && bash scripts/starlops-trace %s > %s/convert.log 2>&1",
+           env, dir, build_dir(), dir, dir, dir);
+  if (system(cmd) != 0) {
+    snprintf(cmd, sizeof cmd, "tail -n 20 %s/run.log %s/convert.log >&2", dir, dir);
+    if (system(cmd) != 0) fprintf(stderr, "(no logs)\n");
+    return -1;
+  }
+  const char *must[] = {"tasks.csv", "paje.csv", "summary.txt", "gantt.png"};
+  for (int i = 0; i < 4; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, must[i]);
+    FILE *f = fopen(path, "r");
+    cr_expect_not_null(f, "%s was not written", path);
+    if (!f) return -1;
+    fclose(f);
+  }
+  snprintf(path, sizeof path, "%s/summary.txt", dir);
+  FILE *f = fopen(path, "r");
+  long n = -1;
+  if (f && fscanf(f, "traced span: %*f ms, %ld tasks", &n) != 1) n = -1;
+  if (f) fclose(f);
+  return n;
+}
+
+Test(trace, run_converts_and_region_limits_it, .timeout = 400)
+{
+  char *whole = strdup(scratch_dir()), *region = strdup(scratch_dir());
+  long all = traced_tasks(whole, "");
+  long part = traced_tasks(region, "STARLOPS_TRACE_REGION=1");
+  cr_expect_gt(all, 0, "tasks in the whole-run trace: %ld", all);
+  cr_expect_gt(part, 0, "tasks in the region trace: %ld", part);
+  cr_expect_lt(part, all, "the region (%ld tasks) should hold fewer tasks than the whole run (%ld)", part, all);
+  free(whole);
+  free(region);
+}
