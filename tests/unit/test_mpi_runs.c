@@ -131,3 +131,17 @@ Test(trace, run_converts_and_region_limits_it, .timeout = 400)
   free(whole);
   free(region);
 }
+
+/* The testing driver: every operator with --check (dot test) on 2 ranks, sizes that do not divide. */
+Test(driver, starlops_testing_check_all_operators, .timeout = 400)
+{
+  const char *dts[] = {"float64", "complex128", "float32"};
+  for (int i = 0; i < 3; i++) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "STARPU_NCPU=1 timeout -k 10 300 mpirun -n 2 --oversubscribe --bind-to none %s/bin/starlops_testing "
+             "-o all -n 101 -m 77 --nrhs 2 --dtype %s --check --niter 1 > %s/tests/driver-%s.log 2>&1",
+             build_dir(), dts[i], build_dir(), dts[i]);
+    cr_expect_eq(system(cmd), 0, "starlops_testing --check (%s): see %s/tests/driver-%s.log", dts[i], build_dir(), dts[i]);
+  }
+}
