@@ -3,7 +3,8 @@
 #   1. Debian packages (Open MPI, hwloc, FxT, Criterion, OpenBLAS + LAPACKE, FFTW, pajeng, recutils, ...)
 #   2. StarPU 1.3.10 from Debian's source package, with StarPU-MPI and FxT, and with CUDA when nvcc exists,
 #      into a cached prefix outside the clone, keyed by version, options and patch.
-# Usage: scripts/install-deps.sh [--print-prefix] [--no-cuda] [--jobs N]
+# Usage: scripts/install-deps.sh [--print-prefix] [--no-cuda] [--jobs N] [--docs]
+#   --docs also installs doxygen (for make doc; not needed to build or test)
 # Environment: STARLOPS_DEPS (cache root, default /opt/starlops-deps), CUDA_HOME (default /usr/local/cuda).
 set -euo pipefail
 
@@ -15,13 +16,15 @@ patch_file=$here/patches/starpu-1.3.10-cuda13.patch
 jobs=$(nproc)
 use_cuda=auto
 print_prefix=0
+docs=0
 
 while [ $# -gt 0 ]; do
   case "$1" in
     --print-prefix) print_prefix=1 ;;
     --no-cuda) use_cuda=no ;;
     --jobs) jobs=$2; shift ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --docs) docs=1 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "install-deps: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -49,6 +52,7 @@ fail() { echo "install-deps: FAILED at step '$1': $2" >&2; exit 1; }
 
 packages=(build-essential pkg-config patch dpkg-dev openmpi-bin libopenmpi-dev libhwloc-dev libfxt-dev
   libcriterion-dev libopenblas-dev liblapacke-dev libfftw3-dev pajeng recutils python3-numpy gnuplot-nox)
+[ "$docs" = 1 ] && packages+=(doxygen)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
