@@ -63,7 +63,7 @@ $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/bin/%: tools/%.c $(LIB_SO)
+$(BUILD)/bin/%: tools/%.c bench/bench_util.h $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -o $@ $(LINK_STARLOPS)
 $(BUILD)/examples/%: examples/%.c $(LIB_SO)

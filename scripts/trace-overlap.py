@@ -13,37 +13,8 @@ import os
 import subprocess
 import sys
 
-
-def records(path):
-    rec = {}
-    with open(path) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line:
-                if rec:
-                    yield rec
-                rec = {}
-                continue
-            key, _, value = line.partition(": ")
-            rec[key] = value
-    if rec:
-        yield rec
-
-
-def union_length(intervals, lo, hi):
-    """Length of the union of intervals clipped to [lo, hi]."""
-    clipped = sorted((max(a, lo), min(b, hi)) for a, b in intervals if b > lo and a < hi)
-    total, cur_a, cur_b = 0.0, None, None
-    for a, b in clipped:
-        if cur_b is None or a > cur_b:
-            if cur_b is not None:
-                total += cur_b - cur_a
-            cur_a, cur_b = a, b
-        else:
-            cur_b = max(cur_b, b)
-    if cur_b is not None:
-        total += cur_b - cur_a
-    return total
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trace_summary import records, union  # noqa: E402  (the same reader and interval union)
 
 
 def main():
@@ -79,7 +50,7 @@ def main():
     print(f"| rank | {coll} start (ms) | duration (ms) | worker | time with {comp} running | {comp} tasks inside |")
     print("|---|---|---|---|---|---|")
     for rank, (a, b), worker in sorted(colls):
-        busy = union_length(compute.get(rank, []), a, b)
+        busy = union(compute.get(rank, []), a, b)
         inside = sum(1 for x, y in compute.get(rank, []) if x < b and y > a)
         print(f"| {rank} | {a:.3f} | {b - a:.3f} | {worker} | {100 * busy / (b - a) if b > a else 0:.0f}% | {inside} |")
     return 0

@@ -9,22 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "starlops.h"
-
-static double now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+#include "../bench/bench_util.h"
 
 static int64_t share(int64_t n, int P, int r) { return n / P + (r < n % P); }
 
@@ -161,19 +148,17 @@ int main(int argc, char **argv)
     double tf[64], ta[64];
     for (int r = 0; r < niter; r++) {
       MPI_Barrier(sl_comm());
-      double t0 = now();
+      double t0 = bench_now();
       sl_op_apply(op, SL_FORWARD, x, y);
       sl_wait();
-      tf[r] = now() - t0;
+      tf[r] = bench_now() - t0;
       MPI_Barrier(sl_comm());
-      t0 = now();
+      t0 = bench_now();
       sl_op_apply(op, SL_ADJOINT, y, x);
       sl_wait();
-      ta[r] = now() - t0;
+      ta[r] = bench_now() - t0;
     }
-    qsort(tf, (size_t)niter, sizeof(double), cmpd);
-    qsort(ta, (size_t)niter, sizeof(double), cmpd);
-    double t[2] = {tf[niter / 2], ta[niter / 2]}, tm[2];
+    double t[2] = {bench_median(tf, niter), bench_median(ta, niter)}, tm[2];
     MPI_Allreduce(t, tm, 2, MPI_DOUBLE, MPI_MAX, sl_comm());
     char chk[64] = "-";
     if (check) {

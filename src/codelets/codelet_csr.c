@@ -13,10 +13,10 @@
 #endif
 
 typedef struct csr_args {
+  codelet_chunks ch; /* chunks of x and of y */
   sl_dtype dt;
   int adjoint;
   int64_t nr, nc, nnz;
-  int nx, ny;
 } csr_args;
 
 static struct starpu_codelet cl_csr;
@@ -50,18 +50,6 @@ static void csr_cpu_product(const csr_args *m, const int64_t *rp, const int64_t 
 #undef CSR_LOOP
 }
 
-static void pack_chunks(void *buffers[], int first, int n, void *flat, size_t el, int to_chunks)
-{
-  size_t off = 0;
-  for (int i = 0; i < n; i++) {
-    size_t bytes = (size_t)STARPU_VECTOR_GET_NX(buffers[first + i]) * el;
-    void *p = (void *)STARPU_VECTOR_GET_PTR(buffers[first + i]);
-    if (to_chunks) memcpy(p, (char *)flat + off, bytes);
-    else memcpy((char *)flat + off, p, bytes);
-    off += bytes;
-  }
-}
-
 static void csr_cpu(void *buffers[], void *arg)
 {
   const csr_args *m = arg;
@@ -73,15 +61,15 @@ static void csr_cpu(void *buffers[], void *arg)
   int64_t rows_in = m->adjoint ? m->nr : m->nc, rows_out = m->adjoint ? m->nc : m->nr;
   void *xbuf = NULL, *ybuf = NULL, *X = NULL, *Y = NULL;
   static const double zero[2] = {0, 0};
-  if (m->nx == 1) X = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x]);
-  else if (m->nx > 1 && (xbuf = malloc((size_t)rows_in * el))) pack_chunks(buffers, first_x, m->nx, X = xbuf, el, 0);
-  if (m->ny == 1) Y = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x + m->nx]);
+  if (m->ch.nin == 1) X = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x]);
+  else if (m->ch.nin > 1 && (xbuf = malloc((size_t)rows_in * el))) codelet_chunks_copy(buffers, first_x, m->ch.nin, X = xbuf, el, 0);
+  if (m->ch.nout == 1) Y = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x + m->ch.nin]);
   else Y = ybuf = malloc((size_t)rows_out * el);
-  if (!Y || (m->nx > 1 && !xbuf)) {
+  if (!Y || (m->ch.nin > 1 && !xbuf)) {
     sl_async_error(SL_E_NOMEM, "CSR: out of memory packing chunks");
   } else {
     csr_cpu_product(m, rp, ci, v, X ? X : (const void *)zero, Y);
-    if (ybuf) pack_chunks(buffers, first_x + m->nx, m->ny, ybuf, el, 1);
+    if (ybuf) codelet_chunks_copy(buffers, first_x + m->ch.nin, m->ch.nout, ybuf, el, 1);
   }
   free(xbuf);
   free(ybuf);
@@ -93,9 +81,9 @@ static void csr_cuda(void *buffers[], void *arg)
   const csr_args *m = arg;
   cudaStream_t s = starpu_cuda_get_local_stream();
   int has_a = m->nnz > 0, first_x = has_a ? 3 : 1;
-  void *Y = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x + m->nx]);
+  void *Y = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x + m->ch.nin]);
   int64_t rows_out = m->adjoint ? m->nc : m->nr, rows_in = m->adjoint ? m->nr : m->nc;
-  if (!has_a || m->nx == 0) {
+  if (!has_a || m->ch.nin == 0) {
     cudaError_t e = cudaMemsetAsync(Y, 0, (size_t)rows_out * sl_dtype_size(m->dt), s);
     if (e != cudaSuccess) sl_async_error(SL_E_RUNTIME, "CSR (CUDA): %s", cudaGetErrorString(e));
     return;
@@ -131,26 +119,15 @@ static void csr_cuda(void *buffers[], void *arg)
   if (st != CUSPARSE_STATUS_SUCCESS) sl_async_error(SL_E_RUNTIME, "CSR (cuSPARSE SpMV): %s", cusparseGetErrorString(st));
 }
 
-static int csr_can_execute(unsigned workerid, struct starpu_task *task, unsigned nimpl)
-{
-  const csr_args *m = task->cl_arg;
-  if (starpu_worker_get_type((int)workerid) != STARPU_CUDA_WORKER) return 1;
-  return m->nx <= 1 && m->ny == 1;
-}
 #endif
 
 void codelet_csr_init(void)
 {
-  starpu_codelet_init(&cl_csr);
-  cl_csr.name = "sl_csr";
-  cl_csr.cpu_funcs[0] = csr_cpu;
 #ifdef SL_HAVE_CUDA
-  cl_csr.cuda_funcs[0] = csr_cuda;
-  cl_csr.cuda_flags[0] = STARPU_CUDA_ASYNC;
-  cl_csr.can_execute = csr_can_execute;
+  codelet_chunked_init(&cl_csr, "sl_csr", csr_cpu, csr_cuda);
+#else
+  codelet_chunked_init(&cl_csr, "sl_csr", csr_cpu, NULL);
 #endif
-  cl_csr.where = codelet_where();
-  cl_csr.nbuffers = STARPU_VARIABLE_NBUFFERS;
 }
 
 int codelet_csr_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int64_t nnz, starpu_data_handle_t rowptr,
@@ -158,32 +135,10 @@ int codelet_csr_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int64_t
                        int ny, const starpu_data_handle_t *y)
 {
   if (ny == 0) return SL_SUCCESS;
-  int nb = 1 + (nnz > 0 ? 2 : 0) + nx + ny;
   csr_args *m = malloc(sizeof *m);
-  struct starpu_task *t = m ? codelet_task_create(nb) : NULL;
-  if (!t) {
-    free(m);
-    return sl_error(SL_E_NOMEM, "CSR: out of memory");
-  }
-  *m = (csr_args){dt, adjoint, nr, nc, nnz, nx, ny};
-  t->cl = &cl_csr;
-  t->cl_arg = m;
-  t->cl_arg_size = sizeof *m;
-  t->cl_arg_free = 1;
-  int i = 0;
-  starpu_data_handle_t mats[3] = {rowptr, colind, vals};
-  for (int j = 0; j < (nnz > 0 ? 3 : 1); j++) {
-    STARPU_TASK_SET_HANDLE(t, mats[j], i);
-    STARPU_TASK_SET_MODE(t, STARPU_R, i++);
-  }
-  for (int j = 0; j < nx; j++) {
-    STARPU_TASK_SET_HANDLE(t, x[j], i);
-    STARPU_TASK_SET_MODE(t, STARPU_R, i++);
-  }
-  for (int j = 0; j < ny; j++) {
-    STARPU_TASK_SET_HANDLE(t, y[j], i);
-    STARPU_TASK_SET_MODE(t, STARPU_W, i++);
-  }
-  t->flops = 2.0 * (double)nnz * (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
-  return codelet_task_submit(t);
+  if (!m) return sl_error(SL_E_NOMEM, "CSR: out of memory");
+  *m = (csr_args){{nx, ny}, dt, adjoint, nr, nc, nnz};
+  const starpu_data_handle_t mats[3] = {rowptr, colind, vals};
+  return codelet_chunked_submit(&cl_csr, m, sizeof *m, nnz > 0 ? 3 : 1, mats, x, y,
+                                2.0 * (double)nnz * (sl_dtype_is_complex(dt) ? 4.0 : 1.0), "CSR");
 }

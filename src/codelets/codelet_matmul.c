@@ -16,11 +16,11 @@
 #endif
 
 typedef struct matmul_args {
+  codelet_chunks ch; /* chunks of X and of Y */
   sl_dtype dt;
   int adjoint;
   int64_t nr, nc, nrhs;
   int64_t nbatch; /* independent products: A, X and Y hold nbatch consecutive blocks (Fredholm1) */
-  int nx, ny; /* chunks of the input and of the output */
 } matmul_args;
 
 static struct starpu_codelet cl_matmul;
@@ -59,19 +59,6 @@ static void cpu_product(const matmul_args *m, const void *A, const void *X, void
   }
 }
 
-/* Copies between the chunks buffers[first..first+n) and one contiguous buffer (to_chunks: which way). */
-static void pack(void *buffers[], int first, int n, void *flat, size_t el, int to_chunks)
-{
-  size_t off = 0;
-  for (int i = 0; i < n; i++) {
-    size_t bytes = (size_t)STARPU_VECTOR_GET_NX(buffers[first + i]) * el;
-    void *p = (void *)STARPU_VECTOR_GET_PTR(buffers[first + i]);
-    if (to_chunks) memcpy(p, (char *)flat + off, bytes);
-    else memcpy((char *)flat + off, p, bytes);
-    off += bytes;
-  }
-}
-
 static void matmul_cpu(void *buffers[], void *arg)
 {
   const matmul_args *m = arg;
@@ -79,20 +66,20 @@ static void matmul_cpu(void *buffers[], void *arg)
   const void *A = m->nr * m->nc > 0 ? (const void *)STARPU_VECTOR_GET_PTR(buffers[0]) : NULL;
   int64_t rows_in = m->adjoint ? m->nr : m->nc, rows_out = m->adjoint ? m->nc : m->nr;
   void *X = NULL, *Y = NULL, *xbuf = NULL, *ybuf = NULL;
-  int first_x = m->nr * m->nc > 0 ? 1 : 0, first_y = first_x + m->nx;
-  if (m->nx == 1) X = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x]);
-  else if (m->nx > 1 && (xbuf = malloc((size_t)(rows_in * m->nrhs * m->nbatch) * el))) pack(buffers, first_x, m->nx, X = xbuf, el, 0);
-  if (m->ny == 1) Y = (void *)STARPU_VECTOR_GET_PTR(buffers[first_y]);
-  else if (m->ny > 1) Y = ybuf = malloc((size_t)(rows_out * m->nrhs * m->nbatch) * el);
-  if ((m->nx > 1 && !xbuf) || (m->ny > 1 && !ybuf)) {
-    sl_async_error(SL_E_NOMEM, "MatrixMult: out of memory packing %d and %d chunks", m->nx, m->ny);
+  int first_x = m->nr * m->nc > 0 ? 1 : 0, first_y = first_x + m->ch.nin;
+  if (m->ch.nin == 1) X = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x]);
+  else if (m->ch.nin > 1 && (xbuf = malloc((size_t)(rows_in * m->nrhs * m->nbatch) * el))) codelet_chunks_copy(buffers, first_x, m->ch.nin, X = xbuf, el, 0);
+  if (m->ch.nout == 1) Y = (void *)STARPU_VECTOR_GET_PTR(buffers[first_y]);
+  else if (m->ch.nout > 1) Y = ybuf = malloc((size_t)(rows_out * m->nrhs * m->nbatch) * el);
+  if ((m->ch.nin > 1 && !xbuf) || (m->ch.nout > 1 && !ybuf)) {
+    sl_async_error(SL_E_NOMEM, "MatrixMult: out of memory packing %d and %d chunks", m->ch.nin, m->ch.nout);
   } else if (Y) {
     size_t sa = (size_t)(m->nr * m->nc) * el, sx = (size_t)(rows_in * m->nrhs) * el, sy = (size_t)(rows_out * m->nrhs) * el;
     for (int64_t b = 0; b < m->nbatch; b++) {
       if (X) cpu_product(m, A ? (const char *)A + b * sa : NULL, (const char *)X + b * sx, (char *)Y + b * sy);
       else memset((char *)Y + b * sy, 0, sy); /* this rank's input block is empty */
     }
-    if (ybuf) pack(buffers, first_y, m->ny, ybuf, el, 1);
+    if (ybuf) codelet_chunks_copy(buffers, first_y, m->ch.nout, ybuf, el, 1);
   }
   free(xbuf);
   free(ybuf);
@@ -105,10 +92,10 @@ static void matmul_cuda(void *buffers[], void *arg)
   cublasHandle_t h = starpu_cublas_get_local_handle();
   int nr = (int)m->nr, nc = (int)m->nc, k = (int)m->nrhs;
   int first_x = m->nr * m->nc > 0 ? 1 : 0;
-  void *Y = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x + m->nx]);
+  void *Y = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x + m->ch.nin]);
   int rows_out = m->adjoint ? nc : nr, inner = m->adjoint ? nr : nc;
   cudaStream_t s = starpu_cuda_get_local_stream();
-  if (inner == 0 || m->nx == 0) {
+  if (inner == 0 || m->ch.nin == 0) {
     cudaError_t e = cudaMemsetAsync(Y, 0, (size_t)rows_out * (size_t)k * (size_t)m->nbatch * sl_dtype_size(m->dt), s);
     if (e != cudaSuccess) sl_async_error(SL_E_RUNTIME, "MatrixMult (CUDA): %s", cudaGetErrorString(e));
     return;
@@ -143,27 +130,15 @@ static void matmul_cuda(void *buffers[], void *arg)
   if (st != CUBLAS_STATUS_SUCCESS) sl_async_error(SL_E_RUNTIME, "MatrixMult (cuBLAS gemm): status %d", (int)st);
 }
 
-/* The CUDA version works on one chunk of input and one of output. */
-static int matmul_can_execute(unsigned workerid, struct starpu_task *task, unsigned nimpl)
-{
-  const matmul_args *m = task->cl_arg;
-  if (starpu_worker_get_type((int)workerid) != STARPU_CUDA_WORKER) return 1;
-  return m->nx <= 1 && m->ny == 1;
-}
 #endif
 
 void codelet_matmul_init(void)
 {
-  starpu_codelet_init(&cl_matmul);
-  cl_matmul.name = "sl_matmul";
-  cl_matmul.cpu_funcs[0] = matmul_cpu;
 #ifdef SL_HAVE_CUDA
-  cl_matmul.cuda_funcs[0] = matmul_cuda;
-  cl_matmul.cuda_flags[0] = STARPU_CUDA_ASYNC;
-  cl_matmul.can_execute = matmul_can_execute;
+  codelet_chunked_init(&cl_matmul, "sl_matmul", matmul_cpu, matmul_cuda);
+#else
+  codelet_chunked_init(&cl_matmul, "sl_matmul", matmul_cpu, NULL);
 #endif
-  cl_matmul.where = codelet_where();
-  cl_matmul.nbuffers = STARPU_VARIABLE_NBUFFERS;
   cl_matmul.model = &pm_matmul;
 }
 
@@ -172,31 +147,9 @@ int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int6
                           const starpu_data_handle_t *y)
 {
   if (ny == 0) return SL_SUCCESS; /* nothing to write on this rank */
-  int nb = (A ? 1 : 0) + nx + ny;
   matmul_args *m = malloc(sizeof *m);
-  struct starpu_task *t = m ? codelet_task_create(nb) : NULL;
-  if (!t) {
-    free(m);
-    return sl_error(SL_E_NOMEM, "MatrixMult: out of memory");
-  }
-  *m = (matmul_args){dt, adjoint, nr, nc, nrhs, nbatch, nx, ny};
-  t->cl = &cl_matmul;
-  t->cl_arg = m;
-  t->cl_arg_size = sizeof *m;
-  t->cl_arg_free = 1;
-  int i = 0;
-  if (A) {
-    STARPU_TASK_SET_HANDLE(t, A, i);
-    STARPU_TASK_SET_MODE(t, STARPU_R, i++);
-  }
-  for (int j = 0; j < nx; j++) {
-    STARPU_TASK_SET_HANDLE(t, x[j], i);
-    STARPU_TASK_SET_MODE(t, STARPU_R, i++);
-  }
-  for (int j = 0; j < ny; j++) {
-    STARPU_TASK_SET_HANDLE(t, y[j], i);
-    STARPU_TASK_SET_MODE(t, STARPU_W, i++);
-  }
-  t->flops = 2.0 * (double)nr * (double)nc * (double)nrhs * (double)nbatch * (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
-  return codelet_task_submit(t);
+  if (!m) return sl_error(SL_E_NOMEM, "MatrixMult: out of memory");
+  *m = (matmul_args){{nx, ny}, dt, adjoint, nr, nc, nrhs, nbatch};
+  double flops = 2.0 * (double)nr * (double)nc * (double)nrhs * (double)nbatch * (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
+  return codelet_chunked_submit(&cl_matmul, m, sizeof *m, A ? 1 : 0, &A, x, y, flops, "MatrixMult");
 }

@@ -11,10 +11,10 @@
 #endif
 
 typedef struct select_args {
+  codelet_chunks ch; /* chunks of the input and of the output */
   sl_dtype dt;
   int adjoint;
   int64_t n; /* selected elements */
-  int nin, nout;
 } select_args;
 
 static struct starpu_codelet cl_select;
@@ -35,11 +35,11 @@ static void select_cpu(void *buffers[], void *arg)
   const select_args *s = arg;
   size_t el = sl_dtype_size(s->dt);
   const int64_t *idx = s->n > 0 ? (const int64_t *)STARPU_VECTOR_GET_PTR(buffers[0]) : NULL;
-  int first_in = s->n > 0 ? 1 : 0, first_out = first_in + s->nin;
+  int first_in = s->n > 0 ? 1 : 0, first_out = first_in + s->ch.nin;
   if (s->adjoint)
-    for (int i = 0; i < s->nout; i++)
+    for (int i = 0; i < s->ch.nout; i++)
       memset((void *)STARPU_VECTOR_GET_PTR(buffers[first_out + i]), 0, (size_t)STARPU_VECTOR_GET_NX(buffers[first_out + i]) * el);
-  if (s->nin == 1 && s->nout == 1) { /* contiguous: the kernels */
+  if (s->ch.nin == 1 && s->ch.nout == 1) { /* contiguous: the kernels */
     const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[first_in]);
     void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[first_out]);
     if (s->adjoint) kernel_scatter_add(s->dt, s->n, idx, in, out);
@@ -48,10 +48,10 @@ static void select_cpu(void *buffers[], void *arg)
   }
   for (int64_t k = 0; k < s->n; k++) { /* one element at a time across chunks */
     if (s->adjoint) {
-      char *dst = element(buffers, first_out, s->nout, idx[k], el), *src = element(buffers, first_in, s->nin, k, el);
+      char *dst = element(buffers, first_out, s->ch.nout, idx[k], el), *src = element(buffers, first_in, s->ch.nin, k, el);
       if (dst && src) kernel_scatter_add(s->dt, 1, (const int64_t[]){0}, src, dst);
     } else {
-      char *dst = element(buffers, first_out, s->nout, k, el), *src = element(buffers, first_in, s->nin, idx[k], el);
+      char *dst = element(buffers, first_out, s->ch.nout, k, el), *src = element(buffers, first_in, s->ch.nin, idx[k], el);
       if (dst && src) memcpy(dst, src, el);
     }
   }
@@ -63,7 +63,7 @@ static void select_cuda(void *buffers[], void *arg)
   const select_args *s = arg;
   cudaStream_t st = starpu_cuda_get_local_stream();
   size_t el = sl_dtype_size(s->dt);
-  int first_in = s->n > 0 ? 1 : 0, first_out = first_in + s->nin;
+  int first_in = s->n > 0 ? 1 : 0, first_out = first_in + s->ch.nin;
   void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[first_out]);
   int rc = cudaSuccess;
   if (s->adjoint) rc = cudaMemsetAsync(out, 0, (size_t)STARPU_VECTOR_GET_NX(buffers[first_out]) * el, st);
@@ -75,56 +75,23 @@ static void select_cuda(void *buffers[], void *arg)
   if (rc != cudaSuccess) sl_async_error(SL_E_RUNTIME, "Restriction (CUDA): %s", cudaGetErrorString((cudaError_t)rc));
 }
 
-static int select_can_execute(unsigned workerid, struct starpu_task *task, unsigned nimpl)
-{
-  const select_args *s = task->cl_arg;
-  if (starpu_worker_get_type((int)workerid) != STARPU_CUDA_WORKER) return 1;
-  return s->nin <= 1 && s->nout == 1;
-}
 #endif
 
 void codelet_select_init(void)
 {
-  starpu_codelet_init(&cl_select);
-  cl_select.name = "sl_select";
-  cl_select.cpu_funcs[0] = select_cpu;
 #ifdef SL_HAVE_CUDA
-  cl_select.cuda_funcs[0] = select_cuda;
-  cl_select.cuda_flags[0] = STARPU_CUDA_ASYNC;
-  cl_select.can_execute = select_can_execute;
+  codelet_chunked_init(&cl_select, "sl_select", select_cpu, select_cuda);
+#else
+  codelet_chunked_init(&cl_select, "sl_select", select_cpu, NULL);
 #endif
-  cl_select.where = codelet_where();
-  cl_select.nbuffers = STARPU_VARIABLE_NBUFFERS;
 }
 
 int codelet_select_submit(sl_dtype dt, int adjoint, int64_t n, starpu_data_handle_t idx, int nin,
                           const starpu_data_handle_t *in, int nout, const starpu_data_handle_t *out)
 {
   if (nout == 0) return SL_SUCCESS;
-  int nb = (n > 0 ? 1 : 0) + nin + nout;
   select_args *s = malloc(sizeof *s);
-  struct starpu_task *t = s ? codelet_task_create(nb) : NULL;
-  if (!t) {
-    free(s);
-    return sl_error(SL_E_NOMEM, "Restriction: out of memory");
-  }
-  *s = (select_args){dt, adjoint, n, nin, nout};
-  t->cl = &cl_select;
-  t->cl_arg = s;
-  t->cl_arg_size = sizeof *s;
-  t->cl_arg_free = 1;
-  int i = 0;
-  if (n > 0) {
-    STARPU_TASK_SET_HANDLE(t, idx, i);
-    STARPU_TASK_SET_MODE(t, STARPU_R, i++);
-  }
-  for (int j = 0; j < nin; j++) {
-    STARPU_TASK_SET_HANDLE(t, in[j], i);
-    STARPU_TASK_SET_MODE(t, STARPU_R, i++);
-  }
-  for (int j = 0; j < nout; j++) {
-    STARPU_TASK_SET_HANDLE(t, out[j], i);
-    STARPU_TASK_SET_MODE(t, STARPU_W, i++);
-  }
-  return codelet_task_submit(t);
+  if (!s) return sl_error(SL_E_NOMEM, "Restriction: out of memory");
+  *s = (select_args){{nin, nout}, dt, adjoint, n};
+  return codelet_chunked_submit(&cl_select, s, sizeof *s, n > 0 ? 1 : 0, &idx, in, out, 0.0, "Restriction");
 }

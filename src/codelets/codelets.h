@@ -41,6 +41,19 @@ int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, starpu_data_hand
 int codelet_combine_submit(sl_red_kind k, double root_p, int nparts, const starpu_data_handle_t *parts,
                            starpu_data_handle_t scalar);
 void codelet_rows_init(void);
+/** First member of the argument struct of every chunked codelet: chunks of the input and of the output. */
+typedef struct codelet_chunks {
+  int nin, nout;
+} codelet_chunks;
+/** Copies between the chunks buffers[first..first+n) and one contiguous buffer (to_chunks: which way). */
+void codelet_chunks_copy(void *buffers[], int first, int n, void *flat, size_t el, int to_chunks);
+/** Sets up a chunked codelet: CPU and CUDA (asynchronous, one chunk per side) functions, variable buffers. */
+void codelet_chunked_init(struct starpu_codelet *cl, const char *name, starpu_cpu_func_t cpu, starpu_cuda_func_t cuda);
+/** Submits cl on nfixed read handles, then args' nin input chunks (read), then its nout output chunks
+ *  (write); takes args (a malloc'd struct starting with codelet_chunks), frees it on failure. */
+int codelet_chunked_submit(struct starpu_codelet *cl, void *args, size_t args_size, int nfixed,
+                           const starpu_data_handle_t *fixed, const starpu_data_handle_t *in,
+                           const starpu_data_handle_t *out, double flops, const char *what);
 void codelet_matmul_init(void);
 void codelet_select_init(void);
 void codelet_csr_init(void);

@@ -94,7 +94,7 @@ int64_t sl_op_ncols(const sl_op *op) { return op ? sl_array_global_size(op->dom)
 sl_dtype sl_op_dtype(const sl_op *op) { return op ? op->dtype : SL_FLOAT64; }
 const char *sl_op_name(const sl_op *op) { return op ? op->name : NULL; }
 
-int sl_op_chunks(const sl_array *a, starpu_data_handle_t **h, int *n)
+static int chunks_of(const sl_array *a, starpu_data_handle_t **h, int *n)
 {
   *n = sl_array_nchunks(a);
   *h = NULL;
@@ -102,5 +102,38 @@ int sl_op_chunks(const sl_array *a, starpu_data_handle_t **h, int *n)
   *h = malloc(sizeof **h * (size_t)*n);
   if (!*h) return sl_error(SL_E_NOMEM, "operator: out of memory");
   for (int c = 0; c < *n; c++) (*h)[c] = sl_array_chunk(a, c);
+  return SL_SUCCESS;
+}
+
+int sl_op_apply_chunked(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y, sl_op_chunked_fn fn)
+{
+  starpu_data_handle_t *hx = NULL, *hy = NULL;
+  int nx = 0, ny = 0;
+  int rc = chunks_of(x, &hx, &nx);
+  if (rc == SL_SUCCESS) rc = chunks_of(y, &hy, &ny);
+  if (rc == SL_SUCCESS) rc = fn(op, mode, y, nx, hx, ny, hy);
+  free(hx);
+  free(hy);
+  return rc;
+}
+
+int sl_op_keep(void **ptr, starpu_data_handle_t *h, const void *src, int64_t n, size_t el)
+{
+  if (n == 0) return SL_SUCCESS;
+  *ptr = malloc((size_t)n * el);
+  if (!*ptr) return sl_error(SL_E_NOMEM, "operator: out of memory for %lld elements", (long long)n);
+  memcpy(*ptr, src, (size_t)n * el);
+  starpu_vector_data_register(h, STARPU_MAIN_RAM, (uintptr_t)*ptr, (uint32_t)n, el);
+  return SL_SUCCESS;
+}
+
+int sl_op_finish(sl_op **out, sl_op *o, int rc)
+{
+  rc = sl_agree(sl_ctx.comm, rc);
+  if (rc != SL_SUCCESS) {
+    sl_op_destroy(&o);
+    return rc;
+  }
+  *out = o;
   return SL_SUCCESS;
 }

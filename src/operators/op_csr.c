@@ -5,18 +5,16 @@
 #include "operators/op_internal.h"
 #include "codelets/codelets.h"
 
+static int csr_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
+                      const starpu_data_handle_t *hy)
+{
+  return codelet_csr_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, op->aux_handle[0], op->aux_handle[1],
+                            op->mat_handle, nx, hx, ny, hy);
+}
+
 static int csr_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  starpu_data_handle_t *hx = NULL, *hy = NULL;
-  int nx = 0, ny = 0;
-  int rc = sl_op_chunks(x, &hx, &nx);
-  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
-  if (rc == SL_SUCCESS)
-    rc = codelet_csr_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, op->aux_handle[0], op->aux_handle[1],
-                            op->mat_handle, nx, hx, ny, hy);
-  free(hx);
-  free(hy);
-  return rc;
+  return sl_op_apply_chunked(op, mode, x, y, csr_submit);
 }
 
 /* Local checks of the CSR arrays. */
@@ -63,29 +61,8 @@ int sl_op_csr(sl_op **op, int64_t nrows, int64_t ncols, const int64_t *rowptr, c
   o->nr = nrows;
   o->nc = ncols;
   o->nrhs = nnz; /* the entry count, for the task */
-  size_t rbytes = sizeof(int64_t) * (size_t)(nrows + 1), cbytes = sizeof(int64_t) * (size_t)nnz;
-  size_t vbytes = sl_dtype_size(dt) * (size_t)nnz;
-  o->aux[0] = malloc(rbytes);
-  if (nnz > 0) {
-    o->aux[1] = malloc(cbytes);
-    o->mat = malloc(vbytes);
-  }
-  rc = o->aux[0] && (nnz == 0 || (o->aux[1] && o->mat)) ? SL_SUCCESS : sl_error(SL_E_NOMEM, "sl_op_csr: out of memory");
-  if (rc == SL_SUCCESS) {
-    memcpy(o->aux[0], rowptr, rbytes);
-    starpu_vector_data_register(&o->aux_handle[0], STARPU_MAIN_RAM, (uintptr_t)o->aux[0], (uint32_t)(nrows + 1), sizeof(int64_t));
-    if (nnz > 0) {
-      memcpy(o->aux[1], colind, cbytes);
-      memcpy(o->mat, vals, vbytes);
-      starpu_vector_data_register(&o->aux_handle[1], STARPU_MAIN_RAM, (uintptr_t)o->aux[1], (uint32_t)nnz, sizeof(int64_t));
-      starpu_vector_data_register(&o->mat_handle, STARPU_MAIN_RAM, (uintptr_t)o->mat, (uint32_t)nnz, sl_dtype_size(dt));
-    }
-  }
-  rc = sl_agree(sl_ctx.comm, rc);
-  if (rc != SL_SUCCESS) {
-    sl_op_destroy(&o);
-    return rc;
-  }
-  *op = o;
-  return SL_SUCCESS;
+  rc = sl_op_keep(&o->aux[0], &o->aux_handle[0], rowptr, nrows + 1, sizeof(int64_t));
+  if (rc == SL_SUCCESS) rc = sl_op_keep(&o->aux[1], &o->aux_handle[1], colind, nnz, sizeof(int64_t));
+  if (rc == SL_SUCCESS) rc = sl_op_keep(&o->mat, &o->mat_handle, vals, nnz, sl_dtype_size(dt));
+  return sl_op_finish(op, o, rc);
 }

@@ -1,23 +1,10 @@
-/* Fredholm1: a batched matrix product over the slices a rank holds (one batched gemm task per apply). */
+/* Fredholm1: a batched matrix product over the slices a rank holds (one batched gemm task per apply, through
+ * the dense-product apply of op_matrix.c with nbatch = the rank's slices). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "operators/op_internal.h"
 #include "codelets/codelets.h"
-
-static int fredholm_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
-{
-  starpu_data_handle_t *hx = NULL, *hy = NULL;
-  int nx = 0, ny = 0;
-  int rc = sl_op_chunks(x, &hx, &nx);
-  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
-  if (rc == SL_SUCCESS)
-    rc = codelet_matmul_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, op->nbatch, op->mat_handle, nx,
-                               hx, ny, hy);
-  free(hx);
-  free(hy);
-  return rc;
-}
 
 int sl_op_fredholm1(sl_op **op, const void *G, int64_t nsl, int64_t nx, int64_t ny, int64_t nz, sl_dtype dt)
 {
@@ -45,7 +32,7 @@ int sl_op_fredholm1(sl_op **op, const void *G, int64_t nsl, int64_t nx, int64_t 
   rc = sl_array_create(&dom, 3, ddims, dt, &d);
   if (rc == SL_SUCCESS) rc = sl_array_create(&rng, 3, rdims, dt, &d);
   sl_op *o = NULL;
-  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Fredholm1", dom, rng, fredholm_apply);
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Fredholm1", dom, rng, sl_op_matrix_apply);
   sl_array_destroy(&dom);
   sl_array_destroy(&rng);
   if (rc != SL_SUCCESS) return rc;
@@ -53,21 +40,5 @@ int sl_op_fredholm1(sl_op **op, const void *G, int64_t nsl, int64_t nx, int64_t 
   o->nc = ny;
   o->nrhs = nz;
   o->nbatch = nsl;
-  size_t bytes = (size_t)(nsl * nx * ny) * sl_dtype_size(dt);
-  if (bytes > 0) {
-    o->mat = malloc(bytes);
-    rc = o->mat ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn);
-    if (rc == SL_SUCCESS) {
-      memcpy(o->mat, G, bytes);
-      starpu_vector_data_register(&o->mat_handle, STARPU_MAIN_RAM, (uintptr_t)o->mat, (uint32_t)(nsl * nx * ny),
-                                  sl_dtype_size(dt));
-    }
-  }
-  rc = sl_agree(sl_ctx.comm, rc);
-  if (rc != SL_SUCCESS) {
-    sl_op_destroy(&o);
-    return rc;
-  }
-  *op = o;
-  return SL_SUCCESS;
+  return sl_op_finish(op, o, sl_op_keep(&o->mat, &o->mat_handle, G, nsl * nx * ny, sl_dtype_size(dt)));
 }

@@ -32,8 +32,20 @@ struct sl_op {
 
 /** A new operator of the given layouts (templates created like dom_like and rng_like) with one reference. */
 int sl_op_new(sl_op **out, const char *name, const sl_array *dom_like, const sl_array *rng_like, sl_op_apply_fn fn);
-/** The chunk handles of a's local block (*h NULL and *n 0 when this rank owns nothing); free *h. */
-int sl_op_chunks(const sl_array *a, starpu_data_handle_t **h, int *n);
+/** Submits the tasks of an operator that works on the chunks of x and y (nx, ny of them; 0 on a rank that
+ *  owns nothing). */
+typedef int (*sl_op_chunked_fn)(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx,
+                                int ny, const starpu_data_handle_t *hy);
+/** An apply function body: gathers the chunk handles of x and y and calls fn. */
+int sl_op_apply_chunked(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y, sl_op_chunked_fn fn);
+/** Copies n elements of el bytes into memory the operator owns (*ptr) and registers it (*h); nothing when
+ *  n is 0 (sl_op_destroy frees and unregisters). */
+int sl_op_keep(void **ptr, starpu_data_handle_t *h, const void *src, int64_t n, size_t el);
+/** The apply of dense products (MatrixMult, its stacks, Fredholm1): nbatch gemm of nr x nc blocks, then the
+ *  allreduce of a stack's replicated side. */
+int sl_op_matrix_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y);
+/** Ends a collective constructor: agrees rc over ranks, then hands o to *out or destroys it. */
+int sl_op_finish(sl_op **out, sl_op *o, int rc);
 /** Takes one more reference to op. */
 sl_op *sl_op_ref(sl_op *op);
 

@@ -10,21 +10,20 @@
 #include "codelets/codelets.h"
 #include "comm/comm.h"
 
-static int matrix_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+static int matrix_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
+                         const starpu_data_handle_t *hy)
 {
-  starpu_data_handle_t *hx = NULL, *hy = NULL;
-  int nx = 0, ny = 0;
-  int rc = sl_op_chunks(x, &hx, &nx);
-  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
-  if (rc == SL_SUCCESS)
-    rc = codelet_matmul_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, 1, op->mat_handle, nx, hx, ny, hy);
+  SL_TRY(codelet_matmul_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, op->nbatch, op->mat_handle, nx, hx,
+                              ny, hy));
   /* the replicated side of a stack is a sum over ranks: one allreduce of all its chunks */
   int sum_out = (op->kind == SL_STACK_V && mode == SL_ADJOINT) || (op->kind == SL_STACK_H && mode == SL_FORWARD);
-  if (rc == SL_SUCCESS && sum_out && ny > 0 && y->group->size > 1)
-    rc = comm_allreduce_n(y->group->channel, op->dtype, COMM_SUM, ny, hy);
-  free(hx);
-  free(hy);
-  return rc;
+  if (sum_out && ny > 0 && y->group->size > 1) return comm_allreduce_n(y->group->channel, op->dtype, COMM_SUM, ny, hy);
+  return SL_SUCCESS;
+}
+
+int sl_op_matrix_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  return sl_op_apply_chunked(op, mode, x, y, matrix_submit);
 }
 
 static int matrix_of(sl_op **op, int kind, const void *A, int64_t nrows, int64_t ncols, int64_t nrhs, sl_dtype dt);
@@ -76,7 +75,7 @@ static int matrix_of(sl_op **op, int kind, const void *A, int64_t nrows, int64_t
   if (rc == SL_SUCCESS) rc = sl_array_create(&rng, nd, rdims, dt, &rd);
   sl_op *o = NULL;
   if (rc == SL_SUCCESS)
-    rc = sl_op_new(&o, kind == SL_STACK_V ? "VStack(MatrixMult)" : (kind == SL_STACK_H ? "HStack(MatrixMult)" : "MatrixMult"), dom, rng, matrix_apply);
+    rc = sl_op_new(&o, kind == SL_STACK_V ? "VStack(MatrixMult)" : (kind == SL_STACK_H ? "HStack(MatrixMult)" : "MatrixMult"), dom, rng, sl_op_matrix_apply);
   sl_array_destroy(&dom);
   sl_array_destroy(&rng);
   if (rc != SL_SUCCESS) return rc;
@@ -84,21 +83,6 @@ static int matrix_of(sl_op **op, int kind, const void *A, int64_t nrows, int64_t
   o->nr = nrows;
   o->nc = ncols;
   o->nrhs = nrhs;
-  size_t bytes = (size_t)(nrows * ncols) * sl_dtype_size(dt);
-  if (bytes > 0) {
-    o->mat = malloc(bytes);
-    rc = o->mat ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory for a %zu-byte block", fn, bytes);
-    if (rc == SL_SUCCESS) {
-      memcpy(o->mat, A, bytes);
-      starpu_vector_data_register(&o->mat_handle, STARPU_MAIN_RAM, (uintptr_t)o->mat, (uint32_t)(nrows * ncols),
-                                  sl_dtype_size(dt));
-    }
-  }
-  rc = sl_agree(sl_ctx.comm, rc);
-  if (rc != SL_SUCCESS) {
-    sl_op_destroy(&o);
-    return rc;
-  }
-  *op = o;
-  return SL_SUCCESS;
+  o->nbatch = 1;
+  return sl_op_finish(op, o, sl_op_keep(&o->mat, &o->mat_handle, A, nrows * ncols, sl_dtype_size(dt)));
 }

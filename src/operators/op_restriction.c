@@ -6,16 +6,15 @@
 #include "operators/op_internal.h"
 #include "codelets/codelets.h"
 
+static int restriction_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
+                              const starpu_data_handle_t *hy)
+{
+  return codelet_select_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->mat_handle, nx, hx, ny, hy);
+}
+
 static int restriction_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  starpu_data_handle_t *hx = NULL, *hy = NULL;
-  int nx = 0, ny = 0;
-  int rc = sl_op_chunks(x, &hx, &nx);
-  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
-  if (rc == SL_SUCCESS) rc = codelet_select_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->mat_handle, nx, hx, ny, hy);
-  free(hx);
-  free(hy);
-  return rc;
+  return sl_op_apply_chunked(op, mode, x, y, restriction_submit);
 }
 
 int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int64_t n)
@@ -45,19 +44,5 @@ int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int6
   sl_array_destroy(&rng);
   if (rc != SL_SUCCESS) return rc;
   o->nr = n;
-  if (n > 0) {
-    o->mat = malloc(sizeof(int64_t) * (size_t)n);
-    rc = o->mat ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn);
-    if (rc == SL_SUCCESS) {
-      memcpy(o->mat, idx, sizeof(int64_t) * (size_t)n);
-      starpu_vector_data_register(&o->mat_handle, STARPU_MAIN_RAM, (uintptr_t)o->mat, (uint32_t)n, sizeof(int64_t));
-    }
-  }
-  rc = sl_agree(sl_ctx.comm, rc);
-  if (rc != SL_SUCCESS) {
-    sl_op_destroy(&o);
-    return rc;
-  }
-  *op = o;
-  return SL_SUCCESS;
+  return sl_op_finish(op, o, sl_op_keep(&o->mat, &o->mat_handle, idx, n, sizeof(int64_t)));
 }

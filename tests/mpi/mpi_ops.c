@@ -132,6 +132,24 @@ static void run(sl_dtype dt, int64_t n)
   free(d2g);
 }
 
+/* y = op x (mode 1: op^H x) on x scattered from the global values in (nin elements), against ref. */
+static void apply_check(sl_op *op, int mode, sl_dtype dt, const double complex *in, int64_t nin,
+                        const double complex *ref, const char *what)
+{
+  sl_array *x = NULL, *y = NULL;
+  CHECK_OK(mode ? sl_op_create_range(op, &x) : sl_op_create_domain(op, &x));
+  CHECK_OK(mode ? sl_op_create_domain(op, &y) : sl_op_create_range(op, &y));
+  void *raw = malloc(sl_dtype_size(dt) * (size_t)(nin + 1));
+  mc_to_dtype(dt, nin, in, raw);
+  CHECK_OK(sl_array_scatter(x, -1, raw));
+  CHECK_OK(sl_array_fill(y, SL_REAL(99.0)));
+  CHECK_OK(sl_op_apply(op, mode ? SL_ADJOINT : SL_FORWARD, x, y));
+  CHECK(mc_compare(y, ref, what) == 0, "%s", what);
+  free(raw);
+  sl_array_destroy(&x);
+  sl_array_destroy(&y);
+}
+
 /* MatrixMult: rank r holds A_r (nr_r x nc_r); the last rank (P > 1) holds 0 x 0, rank 1 (P > 2) maps no
  * columns (its rows of y are zero). */
 static int64_t mm_rows(int r, int P) { return P > 1 && r == P - 1 ? 0 : 2 + r % 3; }
@@ -187,23 +205,12 @@ static void run_matrix(sl_dtype dt, int64_t nrhs)
       roff += k_rows(r, P);
       coff += k_cols(r, P);
     }
-    sl_array *x = NULL, *y = NULL;
-    CHECK_OK(mode ? sl_op_create_range(M, &x) : sl_op_create_domain(M, &x));
-    CHECK_OK(mode ? sl_op_create_domain(M, &y) : sl_op_create_range(M, &y));
-    void *raw = malloc(sl_dtype_size(dt) * (size_t)(nin * nrhs + 1));
-    mc_to_dtype(dt, nin * nrhs, in, raw);
-    CHECK_OK(sl_array_scatter(x, -1, raw));
-    CHECK_OK(sl_array_fill(y, SL_REAL(99.0)));
-    CHECK_OK(sl_op_apply(M, mode ? SL_ADJOINT : SL_FORWARD, x, y));
     char what[96];
     snprintf(what, sizeof what, "%s %s (%s, nrhs %lld)", sl_op_name(M), mode ? "adjoint" : "forward",
              sl_dtype_name(dt), (long long)nrhs);
-    CHECK(mc_compare(y, ref, what) == 0, "%s", what);
-    free(raw);
+    apply_check(M, mode, dt, in, nin * nrhs, ref, what);
     free(in);
     free(ref);
-    sl_array_destroy(&x);
-    sl_array_destroy(&y);
   }
   double err = -1, tol = dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-4 : 1e-12;
   CHECK_OK(sl_dottest(M, 5, &err));
@@ -331,22 +338,11 @@ static void run_csr(sl_dtype dt)
       roff += mm_rows(r, P);
       coff += mm_cols(r, P);
     }
-    sl_array *x = NULL, *y = NULL;
-    CHECK_OK(mode ? sl_op_create_range(A, &x) : sl_op_create_domain(A, &x));
-    CHECK_OK(mode ? sl_op_create_domain(A, &y) : sl_op_create_range(A, &y));
-    void *raw = malloc(sl_dtype_size(dt) * (size_t)(nin + 1));
-    mc_to_dtype(dt, nin, in, raw);
-    CHECK_OK(sl_array_scatter(x, -1, raw));
-    CHECK_OK(sl_array_fill(y, SL_REAL(99.0)));
-    CHECK_OK(sl_op_apply(A, mode ? SL_ADJOINT : SL_FORWARD, x, y));
     char what[96];
     snprintf(what, sizeof what, "CSR %s (%s)", mode ? "adjoint" : "forward", sl_dtype_name(dt));
-    CHECK(mc_compare(y, ref, what) == 0, "%s", what);
-    free(raw);
+    apply_check(A, mode, dt, in, nin, ref, what);
     free(in);
     free(ref);
-    sl_array_destroy(&x);
-    sl_array_destroy(&y);
   }
   double err = -1, tol = dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-4 : 1e-12;
   CHECK_OK(sl_dottest(A, 23, &err));
@@ -390,22 +386,11 @@ static void run_fredholm(sl_dtype dt)
             if (!mode) ref[(k * nx + i) * nz + z] += gij * in[(k * ny + j) * nz + z];
             else ref[(k * ny + j) * nz + z] += conj(gij) * in[(k * nx + i) * nz + z];
           }
-    sl_array *x = NULL, *y = NULL;
-    CHECK_OK(mode ? sl_op_create_range(F, &x) : sl_op_create_domain(F, &x));
-    CHECK_OK(mode ? sl_op_create_domain(F, &y) : sl_op_create_range(F, &y));
-    void *raw = malloc(sl_dtype_size(dt) * (size_t)(K * rin * nz + 1));
-    mc_to_dtype(dt, K * rin * nz, in, raw);
-    CHECK_OK(sl_array_scatter(x, -1, raw));
-    CHECK_OK(sl_array_fill(y, SL_REAL(99.0)));
-    CHECK_OK(sl_op_apply(F, mode ? SL_ADJOINT : SL_FORWARD, x, y));
     char what[96];
     snprintf(what, sizeof what, "Fredholm1 %s (%s)", mode ? "adjoint" : "forward", sl_dtype_name(dt));
-    CHECK(mc_compare(y, ref, what) == 0, "%s", what);
-    free(raw);
+    apply_check(F, mode, dt, in, K * rin * nz, ref, what);
     free(in);
     free(ref);
-    sl_array_destroy(&x);
-    sl_array_destroy(&y);
   }
   double err = -1, tol = dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-4 : 1e-12;
   CHECK_OK(sl_dottest(F, 29, &err));

@@ -1,0 +1,74 @@
+/* The codelets that read an operator's own data (fixed handles), read the chunks of an input array and
+ * write the chunks of an output array (MatrixMult/Fredholm1, CSR, Restriction) share one task layout
+ * (fixed, inputs, outputs), one CUDA restriction (one chunk per side) and one packing of split chunks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/codelets.h"
+
+void codelet_chunks_copy(void *buffers[], int first, int n, void *flat, size_t el, int to_chunks)
+{
+  size_t off = 0;
+  for (int i = 0; i < n; i++) {
+    size_t bytes = (size_t)STARPU_VECTOR_GET_NX(buffers[first + i]) * el;
+    void *p = (void *)STARPU_VECTOR_GET_PTR(buffers[first + i]);
+    if (to_chunks) memcpy(p, (char *)flat + off, bytes);
+    else memcpy((char *)flat + off, p, bytes);
+    off += bytes;
+  }
+}
+
+#ifdef SL_HAVE_CUDA
+/* The CUDA implementations take one chunk of input (or none) and one of output. */
+static int one_chunk_each(unsigned workerid, struct starpu_task *task, unsigned nimpl)
+{
+  const codelet_chunks *c = task->cl_arg;
+  if (starpu_worker_get_type((int)workerid) != STARPU_CUDA_WORKER) return 1;
+  return c->nin <= 1 && c->nout == 1;
+}
+#endif
+
+void codelet_chunked_init(struct starpu_codelet *cl, const char *name, starpu_cpu_func_t cpu, starpu_cuda_func_t cuda)
+{
+  starpu_codelet_init(cl);
+  cl->name = name;
+  cl->cpu_funcs[0] = cpu;
+#ifdef SL_HAVE_CUDA
+  cl->cuda_funcs[0] = cuda;
+  cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
+  cl->can_execute = one_chunk_each;
+#endif
+  cl->where = codelet_where();
+  cl->nbuffers = STARPU_VARIABLE_NBUFFERS;
+}
+
+int codelet_chunked_submit(struct starpu_codelet *cl, void *args, size_t args_size, int nfixed,
+                           const starpu_data_handle_t *fixed, const starpu_data_handle_t *in,
+                           const starpu_data_handle_t *out, double flops, const char *what)
+{
+  const codelet_chunks *c = args;
+  struct starpu_task *t = codelet_task_create(nfixed + c->nin + c->nout);
+  if (!t) {
+    free(args);
+    return sl_error(SL_E_NOMEM, "%s: out of memory", what);
+  }
+  t->cl = cl;
+  t->cl_arg = args;
+  t->cl_arg_size = args_size;
+  t->cl_arg_free = 1;
+  t->flops = flops;
+  int i = 0;
+  for (int j = 0; j < nfixed; j++, i++) {
+    STARPU_TASK_SET_HANDLE(t, fixed[j], i);
+    STARPU_TASK_SET_MODE(t, STARPU_R, i);
+  }
+  for (int j = 0; j < c->nin; j++, i++) {
+    STARPU_TASK_SET_HANDLE(t, in[j], i);
+    STARPU_TASK_SET_MODE(t, STARPU_R, i);
+  }
+  for (int j = 0; j < c->nout; j++, i++) {
+    STARPU_TASK_SET_HANDLE(t, out[j], i);
+    STARPU_TASK_SET_MODE(t, STARPU_W, i);
+  }
+  return codelet_task_submit(t);
+}
