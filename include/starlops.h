@@ -193,6 +193,12 @@ int sl_scalar_get(sl_scalar *s, void *value);
 /** Waits, then returns the value as re/im doubles. */
 int sl_scalar_get_c(sl_scalar *s, sl_cscalar *value);
 sl_dtype sl_scalar_dtype(const sl_scalar *s);
+/** s = value (async: a task writes it after the tasks already reading s). */
+int sl_scalar_set(sl_scalar *s, sl_cscalar value);
+/** Scalar arithmetic on the task graph (a small CPU task): out = a + b, a - b, a b, a / b, sqrt(a) (real
+ *  part), 1 / a, |a|. b is ignored (may be NULL) by the unary kinds; out may be a or b. x / 0 gives 0. */
+typedef enum { SL_SOP_ADD, SL_SOP_SUB, SL_SOP_MUL, SL_SOP_DIV, SL_SOP_SQRT, SL_SOP_RECIP, SL_SOP_ABS } sl_scalar_opkind;
+int sl_scalar_op(sl_scalar *out, sl_scalar_opkind kind, const sl_scalar *a, const sl_scalar *b);
 
 /* ---- vector operations (async; arrays must agree in dims, dtype and distribution) ---------------- */
 /** a = value */
@@ -207,6 +213,20 @@ int sl_array_axpby(sl_array *y, sl_cscalar alpha, const sl_array *x, sl_cscalar 
 int sl_array_multiply(sl_array *z, const sl_array *x, const sl_array *y);
 /** dst = conj(src) (dst may be src; a copy for real dtypes) */
 int sl_array_conj(sl_array *dst, const sl_array *src);
+
+/** y = (alpha sa) x + (beta sb) y with sa, sb scalars computed on the task graph (NULL: 1), so a reduction
+ *  feeds the update without a host round trip; x and y differ; y is read. */
+int sl_array_axpby_s(sl_array *y, sl_cscalar alpha, const sl_scalar *sa, const sl_array *x, sl_cscalar beta,
+                     const sl_scalar *sb);
+/** Thresholding kinds (pylops' ISTA/FISTA): soft x max(|x| - t, 0) / |x|; hard x where |x| > sqrt(2 t),
+ *  else 0; half the half-thresholding of Xu et al. (0 where |x| <= 54^(1/3) / 4 t^(2/3)). */
+typedef enum { SL_THRESH_SOFT = 0, SL_THRESH_HARD = 1, SL_THRESH_HALF = 2 } sl_thresh;
+/** dst = threshold(src) element-wise at level thresh >= 0 (complex: on the modulus, phase kept; dst may be
+ *  src). */
+int sl_array_threshold(sl_array *dst, const sl_array *src, sl_thresh kind, double thresh);
+/** Fills a with uniform values in [-1, 1) (both parts for complex) from seed and the block's place in its
+ *  group, so replicas agree. Waits for a's pending tasks. */
+int sl_array_fill_random(sl_array *a, unsigned seed);
 
 /* Reductions (collective, async): the result lands in s, whose dtype becomes the result's dtype.
  * Scatter arrays reduce over their mask group; broadcast arrays reduce locally. */
@@ -303,6 +323,95 @@ int sl_op_power(sl_op **out, sl_op *a, int k);
 /** Dot test: random u (domain) and v (range) from seed; *err = |v^H (A u) - (A^H v)^H u| / max of their
  *  moduli. Collective; waits. Round-off gives about 1e-15 in float64/complex128, 1e-6 in float32. */
 int sl_dottest(sl_op *op, unsigned seed, double *err);
+
+/* ---- solvers (docs/solvers.md) ------------------------------------------------------------------ */
+/** How tol is read. Residual norms are 2-norms: CG and CGLS test r = y - A x (CGLS: its normal-equation
+ *  residual A^H r - damp^2 x, as pylops does), ISTA/FISTA the update ||x_k - x_(k-1)||. */
+typedef enum {
+  SL_TOL_RELATIVE = 0, /**< stop when ||r|| <= tol ||r_0|| (default) */
+  SL_TOL_ABSOLUTE = 1, /**< stop when ||r|| <= tol */
+  SL_TOL_SQUARED = 2,  /**< stop when ||r||^2 <= tol (pylops' rule for cg and cgls) */
+} sl_tol_rule;
+
+/** Why a solver stopped. */
+typedef enum {
+  SL_STOP_NONE = 0,      /**< not stopped (only while running) */
+  SL_STOP_TOL = 1,       /**< the tolerance test passed */
+  SL_STOP_NITER = 2,     /**< niter iterations done */
+  SL_STOP_CALLBACK = 3,  /**< the callback asked to stop */
+  SL_STOP_BREAKDOWN = 4, /**< a zero denominator (exact solution, or an operator that is not SPD for CG) */
+  SL_STOP_LSQR_ATOL = 5, /**< LSQR: ||A^H r|| / (||A|| ||r||) <= atol (least-squares solution) */
+  SL_STOP_LSQR_CONLIM = 6, /**< LSQR: the condition estimate reached conlim */
+  SL_STOP_LSQR_EPS = 7,  /**< LSQR: a test reached machine precision */
+} sl_stop_reason;
+
+/** Name of a stop reason ("tolerance reached"). */
+const char *sl_stop_reason_name(sl_stop_reason r);
+
+/** Called after iteration iter (1-based) with the current iterate; return nonzero to stop. Reading x on
+ *  the host (sl_array_acquire) waits for the iteration's tasks. */
+typedef int (*sl_solver_callback)(int iter, const sl_array *x, void *user);
+
+/** Options shared by the solvers (sl_solver_options_default() fills the defaults). */
+typedef struct {
+  int niter;               /**< iterations at most (default 100); 0 returns x0 */
+  double tol;              /**< tolerance (default 1e-10); 0 runs niter iterations */
+  sl_tol_rule tol_rule;    /**< how tol is read (default SL_TOL_RELATIVE) */
+  int check_every;         /**< test convergence (a host wait) every k iterations (default 1) */
+  const sl_array *x0;      /**< initial guess laid out like x; NULL: zero */
+  int show;                /**< 1: print the iteration table and a summary on rank 0 */
+  FILE *out;               /**< where show prints (NULL: stdout) */
+  sl_solver_callback callback; /**< called after every iteration when set (each call waits) */
+  void *user;              /**< passed to callback */
+  double *cost;            /**< if set, niter + 1 entries: the residual norm before iteration 1 and after
+                                each iteration (ISTA/FISTA: the cost 1/2 ||y - A x||^2 + eps ||x||_1) */
+  double damp;             /**< CGLS and LSQR: minimise ||y - A x||^2 + damp^2 ||x||^2 (default 0) */
+  double atol, btol, conlim; /**< LSQR: Paige-Saunders' stopping rules (defaults 1e-8, 1e-8, 1e8); tol and
+                                  tol_rule are not used by LSQR */
+  int pipelined;           /**< CG: pipelined CG (Ghysels-Vanroose), one fused reduction per iteration */
+  double eps;              /**< ISTA/FISTA: weight of the sparsity term (default 0.1) */
+  sl_thresh thresh;        /**< ISTA/FISTA: thresholding kind (default SL_THRESH_SOFT) */
+  double alpha;            /**< ISTA/FISTA: step; 0: 1 / (largest eigenvalue of A^H A) by power iteration */
+  int power_niter;         /**< ISTA/FISTA: power iterations for the step (default 30) */
+} sl_solver_options;
+
+/** What a solver returns beside x. */
+typedef struct {
+  int iterations;          /**< iterations done */
+  sl_stop_reason stop;     /**< why it stopped */
+  double r0norm;           /**< the residual norm the relative rule divides by (||r_0||; ISTA/FISTA: 0) */
+  double rnorm;            /**< final residual norm (CG ||y - A x||, CGLS/LSQR ||y - A x||, ISTA/FISTA the
+                                last update norm) */
+  double r2norm;           /**< CGLS/LSQR: sqrt(||y - A x||^2 + damp^2 ||x||^2) */
+  double anorm, acond, arnorm, xnorm; /**< LSQR: estimates of ||A||, cond(A), ||A^H r||, ||x|| */
+  double alpha;            /**< ISTA/FISTA: the step used */
+  int host_syncs;          /**< host waits on the iteration's results (convergence tests, callbacks) */
+  double seconds;          /**< wall time of the solve */
+} sl_solver_info;
+
+void sl_solver_options_default(sl_solver_options *o);
+
+/** Collective. Conjugate gradients for A x = y with A Hermitian positive definite (square, domain laid out
+ *  like the range); x laid out like the domain, y like the range. Per iteration: one apply, two
+ *  reductions (pipelined: one fused reduction), no host wait except the tests. info may be NULL. */
+int sl_solve_cg(sl_op *A, const sl_array *y, sl_array *x, const sl_solver_options *o, sl_solver_info *info);
+/** Collective. CGLS: minimises ||y - A x||^2 + damp^2 ||x||^2 (CG on the normal equations). Per
+ *  iteration: one forward and one adjoint apply, two fused reductions. */
+int sl_solve_cgls(sl_op *A, const sl_array *y, sl_array *x, const sl_solver_options *o, sl_solver_info *info);
+/** Collective. LSQR (Paige and Saunders 1982) for the same problem as CGLS, with damping and the atol, btol
+ *  and conlim stopping rules of scipy.sparse.linalg.lsqr. Per iteration: one forward and one adjoint
+ *  apply, two fused reductions. */
+int sl_solve_lsqr(sl_op *A, const sl_array *y, sl_array *x, const sl_solver_options *o, sl_solver_info *info);
+/** Collective. ISTA for min 1/2 ||y - A x||^2 + eps ||x||_1 (or the hard/half penalties): x = T(x + alpha
+ *  A^H (y - A x)) with T thresholding at eps alpha / 2 (pylops' rule); stops when ||x_k - x_(k-1)|| <= tol
+ *  (tol_rule applies; relative to ||x_1 - x_0||). */
+int sl_solve_ista(sl_op *A, const sl_array *y, sl_array *x, const sl_solver_options *o, sl_solver_info *info);
+/** Collective. FISTA (Beck and Teboulle): ISTA with Nesterov's momentum. */
+int sl_solve_fista(sl_op *A, const sl_array *y, sl_array *x, const sl_solver_options *o, sl_solver_info *info);
+/** Collective. Power iteration on a square operator A: *eig is the Rayleigh quotient b^H A b of the last
+ *  unit vector b (the largest eigenvalue in modulus for Hermitian A), from a random start (seed); stops
+ *  when |eig_k - eig_(k-1)| < tol |eig_(k-1)| or after niter. *iters (may be NULL) gets the iterations. */
+int sl_power_iteration(sl_op *A, int niter, double tol, unsigned seed, sl_cscalar *eig, int *iters);
 
 #ifdef __cplusplus
 }

@@ -31,7 +31,7 @@ ifdef SANITIZE
 endif
 CFLAGS := $(CFLAGS_BASE) $(EXTRA_CFLAGS)
 
-LIB_C := $(wildcard src/*.c src/codelets/*.c src/comm/*.c src/operators/*.c)
+LIB_C := $(wildcard src/*.c src/codelets/*.c src/comm/*.c src/operators/*.c src/solvers/*.c)
 LIB_CU := $(if $(HAVE_CUDA),$(wildcard src/codelets/*.cu))
 LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CU:%.cu=$(BUILD)/%.cu.o)
 SONAME := libstarlops.so.0
@@ -74,7 +74,7 @@ $(BUILD)/bench/%: bench/%.c bench/bench_util.h $(LIB_SO)
 	$(CC) $(CFLAGS) $< -o $@ $(LINK_STARLOPS)
 $(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpi_check.c tests/mpi/mpi_check.h $(LIB_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/mpi $< tests/mpi/mpi_check.c -o $@ $(LINK_STARLOPS)
+	$(CC) $(CFLAGS) -Itests/mpi $< tests/mpi/mpi_check.c -o $@ $(LINK_STARLOPS) -llapacke
 $(UNIT_TESTS): $(wildcard tests/unit/*.c) $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(wildcard tests/unit/*.c) -o $@ $(LINK_STARLOPS) -lcriterion

@@ -1,4 +1,6 @@
 /* Element-wise vector operations: one task per chunk, so the workers (CPU and GPU) share the block. */
+#include <math.h>
+
 #include "internal.h"
 #include "codelets/codelets.h"
 
@@ -66,4 +68,51 @@ int sl_array_conj(sl_array *dst, const sl_array *src)
   SL_TRY(sl_array_check_same(dst, "sl_array_conj: argument 1 (dst)", src, "argument 2 (src)"));
   if (!sl_dtype_is_complex(dst->dtype)) return sl_array_copy(dst, src);
   return submit_chunks(SL_VEC_CONJ, dst, src, NULL, SL_REAL(0), SL_REAL(0));
+}
+
+int sl_array_axpby_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int ia, const sl_array *x,
+                     sl_cscalar beta, starpu_data_handle_t hb, int ib)
+{
+  codelet_vec_params p = {{alpha.re, alpha.im}, {beta.re, beta.im}, ha ? ia : 0, hb ? ib : 0, 0, 0};
+  starpu_data_handle_t one = sl_one_handle();
+  for (int c = 0; c < y->nchunks; c++)
+    SL_TRY(codelet_vec_submit_p(SL_VEC_AXPBYS, y->dtype,
+                                (starpu_data_handle_t[4]){sl_array_chunk(y, c), sl_array_chunk(x, c), ha ? ha : one,
+                                                          hb ? hb : one},
+                                &p));
+  return SL_SUCCESS;
+}
+
+int sl_array_scale_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int ia)
+{
+  codelet_vec_params p = {{alpha.re, alpha.im}, {0, 0}, ha ? ia : 0, 0, 0, 0};
+  for (int c = 0; c < y->nchunks; c++)
+    SL_TRY(codelet_vec_submit_p(SL_VEC_SCALES, y->dtype,
+                                (starpu_data_handle_t[4]){sl_array_chunk(y, c), ha ? ha : sl_one_handle(), NULL, NULL},
+                                &p));
+  return SL_SUCCESS;
+}
+
+int sl_array_axpby_s(sl_array *y, sl_cscalar alpha, const sl_scalar *sa, const sl_array *x, sl_cscalar beta,
+                     const sl_scalar *sb)
+{
+  SL_TRY(check_one("sl_array_axpby_s", y));
+  SL_TRY(sl_array_check_same(y, "sl_array_axpby_s: argument 1 (y)", x, "argument 4 (x)"));
+  SL_CHECK_ARG(x != y, SL_E_INVALID, "sl_array_axpby_s: argument 4 (x) must differ from argument 1 (y)");
+  return sl_array_axpby_h(y, alpha, sa ? sa->handle : NULL, 0, x, beta, sb ? sb->handle : NULL, 0);
+}
+
+int sl_array_threshold(sl_array *dst, const sl_array *src, sl_thresh kind, double thresh)
+{
+  SL_TRY(check_one("sl_array_threshold", dst));
+  SL_TRY(sl_array_check_same(dst, "sl_array_threshold: argument 1 (dst)", src, "argument 2 (src)"));
+  SL_CHECK_ARG(kind == SL_THRESH_SOFT || kind == SL_THRESH_HARD || kind == SL_THRESH_HALF, SL_E_INVALID,
+               "sl_array_threshold: argument 3 (kind) must be SL_THRESH_SOFT, SL_THRESH_HARD or SL_THRESH_HALF");
+  SL_CHECK_ARG(thresh >= 0 && isfinite(thresh), SL_E_INVALID,
+               "sl_array_threshold: argument 4 (thresh) must be finite and >= 0, got %g", thresh);
+  codelet_vec_params p = {{0, 0}, {0, 0}, 0, 0, (int)kind, thresh};
+  for (int c = 0; c < dst->nchunks; c++)
+    SL_TRY(codelet_vec_submit_p(SL_VEC_THRESH, dst->dtype,
+                                (starpu_data_handle_t[4]){sl_array_chunk(dst, c), sl_array_chunk(src, c), NULL, NULL}, &p));
+  return SL_SUCCESS;
 }

@@ -56,3 +56,30 @@ int sl_array_norm(const sl_array *x, double ord, sl_scalar *s)
   if (ord == 0) return reduce("sl_array_norm", SL_RED_NNZ, 0, 0, x, NULL, s, rt);
   return reduce("sl_array_norm", SL_RED_ABSPOW, ord, ord, x, NULL, s, rt);
 }
+
+int sl_array_vdots_fused(int n, const sl_array *const *x, const sl_array *const *y, sl_scalar *const *s)
+{
+  SL_CHECK_ARG(n > 0 && n <= 8, SL_E_INVALID, "fused reductions: 1 to 8 at a time, not %d", n);
+  for (int i = 0; i < n; i++) {
+    sl_red_kind k = y[i] ? SL_RED_VDOT : SL_RED_ABSPOW;
+    for (int c = 0; c < x[i]->nchunks; c++)
+      SL_TRY(codelet_reduce_submit(x[i]->dtype, k, 2.0, sl_array_chunk(x[i], c), y[i] ? sl_array_chunk(y[i], c) : NULL,
+                                   x[i]->partials[c]));
+    SL_TRY(codelet_combine_submit(k, 0.0, x[i]->nchunks, x[i]->partials, s[i]->handle));
+    s[i]->dtype = y[i] ? x[i]->dtype : sl_dtype_real(x[i]->dtype);
+  }
+  /* One allreduce per group of the scattered arrays (usually one in all). */
+  int done[8] = {0};
+  for (int i = 0; i < n; i++) {
+    if (done[i] || x[i]->partition != SL_SCATTER || x[i]->group->size == 1) continue;
+    starpu_data_handle_t h[8];
+    int nh = 0;
+    for (int j = i; j < n; j++)
+      if (!done[j] && x[j]->partition == SL_SCATTER && x[j]->group == x[i]->group) {
+        done[j] = 1;
+        h[nh++] = s[j]->handle;
+      }
+    SL_TRY(comm_allreduce_n(x[i]->group->channel, SL_FLOAT64, COMM_SUM, nh, h));
+  }
+  return SL_SUCCESS;
+}

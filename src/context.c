@@ -78,8 +78,13 @@ static int start_mpi(int *argc, char ***argv, const sl_options *o)
   return SL_SUCCESS;
 }
 
+/* OpenBLAS's own threads would compete with the StarPU workers (each already a core) and are not safe to
+ * enter from several workers at once: one thread per call, unless the user set OPENBLAS_NUM_THREADS. */
+void openblas_set_num_threads(int n);
+
 static int start_starpu(int *argc, char ***argv, const sl_options *o)
 {
+  if (!getenv("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(1);
   struct starpu_conf conf;
   SL_CHECK_STARPU(starpu_conf_init(&conf));
   if (o->ncpus >= 0) conf.ncpus = o->ncpus;

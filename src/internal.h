@@ -122,6 +122,28 @@ struct sl_scalar {
   starpu_data_handle_t handle;
 };
 
+/* ---- scalar tasks (scalar_task.c) --------------------------------------------------------------- */
+/** A computation on variables of doubles: v[i] is buffer i; arg is the copy given at submission. */
+typedef void (*sl_stask_fn)(double *const *v, const void *arg);
+/** Submits a CPU task running fn on the n variable handles h with the given access modes (arg, size bytes,
+ *  is copied). */
+int sl_stask_submit(sl_stask_fn fn, const void *arg, size_t size, int n, const starpu_data_handle_t *h,
+                    const enum starpu_data_access_mode *modes);
+/** A read-only variable holding (1, 0) pairs: the coefficient of an absent scalar. */
+#define SL_ONE_DOUBLES 2
+starpu_data_handle_t sl_one_handle(void);
+void sl_stask_init(void);
+void sl_stask_shutdown(void);
+/** y = (alpha ha[ia]) x + (beta hb[ib]) y with ha, hb variables of doubles ((re, im) pairs at offsets ia,
+ *  ib; NULL: 1); y is read. Arguments already checked. */
+int sl_array_axpby_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int ia, const sl_array *x,
+                     sl_cscalar beta, starpu_data_handle_t hb, int ib);
+/** y = (alpha ha[ia]) y */
+int sl_array_scale_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int ia);
+/** Squared 2-norms or vdots of several arrays in one collective: s[i] = vdot(x[i], y[i]) (y[i] NULL:
+ *  ||x[i]||^2). The arrays must share a group; one allreduce of all results. */
+int sl_array_vdots_fused(int n, const sl_array *const *x, const sl_array *const *y, sl_scalar *const *s);
+
 /* ---- tags (tag.c) ------------------------------------------------------------------------------- */
 void sl_tag_reset(void);
 

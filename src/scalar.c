@@ -51,3 +51,76 @@ int sl_scalar_get(sl_scalar *s, void *value)
   }
   return SL_SUCCESS;
 }
+
+struct sop_args {
+  sl_scalar_opkind kind;
+  int na, nb;       /* buffer index of a and b (out is buffer 0) */
+  double value[2];  /* sl_scalar_set */
+};
+
+static void sop_set(double *const *v, const void *arg)
+{
+  const struct sop_args *o = arg;
+  v[0][0] = o->value[0];
+  v[0][1] = o->value[1];
+}
+
+static void sop_apply(double *const *v, const void *arg)
+{
+  const struct sop_args *o = arg;
+  double complex a = CMPLX(v[o->na][0], v[o->na][1]);
+  double complex b = o->nb >= 0 ? CMPLX(v[o->nb][0], v[o->nb][1]) : 0;
+  double complex r = 0;
+  switch (o->kind) {
+  case SL_SOP_ADD: r = a + b; break;
+  case SL_SOP_SUB: r = a - b; break;
+  case SL_SOP_MUL: r = a * b; break;
+  case SL_SOP_DIV: r = b != 0 ? a / b : 0; break;
+  case SL_SOP_SQRT: r = sqrt(creal(a) > 0 ? creal(a) : 0.0); break;
+  case SL_SOP_RECIP: r = a != 0 ? 1.0 / a : 0; break;
+  case SL_SOP_ABS: r = cabs(a); break;
+  }
+  v[0][0] = creal(r);
+  v[0][1] = cimag(r);
+}
+
+int sl_scalar_set(sl_scalar *s, sl_cscalar value)
+{
+  SL_CHECK_ARG(s != NULL, SL_E_INVALID, "sl_scalar_set: argument 1 (s) is NULL");
+  struct sop_args o = {.value = {value.re, sl_dtype_is_complex(s->dtype) ? value.im : 0.0}};
+  return sl_stask_submit(sop_set, &o, sizeof o, 1, &s->handle, (enum starpu_data_access_mode[]){STARPU_W});
+}
+
+int sl_scalar_op(sl_scalar *out, sl_scalar_opkind kind, const sl_scalar *a, const sl_scalar *b)
+{
+  SL_CHECK_ARG(out != NULL, SL_E_INVALID, "sl_scalar_op: argument 1 (out) is NULL");
+  SL_CHECK_ARG(kind >= SL_SOP_ADD && kind <= SL_SOP_ABS, SL_E_INVALID, "sl_scalar_op: argument 2 (kind) is invalid (%d)", (int)kind);
+  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_scalar_op: argument 3 (a) is NULL");
+  int binary = kind <= SL_SOP_DIV;
+  SL_CHECK_ARG(!binary || b != NULL, SL_E_INVALID, "sl_scalar_op: argument 4 (b) is NULL for a binary kind");
+  starpu_data_handle_t h[3] = {out->handle};
+  enum starpu_data_access_mode m[3] = {STARPU_RW};
+  int n = 1;
+  struct sop_args o = {.kind = kind, .na = 0, .nb = -1};
+  if (a != out) {
+    h[n] = a->handle;
+    m[n] = STARPU_R;
+    o.na = n++;
+  }
+  if (binary) {
+    if (b == out) o.nb = 0;
+    else if (b == a) o.nb = o.na;
+    else {
+      h[n] = b->handle;
+      m[n] = STARPU_R;
+      o.nb = n++;
+    }
+  }
+  int cplx = sl_dtype_is_complex(a->dtype) || (binary && sl_dtype_is_complex(b->dtype));
+  sl_dtype rt = kind == SL_SOP_SQRT || kind == SL_SOP_ABS ? sl_dtype_real(a->dtype) : a->dtype;
+  if (cplx && kind != SL_SOP_SQRT && kind != SL_SOP_ABS && !sl_dtype_is_complex(rt))
+    rt = rt == SL_FLOAT32 ? SL_COMPLEX64 : SL_COMPLEX128;
+  SL_TRY(sl_stask_submit(sop_apply, &o, sizeof o, n, h, m));
+  out->dtype = rt;
+  return SL_SUCCESS;
+}

@@ -29,10 +29,15 @@ int sl_codelets_init(void)
   codelet_matmul_init();
   codelet_select_init();
   codelet_csr_init();
+  sl_stask_init();
   return SL_SUCCESS;
 }
 
-void sl_codelets_shutdown(void) { codelet_reduce_shutdown(); }
+void sl_codelets_shutdown(void)
+{
+  codelet_reduce_shutdown();
+  sl_stask_shutdown();
+}
 
 struct starpu_task *codelet_task_create(int nb)
 {

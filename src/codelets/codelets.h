@@ -25,9 +25,22 @@ typedef enum {
   SL_VEC_MUL,    /* h0 (W) = h1 (R) .* h2 (R) */
   SL_VEC_CONJ,   /* h0 (W) = conj(h1 (R)) */
   SL_VEC_COPY,   /* h0 (W) = h1 (R) */
+  SL_VEC_AXPBYS, /* h0 (RW) = (a h2[ia]) h1 (R) + (b h3[ib]) h0, h2 and h3 variables of doubles (R) */
+  SL_VEC_SCALES, /* h0 (RW) = (a h1[ia]) h0, h1 a variable (R) */
+  SL_VEC_THRESH, /* h0 (W) = thresholding of h1 (R) at t (kind) */
   SL_VEC_NOPS
 } sl_vec_op;
 
+/** Parameters of an element-wise task: constants a, b; offsets (in doubles) of the (re, im) pairs read
+ *  from scalar handles; thresholding kind and level. */
+typedef struct {
+  double a[2], b[2];
+  int ia, ib;
+  int kind;
+  double t;
+} codelet_vec_params;
+/** Submits one element-wise task on handles h[0..] (vectors of equal length, then variables). */
+int codelet_vec_submit_p(sl_vec_op op, sl_dtype dt, const starpu_data_handle_t h[4], const codelet_vec_params *p);
 /** Submits one element-wise task on vector handles of equal length (unused handles may be NULL). */
 int codelet_vec_submit(sl_vec_op op, sl_dtype dt, starpu_data_handle_t h0, starpu_data_handle_t h1,
                        starpu_data_handle_t h2, const double a[2], const double b[2]);

@@ -60,6 +60,12 @@ void kernel_conj(sl_dtype dt, int64_t n, void *y, const void *x)
   f[dt](n, y, x);
 }
 
+void kernel_threshold(sl_dtype dt, int64_t n, void *y, const void *x, int kind, double t)
+{
+  static void (*const f[])(int64_t, void *, const void *, int, double) = SL_TABLE(thresh_);
+  f[dt](n, y, x, kind, t);
+}
+
 void kernel_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p, double out[2])
 {
   static void (*const f[])(sl_red_kind, int64_t, const void *, const void *, double, double *) =

@@ -61,6 +61,58 @@ __global__ void axpby_k(int64_t n, R *y, const R *x, R ar, R ai, R br, R bi, int
   }
 }
 
+/* The coefficients come from device memory: a sa and b sb, computed by every thread (two loads). */
+template <typename R, int C>
+__global__ void axpbys_k(int64_t n, R *y, const R *x, double ar, double ai, double br, double bi, const double *sa,
+                         const double *sb)
+{
+  double a[2] = {ar, ai}, b[2] = {br, bi}, ca[2], cb[2];
+  sl_cmul2(a, sa, ca);
+  sl_cmul2(b, sb, cb);
+  const R car = (R)ca[0], cai = (R)ca[1], cbr = (R)cb[0], cbi = (R)cb[1];
+  GRID_STRIDE(i, n)
+  {
+    if (C == 2) {
+      R xr = x[2 * i], xi = x[2 * i + 1], yr = y[2 * i], yi = y[2 * i + 1];
+      y[2 * i] = car * xr - cai * xi + cbr * yr - cbi * yi;
+      y[2 * i + 1] = car * xi + cai * xr + cbr * yi + cbi * yr;
+    } else {
+      y[i] = car * x[i] + cbr * y[i];
+    }
+  }
+}
+
+template <typename R, int C> __global__ void scales_k(int64_t n, R *x, double ar, double ai, const double *sa)
+{
+  double a[2] = {ar, ai}, ca[2];
+  sl_cmul2(a, sa, ca);
+  const R car = (R)ca[0], cai = (R)ca[1];
+  GRID_STRIDE(i, n)
+  {
+    if (C == 2) {
+      R xr = x[2 * i], xi = x[2 * i + 1];
+      x[2 * i] = car * xr - cai * xi;
+      x[2 * i + 1] = car * xi + cai * xr;
+    } else {
+      x[i] *= car;
+    }
+  }
+}
+
+template <typename R, int C> __global__ void thresh_k(int64_t n, R *y, const R *x, int kind, double t)
+{
+  GRID_STRIDE(i, n)
+  {
+    if (C == 2) {
+      double f = sl_thresh_factor(kind, hypot((double)x[2 * i], (double)x[2 * i + 1]), t);
+      y[2 * i] = (R)(f * x[2 * i]);
+      y[2 * i + 1] = (R)(f * x[2 * i + 1]);
+    } else {
+      y[i] = (R)(sl_thresh_factor(kind, fabs((double)x[i]), t) * x[i]);
+    }
+  }
+}
+
 template <typename R, int C> __global__ void mul_k(int64_t n, R *z, const R *x, const R *y)
 {
   GRID_STRIDE(i, n)
@@ -202,6 +254,36 @@ extern "C" int kernel_cuda_axpby(sl_dtype dt, int64_t n, void *y, const void *x,
 #define L(R, C)                                                                                       \
   axpby_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)y, (const R *)x, (R)a[0], \
                                                                       (R)a[1], (R)b[0], (R)b[1], read_y)
+  DISPATCH(dt, L)
+#undef L
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_axpbys(sl_dtype dt, int64_t n, void *y, const void *x, const double a[2],
+                                  const double b[2], const double *sa, const double *sb, void *stream)
+{
+  if (n <= 0) return cudaSuccess;
+#define L(R, C)                                                                                       \
+  axpbys_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)y, (const R *)x, a[0], a[1], b[0], \
+                                                                       b[1], sa, sb)
+  DISPATCH(dt, L)
+#undef L
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_scales(sl_dtype dt, int64_t n, void *x, const double a[2], const double *sa, void *stream)
+{
+  if (n <= 0) return cudaSuccess;
+#define L(R, C) scales_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)x, a[0], a[1], sa)
+  DISPATCH(dt, L)
+#undef L
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_threshold(sl_dtype dt, int64_t n, void *y, const void *x, int kind, double t, void *stream)
+{
+  if (n <= 0) return cudaSuccess;
+#define L(R, C) thresh_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)y, (const R *)x, kind, t)
   DISPATCH(dt, L)
 #undef L
   return cudaGetLastError();

@@ -42,6 +42,36 @@ static inline void sl_red_combine(sl_red_kind k, double acc[2], const double par
   }
 }
 
+/** Thresholding kinds (ISTA/FISTA, pylops' definitions): y_i = f(|x_i|) x_i. */
+typedef enum { SL_KTHRESH_SOFT = 0, SL_KTHRESH_HARD = 1, SL_KTHRESH_HALF = 2 } sl_kthresh;
+
+#ifdef __CUDACC__
+#define SL_HD __host__ __device__
+#else
+#define SL_HD
+#endif
+/** The factor f of thresholding at t for a value of modulus m:
+ *  soft max(m - t, 0) / m; hard 0 where m <= sqrt(2 t); half (Xu et al.) 2/3 (1 + cos(2 pi / 3 - phi)),
+ *  phi = 2/3 arccos(t / 8 (m / 3)^-3/2), 0 where m <= 54^(1/3) / 4 t^(2/3). */
+static inline SL_HD double sl_thresh_factor(int kind, double m, double t)
+{
+  if (kind == SL_KTHRESH_SOFT) return m > t ? (m - t) / m : 0.0;
+  if (kind == SL_KTHRESH_HARD) return m <= sqrt(2.0 * t) ? 0.0 : 1.0;
+  if (m <= 0.94494243415960074 * pow(t, 2.0 / 3.0)) return 0.0; /* 54^(1/3) / 4 */
+  double arg = t / 8.0 * pow(m / 3.0, -1.5);
+  arg = arg > 1.0 ? 1.0 : (arg < -1.0 ? -1.0 : arg);
+  double phi = 2.0 / 3.0 * acos(arg);
+  return 2.0 / 3.0 * (1.0 + cos(2.0 * 3.14159265358979323846 / 3.0 - phi));
+}
+
+/** c = a b for complex pairs (coefficients read from scalar handles). */
+static inline SL_HD void sl_cmul2(const double a[2], const double b[2], double c[2])
+{
+  double r = a[0] * b[0] - a[1] * b[1], i = a[0] * b[1] + a[1] * b[0];
+  c[0] = r;
+  c[1] = i;
+}
+
 /* x = a */
 void kernel_fill(sl_dtype dt, int64_t n, void *x, const double a[2]);
 /* x = a x */
@@ -52,6 +82,8 @@ void kernel_axpby(sl_dtype dt, int64_t n, void *y, const void *x, const double a
 void kernel_mul(sl_dtype dt, int64_t n, void *z, const void *x, const void *y);
 /* y = conj(x) (y may alias x) */
 void kernel_conj(sl_dtype dt, int64_t n, void *y, const void *x);
+/* y = f(|x|) x, f = sl_thresh_factor(kind, ., t) (y may alias x) */
+void kernel_threshold(sl_dtype dt, int64_t n, void *y, const void *x, int kind, double t);
 /* out = reduction of x (and y for DOT/VDOT); p is the power for ABSPOW */
 void kernel_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p, double out[2]);
 
@@ -66,6 +98,12 @@ int kernel_cuda_axpby(sl_dtype dt, int64_t n, void *y, const void *x, const doub
                       void *stream);
 int kernel_cuda_mul(sl_dtype dt, int64_t n, void *z, const void *x, const void *y, void *stream);
 int kernel_cuda_conj(sl_dtype dt, int64_t n, void *y, const void *x, void *stream);
+/* y = (a sa) x + (b sb) y with sa, sb device pointers to (re, im) pairs; y is read */
+int kernel_cuda_axpbys(sl_dtype dt, int64_t n, void *y, const void *x, const double a[2], const double b[2],
+                       const double *sa, const double *sb, void *stream);
+/* x = (a sa) x, sa a device pointer to an (re, im) pair */
+int kernel_cuda_scales(sl_dtype dt, int64_t n, void *x, const double a[2], const double *sa, void *stream);
+int kernel_cuda_threshold(sl_dtype dt, int64_t n, void *y, const void *x, int kind, double t, void *stream);
 int kernel_cuda_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p,
                        double *scratch, double *out, void *stream);
 #endif

@@ -90,6 +90,21 @@ static void FN(conj_)(int64_t n, void *yv, const void *xv)
   }
 }
 
+static void FN(thresh_)(int64_t n, void *yv, const void *xv, int kind, double t)
+{
+  R *y = yv;
+  const R *x = xv;
+  for (int64_t i = 0; i < n; i++) {
+    if (CPLX) {
+      double f = sl_thresh_factor(kind, hypot((double)x[2 * i], (double)x[2 * i + 1]), t);
+      y[2 * i] = (R)(f * x[2 * i]);
+      y[2 * i + 1] = (R)(f * x[2 * i + 1]);
+    } else {
+      y[i] = (R)(sl_thresh_factor(kind, fabs((double)x[i]), t) * x[i]);
+    }
+  }
+}
+
 /* |x_i| in double */
 static inline double FN(abs_)(const R *x, int64_t i)
 {

@@ -52,6 +52,7 @@ RANKS_TEST(mpi_arrays)
 RANKS_TEST(mpi_errors)
 RANKS_TEST(mpi_comm)
 RANKS_TEST(mpi_ops)
+RANKS_TEST(mpi_solvers)
 
 /* dmda-family schedulers run a per-worker hook when a task ends: collectives released by the progress
  * thread must end on a worker thread (comm_progress.c). */

@@ -1,0 +1,226 @@
+/* The solver frame: argument checks, the state handle, the convergence test, the iteration table. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solvers/solver_internal.h"
+
+void sl_solver_options_default(sl_solver_options *o)
+{
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->niter = 100;
+  o->tol = 1e-10;
+  o->tol_rule = SL_TOL_RELATIVE;
+  o->check_every = 1;
+  o->atol = 1e-8;
+  o->btol = 1e-8;
+  o->conlim = 1e8;
+  o->eps = 0.1;
+  o->thresh = SL_THRESH_SOFT;
+  o->power_niter = 30;
+}
+
+const char *sl_stop_reason_name(sl_stop_reason r)
+{
+  switch (r) {
+  case SL_STOP_NONE: return "running";
+  case SL_STOP_TOL: return "tolerance reached";
+  case SL_STOP_NITER: return "iteration limit reached";
+  case SL_STOP_CALLBACK: return "stopped by the callback";
+  case SL_STOP_BREAKDOWN: return "breakdown (zero denominator: exact solution, or A not positive definite)";
+  case SL_STOP_LSQR_ATOL: return "least-squares solution within atol";
+  case SL_STOP_LSQR_CONLIM: return "condition estimate reached conlim";
+  case SL_STOP_LSQR_EPS: return "a test reached machine precision";
+  }
+  return "unknown";
+}
+
+int solver_arrays(sl_array **a, int nt, const sl_array *like)
+{
+  for (int i = 0; i < nt; i++) SL_TRY(sl_array_create_like(&a[i], like));
+  return SL_SUCCESS;
+}
+
+void solver_arrays_free(sl_array **a, int nt)
+{
+  for (int i = 0; i < nt; i++) sl_array_destroy(&a[i]);
+}
+
+static const char *rule_text(sl_tol_rule r)
+{
+  return r == SL_TOL_RELATIVE ? "||r|| <= tol ||r0||" : (r == SL_TOL_ABSOLUTE ? "||r|| <= tol" : "||r||^2 <= tol");
+}
+
+int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, sl_array *x,
+                 const sl_solver_options *o, sl_solver_info *info)
+{
+  memset(sv, 0, sizeof *sv);
+  sv->name = name;
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(A != NULL, SL_E_INVALID, "%s: argument 1 (A) is NULL", name);
+  SL_CHECK_ARG(y != NULL, SL_E_INVALID, "%s: argument 2 (y) is NULL", name);
+  SL_CHECK_ARG(x != NULL, SL_E_INVALID, "%s: argument 3 (x) is NULL", name);
+  SL_CHECK_ARG(x != y, SL_E_INVALID, "%s: arguments 2 (y) and 3 (x) are the same array", name);
+  char what[200];
+  snprintf(what, sizeof what, "the range of %s", A->name);
+  char an[64];
+  snprintf(an, sizeof an, "%s: argument 2 (y)", name);
+  SL_TRY(sl_array_check_same(y, an, A->rng, what));
+  snprintf(what, sizeof what, "the domain of %s", A->name);
+  snprintf(an, sizeof an, "%s: argument 3 (x)", name);
+  SL_TRY(sl_array_check_same(x, an, A->dom, what));
+  if (o) sv->o = *o;
+  else sl_solver_options_default(&sv->o);
+  const sl_solver_options *q = &sv->o;
+  SL_CHECK_ARG(q->niter >= 0, SL_E_INVALID, "%s: argument 4 (options): niter must be >= 0, got %d", name, q->niter);
+  SL_CHECK_ARG(q->tol >= 0 && !isnan(q->tol), SL_E_INVALID, "%s: argument 4 (options): tol must be >= 0, got %g", name, q->tol);
+  SL_CHECK_ARG(q->tol_rule >= SL_TOL_RELATIVE && q->tol_rule <= SL_TOL_SQUARED, SL_E_INVALID,
+               "%s: argument 4 (options): tol_rule is invalid (%d)", name, (int)q->tol_rule);
+  SL_CHECK_ARG(q->check_every >= 1, SL_E_INVALID, "%s: argument 4 (options): check_every must be >= 1, got %d", name,
+               q->check_every);
+  SL_CHECK_ARG(q->damp >= 0 && isfinite(q->damp), SL_E_INVALID, "%s: argument 4 (options): damp must be finite and >= 0, got %g",
+               name, q->damp);
+  if (q->x0) {
+    snprintf(an, sizeof an, "%s: options.x0", name);
+    SL_TRY(sl_array_check_same(q->x0, an, A->dom, what));
+    SL_CHECK_ARG(q->x0 != x, SL_E_INVALID, "%s: options.x0 must differ from argument 3 (x)", name);
+  }
+  sv->info = info ? info : &sv->local_info;
+  memset(sv->info, 0, sizeof *sv->info);
+  sv->out = q->out ? q->out : stdout;
+  for (int i = 0; i < 2 * SOLVER_MAX_SLOTS; i++) sv->state[i] = 0.0;
+  sv->state[slot(S_AUX)] = NAN;
+  sv->hist = calloc((size_t)q->niter + 1, 3 * sizeof(double));
+  if (!sv->hist) return sl_error(SL_E_NOMEM, "%s: out of memory for the history", name);
+  starpu_variable_data_register(&sv->hstate, STARPU_MAIN_RAM, (uintptr_t)sv->state, sizeof sv->state);
+  starpu_variable_data_register(&sv->hhist, STARPU_MAIN_RAM, (uintptr_t)sv->hist,
+                                ((size_t)q->niter + 1) * 3 * sizeof(double));
+  for (int i = 0; i < 6; i++) SL_TRY(sl_scalar_create(&sv->sc[i], A->dtype));
+  sv->printed = -1;
+  sv->t0 = MPI_Wtime();
+  if (q->show && sl_ctx.rank == 0) {
+    fprintf(sv->out, "%s: A = %s (%lld x %lld), %s, %d rank%s, %d CPU + %d CUDA workers per rank\n", name, A->name,
+            (long long)sl_op_nrows(A), (long long)sl_op_ncols(A), sl_dtype_name(A->dtype), sl_ctx.size,
+            sl_ctx.size > 1 ? "s" : "", sl_ctx.ncpu, sl_ctx.ncuda);
+    fprintf(sv->out, "  niter = %d, tol = %g (%s), check every %d\n", q->niter, q->tol, rule_text(q->tol_rule),
+            q->check_every);
+    fprintf(sv->out, "  %6s  %13s  %13s  %13s  %9s\n", "iter", "cost", "test", "r2norm", "time (s)");
+  }
+  if (q->x0) SL_TRY(sl_array_copy(x, q->x0));
+  else SL_TRY(sl_array_fill(x, SL_REAL(0)));
+  return SL_SUCCESS;
+}
+
+int solver_step(sl_solver *sv, sl_stask_fn fn, const void *arg, size_t size, int ns, sl_scalar *const *s)
+{
+  starpu_data_handle_t h[8] = {sv->hstate};
+  enum starpu_data_access_mode m[8] = {STARPU_RW};
+  for (int i = 0; i < ns; i++) {
+    h[i + 1] = s[i]->handle;
+    m[i + 1] = STARPU_R;
+  }
+  return sl_stask_submit(fn, arg, size, ns + 1, h, m);
+}
+
+/* hist[3k..3k+2] = cost, monitored value, aux of the state */
+static void record(double *const *v, const void *arg)
+{
+  int k = *(const int *)arg;
+  v[1][3 * k] = v[0][slot(S_COST)];
+  v[1][3 * k + 1] = v[0][slot(S_MON)];
+  v[1][3 * k + 2] = v[0][slot(S_AUX)];
+}
+
+/* Prints the rows since the last printed one: the first ten, every niter/10-th, and the last. */
+static void print_rows(sl_solver *sv, int upto, int last)
+{
+  if (!sv->o.show || sl_ctx.rank != 0) return;
+  int every = sv->o.niter >= 20 ? sv->o.niter / 10 : 1;
+  double t = MPI_Wtime() - sv->t0;
+  for (int k = sv->printed + 1; k <= upto; k++) {
+    if (!(k <= 10 || k % every == 0 || (last && k == upto))) continue;
+    fprintf(sv->out, "  %6d  %13.6e  %13.6e  %13.6e  %9.3f\n", k, sv->hist[3 * k], sv->hist[3 * k + 1],
+            sv->hist[3 * k + 2], t);
+  }
+  fflush(sv->out);
+  sv->printed = upto;
+}
+
+/* Waits for the state and the history on the host. */
+static int fetch(sl_solver *sv)
+{
+  SL_CHECK_STARPU(starpu_data_acquire(sv->hstate, STARPU_R));
+  starpu_data_release(sv->hstate);
+  SL_CHECK_STARPU(starpu_data_acquire(sv->hhist, STARPU_R));
+  starpu_data_release(sv->hhist);
+  sv->info->host_syncs++;
+  return sl_async_error_take();
+}
+
+static int converged(const sl_solver *sv)
+{
+  double t = sv->o.tol, m = sv->state[slot(S_MON)], r = sv->state[slot(S_REF)];
+  if (t <= 0) return 0;
+  switch (sv->o.tol_rule) {
+  case SL_TOL_RELATIVE: return m <= t * r;
+  case SL_TOL_ABSOLUTE: return m <= t;
+  default: return m * m <= t;
+  }
+}
+
+int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop)
+{
+  *stop = 0;
+  sv->iter = k;
+  SL_TRY(sl_stask_submit(record, &k, sizeof k, 2, (starpu_data_handle_t[]){sv->hstate, sv->hhist},
+                         (enum starpu_data_access_mode[]){STARPU_R, STARPU_RW}));
+  int code = 0;
+  if (sv->o.callback && k > 0 && sv->o.callback(k, x, sv->o.user)) code = SL_STOP_CALLBACK;
+  int test = k == 0 || k % sv->o.check_every == 0 || k == sv->o.niter || code;
+  if (!test) return SL_SUCCESS;
+  SL_TRY(fetch(sv));
+  print_rows(sv, k, 0);
+  if (!code && sv->state[slot(S_STOP)] != 0) code = (int)sv->state[slot(S_STOP)];
+  if (!code && k > 0 && converged(sv)) code = SL_STOP_TOL;
+  if (!code && k == 0 && !sv->no_initial_test && sv->state[slot(S_MON)] == 0 && sv->o.tol_rule != SL_TOL_RELATIVE)
+    code = SL_STOP_TOL; /* y - A x0 = 0 already */
+  if (!code && k >= sv->o.niter) code = SL_STOP_NITER;
+  /* The values are allreduced, so every rank should agree; one allreduce makes sure. */
+  SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, sl_ctx.comm));
+  *stop = code;
+  sv->info->stop = (sl_stop_reason)code;
+  return SL_SUCCESS;
+}
+
+int solver_end(sl_solver *sv, int rc)
+{
+  if (sv->hstate) {
+    if (rc == SL_SUCCESS) rc = fetch(sv);
+    sl_solver_info *in = sv->info;
+    in->iterations = sv->iter;
+    in->seconds = MPI_Wtime() - sv->t0;
+    in->rnorm = sv->state[slot(S_MON)];
+    in->r0norm = sv->state[slot(S_REF)];
+    if (!isnan(sv->state[slot(S_AUX)])) in->r2norm = sv->state[slot(S_AUX)];
+    if (rc == SL_SUCCESS) {
+      print_rows(sv, sv->iter, 1);
+      if (sv->o.cost)
+        for (int k = 0; k <= sv->o.niter; k++) sv->o.cost[k] = k <= sv->iter ? sv->hist[3 * k] : NAN;
+      if (sv->o.show && sl_ctx.rank == 0) {
+        fprintf(sv->out, "%s stopped after %d iteration%s: %s\n", sv->name, in->iterations,
+                in->iterations == 1 ? "" : "s", sl_stop_reason_name(in->stop));
+        fprintf(sv->out, "  final test value %.6e (reference %.6e), %.3f s, %d host wait%s (%.2f per iteration)\n",
+                in->rnorm, in->r0norm, in->seconds, in->host_syncs, in->host_syncs == 1 ? "" : "s",
+                in->iterations ? (double)in->host_syncs / in->iterations : 0.0);
+        fflush(sv->out);
+      }
+    }
+    starpu_data_unregister(sv->hstate);
+    starpu_data_unregister(sv->hhist);
+  }
+  for (int i = 0; i < 6; i++) sl_scalar_destroy(&sv->sc[i]);
+  free(sv->hist);
+  sv->hist = NULL;
+  return rc;
+}

@@ -1,0 +1,581 @@
+/* The solvers on 1 to 4 ranks (a rank owning nothing on 4), in float64 and complex128 (float32 smoke):
+ * CG (classic and pipelined) on a dense SPD operator that couples every rank, CGLS and LSQR on a VStack
+ * least-squares problem (with and without damping), against a dense direct solve through LAPACKE; their
+ * first iterations against a serial dense CG written here; ISTA and FISTA iterates against serial
+ * implementations written here; power iteration against LAPACKE's eigenvalues; x0, early stopping,
+ * check_every, callbacks, cost history; bad input. */
+#include <complex.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_check.h"
+
+typedef double complex cplx;
+
+static int P, R;
+
+/* Entry (i, j) of the test matrices, from a formula (imaginary part only for complex dtypes). */
+static cplx hval(sl_dtype dt, int64_t i, int64_t j, int seed)
+{
+  double di = (double)i, dj = (double)j;
+  double re = sin(0.37 * di * di + 1.3 * di * dj + 0.71 * dj + 0.1 * seed) + (i == j ? 0.5 : 0.0);
+  double im = sl_dtype_is_complex(dt) ? cos(0.53 * di * dj - 0.29 * dj * dj + seed) : 0.0;
+  return re + I * im;
+}
+
+/* This rank's share of n over the ranks; on 4 ranks the last owns nothing. */
+static void share(int64_t n, int64_t *cnt, int64_t *off)
+{
+  int users = P == 4 ? 3 : P;
+  int64_t base = n / users, extra = n % users;
+  *off = 0;
+  for (int r = 0; r < R; r++) *off += r < users ? base + (r < extra) : 0;
+  *cnt = R < users ? base + (R < extra) : 0;
+}
+
+/* Dense helpers (column-major for LAPACKE, n x n or m x n). */
+static cplx *gram(sl_dtype dt, int64_t m, int64_t n, double c, int seed) /* M = H^H H + c I, H m x n */
+{
+  cplx *M = calloc((size_t)(n * n), sizeof *M);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) {
+      cplx s = 0;
+      for (int64_t k = 0; k < m; k++) s += conj(hval(dt, k, i, seed)) * hval(dt, k, j, seed);
+      M[i + j * n] = s + (i == j ? c : 0);
+    }
+  return M;
+}
+
+static void solve_dense(int64_t n, const cplx *M, const cplx *b, cplx *x) /* x = M^-1 b */
+{
+  cplx *A = malloc(sizeof *A * (size_t)(n * n));
+  memcpy(A, M, sizeof *A * (size_t)(n * n));
+  memcpy(x, b, sizeof *x * (size_t)n);
+  lapack_int *ipiv = malloc(sizeof *ipiv * (size_t)n);
+  int info = LAPACKE_zgesv(LAPACK_COL_MAJOR, (lapack_int)n, 1, (lapack_complex_double *)A, (lapack_int)n, ipiv,
+                           (lapack_complex_double *)x, (lapack_int)n);
+  CHECK(info == 0, "LAPACKE_zgesv failed (%d)", info);
+  free(A);
+  free(ipiv);
+}
+
+static double rel_err(int64_t n, const cplx *a, const cplx *b)
+{
+  double d = 0, m = 0;
+  for (int64_t i = 0; i < n; i++) {
+    d += pow(cabs(a[i] - b[i]), 2);
+    m += pow(cabs(b[i]), 2);
+  }
+  return sqrt(d / (m > 0 ? m : 1));
+}
+
+static cplx *gather(sl_array *a)
+{
+  int64_t n = sl_array_global_size(a);
+  void *buf = malloc(sl_dtype_size(sl_array_dtype(a)) * (size_t)(n ? n : 1));
+  cplx *z = malloc(sizeof *z * (size_t)(n ? n : 1));
+  CHECK_OK(sl_array_gather(a, -1, buf));
+  mc_from_dtype(sl_array_dtype(a), n, buf, z);
+  free(buf);
+  return z;
+}
+
+static void scatter(sl_array *a, const cplx *z)
+{
+  int64_t n = sl_array_global_size(a);
+  void *buf = malloc(sl_dtype_size(sl_array_dtype(a)) * (size_t)(n ? n : 1));
+  mc_to_dtype(sl_array_dtype(a), n, z, buf);
+  CHECK_OK(sl_array_scatter(a, -1, buf));
+  free(buf);
+}
+
+/* ---- the SPD problem: M = H^H H + c I with H an HStack of column blocks (dense, couples every rank) ---- */
+typedef struct {
+  sl_op *H, *Hh, *HhH, *Id, *cI, *M;
+  int64_t m, n;
+  cplx *Md; /* dense M, column-major */
+} spd_t;
+
+static void spd_create(spd_t *s, sl_dtype dt, int64_t m, int64_t n, double c, int seed)
+{
+  memset(s, 0, sizeof *s);
+  s->m = m;
+  s->n = n;
+  int64_t cnt, off;
+  share(n, &cnt, &off);
+  cplx *blk = malloc(sizeof *blk * (size_t)(m * (cnt ? cnt : 1)));
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < cnt; j++) blk[i * cnt + j] = hval(dt, i, off + j, seed);
+  void *A = malloc(sl_dtype_size(dt) * (size_t)(m * (cnt ? cnt : 1)));
+  mc_to_dtype(dt, m * cnt, blk, A);
+  CHECK_OK(sl_op_hstack_matrix(&s->H, A, m, cnt, 1, dt));
+  free(A);
+  free(blk);
+  sl_array *like = NULL;
+  CHECK_OK(sl_op_create_domain(s->H, &like));
+  CHECK_OK(sl_op_adjoint(&s->Hh, s->H));
+  CHECK_OK(sl_op_product(&s->HhH, s->Hh, s->H));
+  CHECK_OK(sl_op_identity(&s->Id, like));
+  CHECK_OK(sl_op_scaled(&s->cI, s->Id, SL_REAL(c)));
+  CHECK_OK(sl_op_sum(&s->M, s->HhH, s->cI));
+  sl_array_destroy(&like);
+  s->Md = gram(dt, m, n, c, seed);
+}
+
+static void spd_destroy(spd_t *s)
+{
+  sl_op *ops[6] = {s->H, s->Hh, s->HhH, s->Id, s->cI, s->M};
+  for (int i = 0; i < 6; i++) sl_op_destroy(&ops[i]);
+  free(s->Md);
+}
+
+/* Serial dense CG: the residual norms of its first k iterations. */
+static void serial_cg(int64_t n, const cplx *M, const cplx *b, int k, double *res)
+{
+  cplx *x = calloc((size_t)n, sizeof *x), *r = malloc(sizeof *r * (size_t)n), *c = malloc(sizeof *c * (size_t)n),
+       *q = malloc(sizeof *q * (size_t)n);
+  memcpy(r, b, sizeof *r * (size_t)n);
+  memcpy(c, b, sizeof *c * (size_t)n);
+  double kold = 0;
+  for (int64_t i = 0; i < n; i++) kold += pow(cabs(r[i]), 2);
+  res[0] = sqrt(kold);
+  for (int it = 1; it <= k; it++) {
+    cplx cq = 0;
+    for (int64_t i = 0; i < n; i++) {
+      q[i] = 0;
+      for (int64_t j = 0; j < n; j++) q[i] += M[i + j * n] * c[j];
+      cq += conj(c[i]) * q[i];
+    }
+    cplx a = kold / cq;
+    double kn = 0;
+    for (int64_t i = 0; i < n; i++) {
+      x[i] += a * c[i];
+      r[i] -= a * q[i];
+      kn += pow(cabs(r[i]), 2);
+    }
+    for (int64_t i = 0; i < n; i++) c[i] = r[i] + kn / kold * c[i];
+    kold = kn;
+    res[it] = sqrt(kn);
+  }
+  free(x);
+  free(r);
+  free(c);
+  free(q);
+}
+
+static int stop_at_4(int iter, const sl_array *x, void *user)
+{
+  (*(int *)user)++;
+  return iter == 4;
+}
+
+static void test_cg(sl_dtype dt, int pipelined)
+{
+  spd_t s;
+  int64_t m = 23, n = 19;
+  spd_create(&s, dt, m, n, 2.0, 1);
+  sl_array *y = NULL, *x = NULL, *x0 = NULL;
+  CHECK_OK(sl_op_create_range(s.M, &y));
+  CHECK_OK(sl_op_create_domain(s.M, &x));
+  CHECK_OK(sl_op_create_domain(s.M, &x0));
+  cplx *b = malloc(sizeof *b * (size_t)n), *xref = malloc(sizeof *xref * (size_t)n), *x0g = malloc(sizeof *x0g * (size_t)n);
+  for (int64_t i = 0; i < n; i++) {
+    b[i] = hval(dt, i, 3 * i, 5);
+    x0g[i] = 0.1 * hval(dt, 2 * i, i, 9);
+  }
+  scatter(y, b);
+  scatter(x0, x0g);
+  solve_dense(n, s.Md, b, xref);
+  const char *name = pipelined ? "CG (pipelined)" : "CG";
+  double tol = dt == SL_FLOAT32 ? 1e-3 : 1e-8;
+
+  /* converges to the direct solution; the first iterations follow serial CG */
+  sl_solver_options o;
+  sl_solver_options_default(&o);
+  o.pipelined = pipelined;
+  o.niter = 200;
+  o.tol = dt == SL_FLOAT32 ? 1e-5 : 1e-13;
+  double *cost = malloc(sizeof *cost * 201);
+  o.cost = cost;
+  sl_solver_info info;
+  CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
+  cplx *xs = gather(x);
+  double e = rel_err(n, xs, xref);
+  CHECK(e < tol, "%s %s: relative error %.3e to the direct solve", name, sl_dtype_name(dt), e);
+  CHECK(info.stop == SL_STOP_TOL, "%s %s: stopped for '%s'", name, sl_dtype_name(dt), sl_stop_reason_name(info.stop));
+  CHECK(info.iterations > 1 && info.iterations < 200, "%s: %d iterations", name, info.iterations);
+  CHECK(info.host_syncs == info.iterations + 2, "%s: %d host waits for %d iterations (check_every 1)", name,
+        info.host_syncs, info.iterations);
+  double sres[6];
+  serial_cg(n, s.Md, b, 5, sres);
+  int lag = pipelined; /* pipelined CG reports ||r|| of the iterate before its update */
+  for (int k = 0; k + lag <= 5 && k <= info.iterations; k++) {
+    double ref = sres[k > lag ? k - lag : 0], got = cost[k];
+    CHECK(fabs(got - ref) <= (dt == SL_FLOAT32 ? 1e-3 : 1e-9) * ref, "%s %s: ||r|| at iteration %d is %.12e, serial CG %.12e",
+          name, sl_dtype_name(dt), k, got, ref);
+  }
+  free(xs);
+
+  if (dt == SL_FLOAT64 || dt == SL_COMPLEX128) {
+    /* x0: the same solution; check_every 3: iterations are a multiple of 3 and waits drop */
+    o.x0 = x0;
+    o.check_every = 3;
+    o.cost = NULL;
+    CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
+    xs = gather(x);
+    e = rel_err(n, xs, xref);
+    CHECK(e < tol, "%s %s with x0, check_every 3: relative error %.3e", name, sl_dtype_name(dt), e);
+    CHECK(info.iterations % 3 == 0 || info.iterations == o.niter, "%s: check_every 3 stopped at %d", name, info.iterations);
+    CHECK(info.host_syncs <= info.iterations / 3 + 3, "%s: %d host waits for %d iterations", name, info.host_syncs, info.iterations);
+    free(xs);
+    /* niter 0 returns x0 */
+    o.niter = 0;
+    CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
+    xs = gather(x);
+    CHECK(rel_err(n, xs, x0g) < 1e-15 && info.iterations == 0, "%s: niter 0 does not return x0", name);
+    free(xs);
+    /* a callback stops at iteration 4 */
+    int calls = 0;
+    sl_solver_options_default(&o);
+    o.pipelined = pipelined;
+    o.callback = stop_at_4;
+    o.user = &calls;
+    CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
+    CHECK(info.iterations == 4 && info.stop == SL_STOP_CALLBACK && calls == 4, "%s: callback: %d iterations, %d calls, '%s'",
+          name, info.iterations, calls, sl_stop_reason_name(info.stop));
+    /* absolute and squared rules */
+    sl_solver_options_default(&o);
+    o.pipelined = pipelined;
+    o.tol = 1e-6;
+    o.tol_rule = SL_TOL_ABSOLUTE;
+    o.niter = 500;
+    CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
+    CHECK(info.stop == SL_STOP_TOL && info.rnorm <= 1e-6, "%s: absolute rule: ||r|| = %g", name, info.rnorm);
+    o.tol_rule = SL_TOL_SQUARED;
+    o.tol = 1e-12;
+    CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
+    CHECK(info.stop == SL_STOP_TOL && info.rnorm * info.rnorm <= 1e-12, "%s: squared rule: ||r|| = %g", name, info.rnorm);
+  }
+  free(cost);
+  free(b);
+  free(xref);
+  free(x0g);
+  sl_array_destroy(&y);
+  sl_array_destroy(&x);
+  sl_array_destroy(&x0);
+  spd_destroy(&s);
+}
+
+/* ---- least squares: V = VStack of row blocks (y scattered, x replicated) ---- */
+typedef struct {
+  sl_op *V;
+  int64_t m, n;
+  cplx *Ad; /* dense m x n, column-major */
+} ls_t;
+
+static void ls_create(ls_t *s, sl_dtype dt, int64_t m, int64_t n, int seed)
+{
+  s->m = m;
+  s->n = n;
+  int64_t cnt, off;
+  share(m, &cnt, &off);
+  cplx *blk = malloc(sizeof *blk * (size_t)((cnt ? cnt : 1) * n));
+  for (int64_t i = 0; i < cnt; i++)
+    for (int64_t j = 0; j < n; j++) blk[i * n + j] = hval(dt, off + i, j, seed);
+  void *A = malloc(sl_dtype_size(dt) * (size_t)((cnt ? cnt : 1) * n));
+  mc_to_dtype(dt, cnt * n, blk, A);
+  CHECK_OK(sl_op_vstack_matrix(&s->V, A, cnt, n, 1, dt));
+  free(A);
+  free(blk);
+  s->Ad = malloc(sizeof *s->Ad * (size_t)(m * n));
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) s->Ad[i + j * m] = hval(dt, i, j, seed);
+}
+
+/* x = (A^H A + damp^2 I)^-1 A^H b; with shift (LSQR with x0, as scipy): x0 + the damped solution for the
+ * residual b - A x0 */
+static void ls_reference(const ls_t *s, const cplx *b0, double damp, const cplx *shift, cplx *x)
+{
+  int64_t m = s->m, n = s->n;
+  cplx *b = malloc(sizeof *b * (size_t)m);
+  for (int64_t k = 0; k < m; k++) {
+    b[k] = b0[k];
+    for (int64_t j = 0; shift && j < n; j++) b[k] -= s->Ad[k + j * m] * shift[j];
+  }
+  cplx *N = calloc((size_t)(n * n), sizeof *N), *rhs = calloc((size_t)n, sizeof *rhs);
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t j = 0; j < n; j++) {
+      for (int64_t k = 0; k < m; k++) N[i + j * n] += conj(s->Ad[k + i * m]) * s->Ad[k + j * m];
+      if (i == j) N[i + j * n] += damp * damp;
+    }
+    for (int64_t k = 0; k < m; k++) rhs[i] += conj(s->Ad[k + i * m]) * b[k];
+  }
+  solve_dense(n, N, rhs, x);
+  for (int64_t j = 0; shift && j < n; j++) x[j] += shift[j];
+  free(N);
+  free(rhs);
+  free(b);
+}
+
+typedef int (*solver_fn)(sl_op *, const sl_array *, sl_array *, const sl_solver_options *, sl_solver_info *);
+
+static void test_least_squares(sl_dtype dt, const char *name, solver_fn solve)
+{
+  ls_t s;
+  int64_t m = 41, n = 13;
+  ls_create(&s, dt, m, n, 2);
+  sl_array *y = NULL, *x = NULL, *x0 = NULL;
+  CHECK_OK(sl_op_create_range(s.V, &y));
+  CHECK_OK(sl_op_create_domain(s.V, &x));
+  CHECK_OK(sl_op_create_domain(s.V, &x0));
+  cplx *b = malloc(sizeof *b * (size_t)m), *xref = malloc(sizeof *xref * (size_t)n), *x0g = malloc(sizeof *x0g * (size_t)n);
+  for (int64_t i = 0; i < m; i++) b[i] = hval(dt, 2 * i, i + 1, 4);
+  for (int64_t i = 0; i < n; i++) x0g[i] = hval(dt, i, 2, 3);
+  scatter(y, b);
+  scatter(x0, x0g);
+  double tol = dt == SL_FLOAT32 ? 2e-3 : 1e-8;
+  double damps[2] = {0.0, 1.5};
+  for (int d = 0; d < 2; d++) {
+    for (int use_x0 = 0; use_x0 < 2; use_x0++) {
+      if (dt == SL_FLOAT32 && (d || use_x0)) continue;
+      int lsqr_shift = solve == sl_solve_lsqr && use_x0 && d; /* scipy's LSQR damps x - x0 */
+      ls_reference(&s, b, damps[d], lsqr_shift ? x0g : NULL, xref);
+      sl_solver_options o;
+      sl_solver_options_default(&o);
+      o.niter = 300;
+      o.damp = damps[d];
+      o.tol = dt == SL_FLOAT32 ? 1e-6 : 1e-14;
+      o.atol = o.btol = dt == SL_FLOAT32 ? 1e-7 : 1e-15;
+      o.x0 = use_x0 ? x0 : NULL;
+      sl_solver_info info;
+      CHECK_OK(solve(s.V, y, x, &o, &info));
+      cplx *xs = gather(x);
+      double e = rel_err(n, xs, xref);
+      CHECK(e < tol, "%s %s damp %g x0 %d: relative error %.3e to the direct solve (%d iterations, '%s')", name,
+            sl_dtype_name(dt), damps[d], use_x0, e, info.iterations, sl_stop_reason_name(info.stop));
+      CHECK(info.stop != SL_STOP_NITER, "%s %s: did not converge in %d iterations", name, sl_dtype_name(dt), o.niter);
+      /* the reported residual norms: ||y - A x|| and sqrt(that^2 + damp^2 ||x||^2) */
+      double r1 = 0, xx = 0;
+      for (int64_t i = 0; i < m; i++) {
+        cplx ax = 0;
+        for (int64_t j = 0; j < n; j++) ax += s.Ad[i + j * m] * xs[j];
+        r1 += pow(cabs(b[i] - ax), 2);
+      }
+      for (int64_t j = 0; j < n; j++) xx += pow(cabs(xs[j]), 2);
+      if (lsqr_shift) {
+        xx = 0;
+        for (int64_t j = 0; j < n; j++) xx += pow(cabs(xs[j] - x0g[j]), 2);
+      }
+      double r2 = sqrt(r1 + damps[d] * damps[d] * xx);
+      CHECK(fabs(info.r2norm - r2) <= 1e-6 * r2 + (dt == SL_FLOAT32 ? 1e-3 : 0), "%s %s: r2norm %.10e, direct %.10e", name,
+            sl_dtype_name(dt), info.r2norm, r2);
+      free(xs);
+    }
+  }
+  /* early stop: a loose tolerance stops well before convergence */
+  if (dt == SL_FLOAT64) {
+    sl_solver_options o;
+    sl_solver_options_default(&o);
+    o.tol = 1e-1;
+    o.atol = o.btol = 1e-1;
+    sl_solver_info info;
+    CHECK_OK(solve(s.V, y, x, &o, &info));
+    CHECK(info.iterations < n && info.stop != SL_STOP_NITER, "%s: loose tolerance took %d iterations ('%s')", name,
+          info.iterations, sl_stop_reason_name(info.stop));
+  }
+  free(b);
+  free(xref);
+  free(x0g);
+  free(s.Ad);
+  sl_op_destroy(&s.V);
+  sl_array_destroy(&y);
+  sl_array_destroy(&x);
+  sl_array_destroy(&x0);
+}
+
+/* ---- ISTA / FISTA against serial implementations with the same step ---- */
+static double thresh_factor(int kind, double a, double t)
+{
+  if (kind == SL_THRESH_SOFT) return a > t ? (a - t) / a : 0;
+  if (kind == SL_THRESH_HARD) return a > sqrt(2 * t) ? 1 : 0;
+  if (a <= pow(54.0, 1.0 / 3.0) / 4.0 * pow(t, 2.0 / 3.0)) return 0;
+  double arg = fmin(1.0, t / 8.0 * pow(a / 3.0, -1.5));
+  return 2.0 / 3.0 * (1 + cos(2.0 * M_PI / 3.0 - 2.0 / 3.0 * acos(arg)));
+}
+
+static void serial_ista(const ls_t *s, const cplx *b, double alpha, double eps, int kind, int niter, int fista, cplx *x)
+{
+  int64_t m = s->m, n = s->n;
+  cplx *z = calloc((size_t)n, sizeof *z), *xo = calloc((size_t)n, sizeof *xo), *res = malloc(sizeof *res * (size_t)m);
+  memset(x, 0, sizeof *x * (size_t)n);
+  double t = 1;
+  for (int it = 0; it < niter; it++) {
+    memcpy(xo, x, sizeof *x * (size_t)n);
+    const cplx *src = fista ? z : x;
+    for (int64_t i = 0; i < m; i++) {
+      res[i] = b[i];
+      for (int64_t j = 0; j < n; j++) res[i] -= s->Ad[i + j * m] * src[j];
+    }
+    for (int64_t j = 0; j < n; j++) {
+      cplx g = 0;
+      for (int64_t i = 0; i < m; i++) g += conj(s->Ad[i + j * m]) * res[i];
+      cplx u = src[j] + alpha * g;
+      x[j] = thresh_factor(kind, cabs(u), eps * alpha * 0.5) * u;
+    }
+    if (fista) {
+      double told = t;
+      t = (1 + sqrt(1 + 4 * t * t)) / 2;
+      for (int64_t j = 0; j < n; j++) z[j] = x[j] + (told - 1) / t * (x[j] - xo[j]);
+    }
+  }
+  free(z);
+  free(xo);
+  free(res);
+}
+
+static void test_ista(sl_dtype dt)
+{
+  ls_t s;
+  int64_t m = 30, n = 45; /* underdetermined: sparse recovery */
+  ls_create(&s, dt, m, n, 6);
+  sl_array *y = NULL, *x = NULL;
+  CHECK_OK(sl_op_create_range(s.V, &y));
+  CHECK_OK(sl_op_create_domain(s.V, &x));
+  cplx *xt = calloc((size_t)n, sizeof *xt), *b = calloc((size_t)m, sizeof *b), *xr = malloc(sizeof *xr * (size_t)n);
+  xt[3] = 2.0;
+  xt[17] = -1.5;
+  xt[30] = sl_dtype_is_complex(dt) ? 1.0 + 1.0 * I : 1.0;
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) b[i] += s.Ad[i + j * m] * xt[j];
+  scatter(y, b);
+  /* the step from power iteration: compare with LAPACK's largest eigenvalue of A^H A */
+  cplx *N = calloc((size_t)(n * n), sizeof *N);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t k = 0; k < m; k++) N[i + j * n] += conj(s.Ad[k + i * m]) * s.Ad[k + j * m];
+  double *w = malloc(sizeof *w * (size_t)n);
+  CHECK(LAPACKE_zheev(LAPACK_COL_MAJOR, 'N', 'U', (lapack_int)n, (lapack_complex_double *)N, (lapack_int)n, w) == 0, "zheev");
+  double lmax = w[n - 1];
+  const char *names[3] = {"soft", "hard", "half"};
+  for (int fista = 0; fista < 2; fista++)
+    for (int kind = 0; kind < 3; kind++) {
+      sl_solver_options o;
+      sl_solver_options_default(&o);
+      o.niter = 40;
+      o.tol = 0;
+      o.eps = kind == SL_THRESH_SOFT ? 0.5 : 0.05;
+      o.thresh = (sl_thresh)kind;
+      o.alpha = 0.9 / lmax;
+      sl_solver_info info;
+      CHECK_OK((fista ? sl_solve_fista : sl_solve_ista)(s.V, y, x, &o, &info));
+      serial_ista(&s, b, o.alpha, o.eps, kind, o.niter, fista, xr);
+      cplx *xs = gather(x);
+      double e = rel_err(n, xs, xr);
+      CHECK(e < 1e-9, "%s %s %s: relative distance %.3e to the serial iterates after %d iterations", fista ? "FISTA" : "ISTA",
+            names[kind], sl_dtype_name(dt), e, o.niter);
+      CHECK(info.iterations == 40 && info.stop == SL_STOP_NITER, "ISTA: %d iterations", info.iterations);
+      free(xs);
+    }
+  /* FISTA recovers the sparse model with the step from power iteration */
+  sl_solver_options o;
+  sl_solver_options_default(&o);
+  o.niter = 800;
+  o.eps = 1e-2; /* converges in about 500 iterations (checked with a numpy model) */
+  o.tol = 1e-12;
+  o.tol_rule = SL_TOL_ABSOLUTE;
+  o.check_every = 50;
+  sl_solver_info info;
+  CHECK_OK(sl_solve_fista(s.V, y, x, &o, &info));
+  /* a Rayleigh quotient never exceeds lambda_max; 30 power iterations come within a few percent here */
+  CHECK(info.alpha * lmax >= 1 - 1e-12 && info.alpha * lmax < 1.05, "FISTA %s: step %.8e, 1 / lambda_max = %.8e",
+        sl_dtype_name(dt), info.alpha, 1 / lmax);
+  cplx *xs = gather(x);
+  double e = rel_err(n, xs, xt);
+  CHECK(e < 2e-2, "FISTA %s: relative error %.3e to the sparse model (%d iterations)", sl_dtype_name(dt), e, info.iterations);
+  free(xs);
+  free(w);
+  free(N);
+  free(xt);
+  free(b);
+  free(xr);
+  free(s.Ad);
+  sl_op_destroy(&s.V);
+  sl_array_destroy(&y);
+  sl_array_destroy(&x);
+}
+
+static void test_power(sl_dtype dt)
+{
+  spd_t s;
+  int64_t m = 15, n = 11;
+  spd_create(&s, dt, m, n, 0.5, 7); /* lambda_2 / lambda_1 about 0.7 */
+  double *w = malloc(sizeof *w * (size_t)n);
+  CHECK(LAPACKE_zheev(LAPACK_COL_MAJOR, 'N', 'U', (lapack_int)n, (lapack_complex_double *)s.Md, (lapack_int)n, w) == 0, "zheev");
+  sl_cscalar eig;
+  int it = 0;
+  CHECK_OK(sl_power_iteration(s.M, 200, 1e-13, 3, &eig, &it));
+  CHECK(fabs(eig.re - w[n - 1]) < 1e-8 * w[n - 1] && fabs(eig.im) < 1e-8 * w[n - 1],
+        "power iteration %s: %.12e%+.3ei after %d iterations, LAPACK %.12e", sl_dtype_name(dt), eig.re, eig.im, it, w[n - 1]);
+  CHECK(it > 1 && it < 200, "power iteration: %d iterations", it);
+  free(w);
+  spd_destroy(&s);
+}
+
+static void test_bad_input(void)
+{
+  ls_t s;
+  ls_create(&s, SL_FLOAT64, 20, 7, 2);
+  sl_array *y = NULL, *x = NULL, *wrong = NULL;
+  CHECK_OK(sl_op_create_range(s.V, &y));
+  CHECK_OK(sl_op_create_domain(s.V, &x));
+  int64_t dims[1] = {7};
+  CHECK_OK(sl_array_create(&wrong, 1, dims, SL_FLOAT64, NULL)); /* scattered, the domain is replicated */
+  sl_solver_options o;
+  sl_solver_options_default(&o);
+  CHECK(mc_same_error_everywhere(sl_solve_cg(s.V, y, x, &o, NULL), SL_E_DIMS), "CG on a non-square operator");
+  CHECK(mc_same_error_everywhere(sl_solve_cgls(s.V, y, wrong, &o, NULL), SL_E_DIST), "CGLS with a scattered x");
+  CHECK(strstr(sl_last_error(), "argument 3 (x)") != NULL, "the message names x: %s", sl_last_error());
+  CHECK(mc_same_error_everywhere(sl_solve_lsqr(s.V, x, x, &o, NULL), SL_E_INVALID), "LSQR with y = x");
+  o.niter = -1;
+  CHECK(mc_same_error_everywhere(sl_solve_cgls(s.V, y, x, &o, NULL), SL_E_INVALID), "niter < 0");
+  CHECK(strstr(sl_last_error(), "niter") != NULL, "the message names niter: %s", sl_last_error());
+  sl_solver_options_default(&o);
+  o.check_every = 0;
+  CHECK(mc_same_error_everywhere(sl_solve_lsqr(s.V, y, x, &o, NULL), SL_E_INVALID), "check_every 0");
+  sl_solver_options_default(&o);
+  o.eps = -1;
+  CHECK(mc_same_error_everywhere(sl_solve_ista(s.V, y, x, &o, NULL), SL_E_INVALID), "eps < 0");
+  sl_solver_options_default(&o);
+  o.x0 = wrong;
+  CHECK(mc_same_error_everywhere(sl_solve_fista(s.V, y, x, &o, NULL), SL_E_DIST), "x0 laid out wrongly");
+  CHECK(mc_same_error_everywhere(sl_power_iteration(s.V, 10, 0, 1, &(sl_cscalar){0, 0}, NULL), SL_E_DIMS),
+        "power iteration on a non-square operator");
+  free(s.Ad);
+  sl_op_destroy(&s.V);
+  sl_array_destroy(&y);
+  sl_array_destroy(&x);
+  sl_array_destroy(&wrong);
+}
+
+int main(int argc, char **argv)
+{
+  mc_init(&argc, &argv);
+  P = sl_size();
+  R = sl_rank();
+  sl_dtype dts[3] = {SL_FLOAT64, SL_COMPLEX128, SL_FLOAT32};
+  for (int d = 0; d < 3; d++) {
+    test_cg(dts[d], 0);
+    test_cg(dts[d], 1);
+    test_least_squares(dts[d], "CGLS", sl_solve_cgls);
+    test_least_squares(dts[d], "LSQR", sl_solve_lsqr);
+  }
+  for (int d = 0; d < 2; d++) {
+    test_ista(dts[d]);
+    test_power(dts[d]);
+  }
+  test_bad_input();
+  return mc_finish("mpi_solvers");
+}
