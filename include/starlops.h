@@ -303,6 +303,23 @@ int sl_op_vstack_matrix(sl_op **op, const void *A, int64_t nrows, int64_t ncols,
  *  SL_BROADCAST; nrows the same on every rank), x scattered; one allreduce forward; adjoint x_r = A_r^H y. */
 int sl_op_hstack_matrix(sl_op **op, const void *A, int64_t nrows, int64_t ncols, int64_t nrhs, sl_dtype dt);
 
+/* Finite-difference stencils along any axis of an N-D array (the distributed one included), with pylops'
+ * definitions (docs/operators.md). Domain and range are laid out like `like` (not kept). On the distributed
+ * axis, the two boundary planes on each side move between neighbours through the comm layer (as tasks);
+ * the interior is computed meanwhile. The adjoint is the exact transpose. */
+typedef enum { SL_DERIV_FORWARD = 0, SL_DERIV_BACKWARD = 1, SL_DERIV_CENTERED = 2 } sl_deriv_kind;
+/** Collective. First derivative along axis with sampling d: forward (x[i+1] - x[i]) / d, backward
+ *  (x[i] - x[i-1]) / d, centered of order 3 or 5; edge (centered only): one-sided differences at the ends. */
+int sl_op_first_derivative(sl_op **op, const sl_array *like, int axis, double sampling, sl_deriv_kind kind, int order,
+                           int edge);
+/** Collective. Second derivative along axis: forward, backward or centered (x[i+1] - 2 x[i] + x[i-1]) / d^2;
+ *  edge (centered only) extends the end rows with one-sided stencils. */
+int sl_op_second_derivative(sl_op **op, const sl_array *like, int axis, double sampling, sl_deriv_kind kind, int edge);
+/** Collective. Laplacian: sum over the naxes axes (NULL: 0..naxes-1) of weights[i] (NULL: 1) times the second
+ *  derivative with sampling[i] (NULL: 1), kind and edge; computed in one fused pass over each block. */
+int sl_op_laplacian(sl_op **op, const sl_array *like, int naxes, const int *axes, const double *weights,
+                    const double *sampling, sl_deriv_kind kind, int edge);
+
 /* Algebra. The result holds references to its parts and its temporaries, allocated once here (one array
  * per intermediate), so an apply allocates nothing. The parts must agree in dtype; the layouts must match
  * (sum: same domain and same range; product: a's domain = b's range). */

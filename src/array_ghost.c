@@ -10,11 +10,11 @@
 #include "comm/comm.h"
 
 /* The planes of member m's ghost layer on side s, as a global range [*b, *e) clipped to the axis. */
-static void ghost_range(const sl_array *a, const int64_t *off, int m, int s, int64_t *b, int64_t *e)
+static void ghost_range(const sl_array *a, const int64_t *off, const int width[2], int m, int s, int64_t *b, int64_t *e)
 {
   int64_t n = a->counts[a->group->members[m]], N = a->dims[a->axis];
-  *b = s == 0 ? off[m] - a->ghost_lo : off[m] + n;
-  *e = s == 0 ? off[m] : off[m] + n + a->ghost_hi;
+  *b = s == 0 ? off[m] - width[0] : off[m] + n;
+  *e = s == 0 ? off[m] : off[m] + n + width[1];
   if (*b < 0) *b = 0;
   if (*e > N) *e = N;
 }
@@ -33,12 +33,11 @@ typedef struct {
   starpu_data_handle_t h;
 } message;
 
-static int submit_exchange(sl_array *a, const int64_t *off)
+static int submit_exchange(const sl_array *a, const int64_t *off, const int width[2], const starpu_data_handle_t dst[2])
 {
   const sl_group *g = a->group;
   int P = g->size, me = g->rank;
   int64_t plane = a->inner, outer = a->outer, n = a->counts[g->members[me]];
-  int width[2] = {a->ghost_lo, a->ghost_hi};
   message recv[MAX_MSG], send[MAX_MSG];
   comm_pair pairs[MAX_MSG];
   int nrecv = 0, nsend = 0, np = 0, rc = SL_SUCCESS;
@@ -46,13 +45,13 @@ static int submit_exchange(sl_array *a, const int64_t *off)
   for (int c = 0; c < a->nchunks && c < 64; c++) chunks[c] = sl_array_chunk(a, c);
   const double zero[2] = {0, 0};
   for (int s = 0; s < 2 && rc == SL_SUCCESS; s++)
-    if (a->ghost_handle[s]) rc = codelet_vec_submit(SL_VEC_FILL, a->dtype, a->ghost_handle[s], NULL, NULL, zero, zero);
+    if (dst[s]) rc = codelet_vec_submit(SL_VEC_FILL, a->dtype, dst[s], NULL, NULL, zero, zero);
   /* receives: my ghost planes owned by member q; sends: the planes of my block member r needs */
   for (int s = 0; s < 2 && rc == SL_SUCCESS; s++)
     for (int q = 0; q < P && rc == SL_SUCCESS; q++) {
       int64_t gb, ge, b, e;
       if (q == me) continue;
-      ghost_range(a, off, me, s, &gb, &ge);
+      ghost_range(a, off, width, me, s, &gb, &ge);
       intersect(gb, ge, off[q], off[q] + a->counts[g->members[q]], &b, &e);
       if (b < e) {
         if (np == MAX_MSG) return sl_error(SL_E_INVALID, "sl_array_exchange_ghosts: the ghost layers span more than %d messages", MAX_MSG);
@@ -61,7 +60,7 @@ static int submit_exchange(sl_array *a, const int64_t *off)
         starpu_vector_data_register(&m->h, -1, 0, (uint32_t)(outer * (e - b) * plane), a->elsize);
         pairs[np++] = (comm_pair){.peer = q, .recv_tag = s, .recv = m->h};
       }
-      ghost_range(a, off, q, s, &gb, &ge);
+      ghost_range(a, off, width, q, s, &gb, &ge);
       intersect(gb, ge, off[me], off[me] + n, &b, &e);
       if (b < e) {
         if (np == MAX_MSG) return sl_error(SL_E_INVALID, "sl_array_exchange_ghosts: the ghost layers span more than %d messages", MAX_MSG);
@@ -77,8 +76,8 @@ static int submit_exchange(sl_array *a, const int64_t *off)
   if (rc == SL_SUCCESS && np > 0) rc = comm_exchange(g->channel, a->dtype, np, pairs);
   for (int k = 0; k < nrecv && rc == SL_SUCCESS; k++) {
     const message *m = &recv[k];
-    int64_t lo = m->side == 0 ? off[me] - a->ghost_lo : off[me] + n, len = (m->e - m->b) * plane;
-    rc = codelet_rows_submit(1, &a->ghost_handle[m->side], STARPU_RW, 1, &m->h, a->elsize, outer, len, 0, len,
+    int64_t lo = m->side == 0 ? off[me] - width[0] : off[me] + n, len = (m->e - m->b) * plane;
+    rc = codelet_rows_submit(1, &dst[m->side], STARPU_RW, 1, &m->h, a->elsize, outer, len, 0, len,
                              (m->b - lo) * plane, width[m->side] * plane);
   }
   for (int k = 0; k < nrecv; k++) starpu_data_unregister_submit(recv[k].h);
@@ -92,8 +91,13 @@ int sl_array_exchange_ghosts(sl_array *a)
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_exchange_ghosts: argument 1 (a) is NULL");
   SL_CHECK_ARG(a->partition == SL_SCATTER, SL_E_DIST, "sl_array_exchange_ghosts: argument 1 (a) is not SL_SCATTER");
   SL_CHECK_ARG(!a->acquired, SL_E_STATE, "sl_array_exchange_ghosts: argument 1 (a) is acquired by the host; release it first");
-  SL_CHECK_ARG(a->nchunks <= 64, SL_E_INVALID, "sl_array_exchange_ghosts: argument 1 (a) has more than 64 chunks");
-  if (a->ghost_lo == 0 && a->ghost_hi == 0) return SL_SUCCESS;
+  return sl_array_ghost_fill(a, (int[2]){a->ghost_lo, a->ghost_hi}, a->ghost_handle);
+}
+
+int sl_array_ghost_fill(const sl_array *a, const int width[2], const starpu_data_handle_t dst[2])
+{
+  SL_CHECK_ARG(a->nchunks <= 64, SL_E_INVALID, "ghost exchange: the array has more than 64 chunks");
+  if (width[0] == 0 && width[1] == 0) return SL_SUCCESS;
   const sl_group *g = a->group;
   int64_t *off = malloc(sizeof(int64_t) * (size_t)g->size);
   if (!off) return sl_error(SL_E_NOMEM, "sl_array_exchange_ghosts: out of memory");
@@ -102,7 +106,7 @@ int sl_array_exchange_ghosts(sl_array *a)
     off[m] = row;
     row += a->counts[g->members[m]];
   }
-  int rc = submit_exchange(a, off);
+  int rc = submit_exchange(a, off, width, dst);
   free(off);
   return rc;
 }

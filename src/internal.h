@@ -106,6 +106,9 @@ struct sl_array {
   starpu_data_handle_t ghost_handle[2];
   int acquired;
 };
+/** Fills dst[0] (outer x width[0] x inner planes before the block along the axis) and dst[1] (after) from
+ *  the neighbouring blocks of the scattered array a, zeros beyond the global edges; tasks only. */
+int sl_array_ghost_fill(const sl_array *a, const int width[2], const starpu_data_handle_t dst[2]);
 /** Chunk c of the local block. */
 starpu_data_handle_t sl_array_chunk(const sl_array *a, int c);
 /** 0 if a and b agree in dims, dtype and distribution; else an error naming arguments an and bn. */

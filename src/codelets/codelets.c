@@ -29,6 +29,7 @@ int sl_codelets_init(void)
   codelet_matmul_init();
   codelet_select_init();
   codelet_csr_init();
+  codelet_stencil_init();
   sl_stask_init();
   return SL_SUCCESS;
 }

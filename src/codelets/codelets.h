@@ -92,6 +92,13 @@ int codelet_rows_submit(int ndst, const starpu_data_handle_t *dst, enum starpu_d
                         const starpu_data_handle_t *src, size_t elsize, int64_t rows, int64_t row_len,
                         int64_t src_start, int64_t src_stride, int64_t dst_start, int64_t dst_stride);
 
+void codelet_stencil_init(void);
+/** Submits one stencil task: output elements [s, e) of the block (the chunk out) from the nin input chunks
+ *  in (first elements start) and the ghost planes glo, ghi (NULL when not read). */
+int codelet_stencil_submit(const void *plan, sl_dtype dt, starpu_data_handle_t glo, starpu_data_handle_t ghi,
+                           int nin, const starpu_data_handle_t *in, const int64_t *start, starpu_data_handle_t out,
+                           int64_t s, int64_t e);
+
 /** Submits the task that takes the root 1/root_p of the scalar (nothing when root_p is 0 or 1). */
 int codelet_root_submit(double root_p, starpu_data_handle_t scalar);
 

@@ -53,6 +53,7 @@ RANKS_TEST(mpi_errors)
 RANKS_TEST(mpi_comm)
 RANKS_TEST(mpi_ops)
 RANKS_TEST(mpi_solvers)
+RANKS_TEST(mpi_stencils)
 
 /* dmda-family schedulers run a per-worker hook when a task ends: collectives released by the progress
  * thread must end on a worker thread (comm_progress.c). */

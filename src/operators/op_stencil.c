@@ -1,0 +1,209 @@
+/* FirstDerivative, SecondDerivative and the fused Laplacian: finite-difference stencils along any axes of
+ * an N-D array, the distributed one included (its two boundary planes on each side come from the
+ * neighbours through the comm layer; the interior tasks do not wait for them). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "operators/op_internal.h"
+#include "codelets/codelets.h"
+#include "codelets/kernel_stencil.h"
+
+#define ST_GHOST 2 /* planes exchanged on each side: the widest reach of every stencil, edges included */
+
+static int has_ghosts(const st_plan *p)
+{
+  for (int k = 0; k < p->nterms; k++)
+    if (p->t[k].ghosts) return 1;
+  return 0;
+}
+
+/* Whether output elements [s, e) touch the first or last ST_GHOST rows of the distributed axis. */
+static void ghost_needs(const st_plan *p, int64_t s, int64_t e, int *lo, int *hi)
+{
+  *lo = *hi = 0;
+  for (int k = 0; k < p->nterms; k++) {
+    const st_term *t = &p->t[k];
+    if (!t->ghosts || t->nloc == 0) continue;
+    int64_t period = t->stride * t->nloc, rs = (s / t->stride) % t->nloc, re = ((e - 1) / t->stride) % t->nloc;
+    int wrap = e - s >= period || s / period != (e - 1) / period;
+    *lo |= wrap || rs < ST_GHOST;
+    *hi |= wrap || re >= t->nloc - ST_GHOST;
+  }
+}
+
+static int stencil_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  st_plan p = *(const st_plan *)op->mat;
+  p.adjoint = mode == SL_ADJOINT;
+  if (has_ghosts(&p)) SL_TRY(sl_array_ghost_fill(x, (int[2]){ST_GHOST, ST_GHOST}, op->aux_handle));
+  int nc = y->nchunks;
+  if (nc == 0) return SL_SUCCESS;
+  int64_t *start = malloc(sizeof *start * (size_t)(nc + 1));
+  starpu_data_handle_t *hx = malloc(sizeof *hx * (size_t)nc);
+  if (!start || !hx) {
+    free(start);
+    free(hx);
+    return sl_error(SL_E_NOMEM, "%s: out of memory", op->name);
+  }
+  start[0] = 0;
+  for (int c = 0; c < nc; c++) {
+    start[c + 1] = start[c] + (int64_t)starpu_vector_get_nx(sl_array_chunk(y, c));
+    hx[c] = sl_array_chunk(x, c);
+  }
+  int64_t reach = 0;
+  for (int k = 0; k < p.nterms; k++) reach = 2 * p.t[k].stride > reach ? 2 * p.t[k].stride : reach;
+  int rc = SL_SUCCESS;
+  for (int c = 0; c < nc && rc == SL_SUCCESS; c++) {
+    int64_t s = start[c], e = start[c + 1], lo_e = s - reach, hi_e = e + reach;
+    int c0 = c, c1 = c;
+    while (c0 > 0 && start[c0] > lo_e) c0--;
+    while (c1 < nc - 1 && start[c1 + 1] < hi_e) c1++;
+    int lo = 0, hi = 0;
+    ghost_needs(&p, s, e, &lo, &hi);
+    rc = codelet_stencil_submit(&p, op->dtype, lo ? op->aux_handle[0] : NULL, hi ? op->aux_handle[1] : NULL, c1 - c0 + 1,
+                                hx + c0, start + c0, sl_array_chunk(y, c), s, e);
+  }
+  free(start);
+  free(hx);
+  return rc;
+}
+
+/* One term of the plan: the stencil kind along axis of arrays laid out like `like`. */
+static void add_term(st_plan *p, const sl_array *like, int axis, int kind, int edge, double scale)
+{
+  st_term *t = &p->t[p->nterms++];
+  int dist = like->partition == SL_SCATTER && axis == like->axis && like->group->size > 1;
+  int64_t stride = 1;
+  for (int d = axis + 1; d < like->ndim; d++) stride *= like->ldims[d];
+  *t = (st_term){.kind = kind, .edge = edge, .axis = axis, .ghosts = dist, .n = like->dims[axis],
+                 .off = dist ? like->offset : 0, .nloc = like->ldims[axis], .stride = stride, .scale = scale};
+}
+
+static int check_like(const char *fn, const sl_array *like)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(like != NULL, SL_E_INVALID, "%s: argument 2 (like) is NULL", fn);
+  return SL_SUCCESS;
+}
+
+static int check_axis(const char *fn, const sl_array *like, int argn, int *axis)
+{
+  int a = *axis < 0 ? *axis + like->ndim : *axis;
+  SL_CHECK_ARG(a >= 0 && a < like->ndim, SL_E_INVALID, "%s: argument %d (axis) is %d, the array has %d dims", fn, argn,
+               *axis, like->ndim);
+  *axis = a;
+  return SL_SUCCESS;
+}
+
+static int check_sampling(const char *fn, int argn, double d)
+{
+  SL_CHECK_ARG(d > 0 && isfinite(d), SL_E_INVALID, "%s: argument %d (sampling) must be finite and > 0, got %g", fn, argn, d);
+  return SL_SUCCESS;
+}
+
+static int check_kind(const char *fn, int argn, sl_deriv_kind kind)
+{
+  SL_CHECK_ARG(kind == SL_DERIV_FORWARD || kind == SL_DERIV_BACKWARD || kind == SL_DERIV_CENTERED, SL_E_INVALID,
+               "%s: argument %d (kind) must be SL_DERIV_FORWARD, SL_DERIV_BACKWARD or SL_DERIV_CENTERED", fn, argn);
+  return SL_SUCCESS;
+}
+
+static int second_kind(sl_deriv_kind kind)
+{
+  return kind == SL_DERIV_FORWARD ? ST_D2_FWD : (kind == SL_DERIV_BACKWARD ? ST_D2_BWD : ST_D2_C);
+}
+
+static const char *kind_name(sl_deriv_kind kind)
+{
+  return kind == SL_DERIV_FORWARD ? "forward" : (kind == SL_DERIV_BACKWARD ? "backward" : "centered");
+}
+
+/* A stencil operator from its plan: domain and range like `like`, ghost planes for the distributed axis. */
+static int make(sl_op **out, const char *name, const sl_array *like, const st_plan *plan)
+{
+  sl_op *o = NULL;
+  SL_TRY(sl_op_new(&o, name, like, like, stencil_apply));
+  int rc = SL_SUCCESS;
+  st_plan *p = malloc(sizeof *p);
+  if (!p) rc = sl_error(SL_E_NOMEM, "%s: out of memory", name);
+  else {
+    *p = *plan;
+    p->ndim = like->ndim;
+    p->ncomp = sl_dtype_is_complex(like->dtype) ? 2 : 1;
+    p->wlo = p->whi = ST_GHOST;
+    for (int d = 0; d < like->ndim; d++) p->ldims[d] = like->ldims[d];
+    o->mat = p;
+  }
+  if (rc == SL_SUCCESS && has_ghosts(p) && like->outer * like->inner > 0)
+    for (int s = 0; s < 2; s++)
+      starpu_vector_data_register(&o->aux_handle[s], -1, 0, (uint32_t)(like->outer * ST_GHOST * like->inner), like->elsize);
+  return sl_op_finish(out, o, rc);
+}
+
+int sl_op_first_derivative(sl_op **op, const sl_array *like, int axis, double sampling, sl_deriv_kind kind, int order,
+                           int edge)
+{
+  const char *fn = "sl_op_first_derivative";
+  SL_CHECK_ARG(op != NULL, SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  SL_TRY(check_like(fn, like));
+  SL_TRY(check_axis(fn, like, 3, &axis));
+  SL_TRY(check_sampling(fn, 4, sampling));
+  SL_TRY(check_kind(fn, 5, kind));
+  SL_CHECK_ARG(kind != SL_DERIV_CENTERED || order == 3 || order == 5, SL_E_INVALID,
+               "%s: argument 6 (order) must be 3 or 5 for a centered derivative, got %d", fn, order);
+  st_plan p;
+  memset(&p, 0, sizeof p);
+  int k = kind == SL_DERIV_FORWARD ? ST_D1_FWD : (kind == SL_DERIV_BACKWARD ? ST_D1_BWD : (order == 3 ? ST_D1_C3 : ST_D1_C5));
+  add_term(&p, like, axis, k, edge != 0, 1.0 / sampling);
+  char name[96];
+  if (kind == SL_DERIV_CENTERED)
+    snprintf(name, sizeof name, "FirstDerivative(axis %d, centered %d%s)", axis, order, edge ? ", edge" : "");
+  else snprintf(name, sizeof name, "FirstDerivative(axis %d, %s)", axis, kind_name(kind));
+  return make(op, name, like, &p);
+}
+
+int sl_op_second_derivative(sl_op **op, const sl_array *like, int axis, double sampling, sl_deriv_kind kind, int edge)
+{
+  const char *fn = "sl_op_second_derivative";
+  SL_CHECK_ARG(op != NULL, SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  SL_TRY(check_like(fn, like));
+  SL_TRY(check_axis(fn, like, 3, &axis));
+  SL_TRY(check_sampling(fn, 4, sampling));
+  SL_TRY(check_kind(fn, 5, kind));
+  st_plan p;
+  memset(&p, 0, sizeof p);
+  add_term(&p, like, axis, second_kind(kind), edge != 0, 1.0 / (sampling * sampling));
+  char name[96];
+  snprintf(name, sizeof name, "SecondDerivative(axis %d, %s%s)", axis, kind_name(kind), edge ? ", edge" : "");
+  return make(op, name, like, &p);
+}
+
+int sl_op_laplacian(sl_op **op, const sl_array *like, int naxes, const int *axes, const double *weights,
+                    const double *sampling, sl_deriv_kind kind, int edge)
+{
+  const char *fn = "sl_op_laplacian";
+  SL_CHECK_ARG(op != NULL, SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  SL_TRY(check_like(fn, like));
+  SL_CHECK_ARG(naxes >= 1 && naxes <= like->ndim, SL_E_INVALID, "%s: argument 3 (naxes) must be 1 to %d, got %d", fn,
+               like->ndim, naxes);
+  SL_TRY(check_kind(fn, 7, kind));
+  st_plan p;
+  memset(&p, 0, sizeof p);
+  char name[160];
+  int len = snprintf(name, sizeof name, "Laplacian(axes");
+  for (int i = 0; i < naxes; i++) {
+    int a = axes ? axes[i] : i;
+    SL_TRY(check_axis(fn, like, 4, &a));
+    for (int j = 0; j < p.nterms; j++)
+      SL_CHECK_ARG(p.t[j].axis != a, SL_E_INVALID, "%s: argument 4 (axes) names axis %d twice", fn, a);
+    double w = weights ? weights[i] : 1.0, d = sampling ? sampling[i] : 1.0;
+    SL_CHECK_ARG(isfinite(w), SL_E_INVALID, "%s: argument 5 (weights) has a non-finite entry %d", fn, i);
+    SL_TRY(check_sampling(fn, 6, d));
+    add_term(&p, like, a, second_kind(kind), edge != 0, w / (d * d));
+    len += snprintf(name + len, sizeof name - (size_t)len, " %d", a);
+  }
+  snprintf(name + len, sizeof name - (size_t)len, ", %s%s)", kind_name(kind), edge ? ", edge" : "");
+  return make(op, name, like, &p);
+}
