@@ -66,7 +66,7 @@ $(LIB_A): $(LIB_OBJ)
 $(BUILD)/bin/%: tools/%.c bench/bench_util.h $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -o $@ $(LINK_STARLOPS)
-$(BUILD)/examples/%: examples/%.c $(LIB_SO)
+$(BUILD)/examples/%: examples/%.c examples/example_util.h $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -o $@ $(LINK_STARLOPS)
 $(BUILD)/bench/%: bench/%.c bench/bench_util.h $(LIB_SO)
@@ -103,6 +103,9 @@ demo: all
 	@mkdir -p $(BUILD)/starpu-home
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/demo_arrays --verbose --out $(BUILD)/demo.npy
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 3 --oversubscribe --bind-to none $(BUILD)/examples/demo_ops --dtype complex128
+	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/poisson_cg --n 128
+	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 3 --oversubscribe --bind-to none $(BUILD)/examples/least_squares --quiet --dtype complex128 --damp 0.1
+	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/sparse_fista --quiet
 
 install: all
 	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin

@@ -97,7 +97,7 @@ int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, s
   starpu_variable_data_register(&sv->hhist, STARPU_MAIN_RAM, (uintptr_t)sv->hist,
                                 ((size_t)q->niter + 1) * 3 * sizeof(double));
   for (int i = 0; i < 6; i++) SL_TRY(sl_scalar_create(&sv->sc[i], A->dtype));
-  sv->printed = -1;
+  sv->printed = sv->row_printed = -1;
   sv->t0 = MPI_Wtime();
   if (q->show && sl_ctx.rank == 0) {
     fprintf(sv->out, "%s: A = %s (%lld x %lld), %s, %d rank%s, %d CPU + %d CUDA workers per rank\n", name, A->name,
@@ -140,11 +140,21 @@ static void print_rows(sl_solver *sv, int upto, int last)
   double t = MPI_Wtime() - sv->t0;
   for (int k = sv->printed + 1; k <= upto; k++) {
     if (!(k <= 10 || k % every == 0 || (last && k == upto))) continue;
-    fprintf(sv->out, "  %6d  %13.6e  %13.6e  %13.6e  %9.3f\n", k, sv->hist[3 * k], sv->hist[3 * k + 1],
-            sv->hist[3 * k + 2], t);
+    sv->row_printed = k;
+    char aux[32] = "            -";
+    if (!isnan(sv->hist[3 * k + 2])) snprintf(aux, sizeof aux, "%13.6e", sv->hist[3 * k + 2]);
+    fprintf(sv->out, "  %6d  %13.6e  %13.6e  %s  %9.3f\n", k, sv->hist[3 * k], sv->hist[3 * k + 1], aux, t);
   }
   fflush(sv->out);
   sv->printed = upto;
+}
+
+/* The last row, if the table skipped it. */
+static void print_last(sl_solver *sv)
+{
+  if (sv->row_printed == sv->iter) return;
+  sv->printed = sv->iter - 1;
+  print_rows(sv, sv->iter, 1);
 }
 
 /* Waits for the state and the history on the host. */
@@ -204,7 +214,7 @@ int solver_end(sl_solver *sv, int rc)
     in->r0norm = sv->state[slot(S_REF)];
     if (!isnan(sv->state[slot(S_AUX)])) in->r2norm = sv->state[slot(S_AUX)];
     if (rc == SL_SUCCESS) {
-      print_rows(sv, sv->iter, 1);
+      print_last(sv);
       if (sv->o.cost)
         for (int k = 0; k <= sv->o.niter; k++) sv->o.cost[k] = k <= sv->iter ? sv->hist[3 * k] : NAN;
       if (sv->o.show && sl_ctx.rank == 0) {

@@ -26,7 +26,8 @@ typedef struct sl_solver {
   starpu_data_handle_t hstate;
   double *hist;               /* 3 doubles per iteration: cost, monitored value, aux */
   starpu_data_handle_t hhist;
-  int printed;                /* last iteration printed */
+  int printed;                /* last iteration the table has considered */
+  int row_printed;            /* last iteration it printed */
   int iter;                   /* iterations done */
   int no_initial_test;        /* iteration 0 has nothing to test (ISTA/FISTA) */
   sl_scalar *sc[6];           /* reduction results */
