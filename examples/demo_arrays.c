@@ -8,16 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "starlops.h"
+#include "example_util.h"
 
-#define TRY(call)                                                                                     \
-  do {                                                                                                \
-    int rc_ = (call);                                                                                 \
-    if (rc_ != SL_SUCCESS) {                                                                          \
-      fprintf(stderr, "[rank %d] %s: %s\n  %s\n", sl_rank(), #call, sl_strerror(rc_), sl_last_error()); \
-      return 1;                                                                                       \
-    }                                                                                                 \
-  } while (0)
 
 static void usage(void)
 {

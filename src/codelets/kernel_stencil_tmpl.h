@@ -15,6 +15,32 @@ static const R *SFN(st_src_)(const st_plan *p, const st_term *t, const R *xb, co
   return ghi + ((od * p->whi + (rr - t->nloc)) * t->stride + in) * nc;
 }
 
+/* y[q] = sum_k w[k] s[k][q] for q in [0, len): one pass, unrolled for the usual source counts. */
+static void SFN(row_sum_)(int ns, const R *w, const R *const *src, R *y, int64_t len)
+{
+#define ST_T(k) w[k] * src[k][q]
+  switch (ns) {
+  case 0: for (int64_t q = 0; q < len; q++) y[q] = 0; return;
+  case 1: for (int64_t q = 0; q < len; q++) y[q] = ST_T(0); return;
+  case 2: for (int64_t q = 0; q < len; q++) y[q] = ST_T(0) + ST_T(1); return;
+  case 3: for (int64_t q = 0; q < len; q++) y[q] = ST_T(0) + ST_T(1) + ST_T(2); return;
+  case 4: for (int64_t q = 0; q < len; q++) y[q] = ST_T(0) + ST_T(1) + ST_T(2) + ST_T(3); return;
+  case 5: for (int64_t q = 0; q < len; q++) y[q] = ST_T(0) + ST_T(1) + ST_T(2) + ST_T(3) + ST_T(4); return;
+  case 6: for (int64_t q = 0; q < len; q++) y[q] = ST_T(0) + ST_T(1) + ST_T(2) + ST_T(3) + ST_T(4) + ST_T(5); return;
+  case 7:
+    for (int64_t q = 0; q < len; q++) y[q] = ST_T(0) + ST_T(1) + ST_T(2) + ST_T(3) + ST_T(4) + ST_T(5) + ST_T(6);
+    return;
+  default:
+    for (int64_t q = 0; q < len; q++) y[q] = ST_T(0) + ST_T(1) + ST_T(2) + ST_T(3) + ST_T(4) + ST_T(5) + ST_T(6) + ST_T(7);
+    for (int k = 8; k < ns; k++)
+      for (int64_t q = 0; q < len; q++) y[q] += ST_T(k);
+    return;
+  }
+#undef ST_T
+}
+
+#define ST_MAX_SRC (5 * ST_MAX_TERMS)
+
 static void SFN(stencil_)(const st_plan *p, const R *xb, const R *glo, const R *ghi, int64_t s, int64_t e, R *y)
 {
   const int nd = p->ndim, last = nd - 1, nc = p->ncomp;
@@ -24,49 +50,67 @@ static void SFN(stencil_)(const st_plan *p, const R *xb, const R *glo, const R *
     rem = p->ldims[d] ? rem / p->ldims[d] : 0;
   }
   const double(*cint)[5] = p->cint;
+  int lt = -1; /* the term along the last axis, if any */
+  for (int k = 0; k < p->nterms; k++)
+    if (p->t[k].axis == last) lt = k;
   for (int64_t f = s; f < e;) {
     int64_t k0 = idx[last], run = p->ldims[last] - k0;
     if (run > e - f) run = e - f;
     R *yr = y + (f - s) * nc;
-    const int64_t len = run * nc;
-    for (int64_t q = 0; q < len; q++) yr[q] = 0;
+    /* the sources of the terms along the other axes: whole input rows */
+    const R *src[ST_MAX_SRC];
+    R w[ST_MAX_SRC];
+    int ns = 0;
     for (int k = 0; k < p->nterms; k++) {
       const st_term *t = &p->t[k];
-      if (t->axis != last) {
-        int64_t r = idx[t->axis], g = r + t->off;
-        double c[5];
-        if (st_interior(t, g)) for (int i = 0; i < 5; i++) c[i] = cint[k][i];
-        else st_coeffs(t, p->adjoint, g, c);
-        for (int dr = -2; dr <= 2; dr++) {
-          if (c[dr + 2] == 0.0) continue;
-          const R *src = SFN(st_src_)(p, t, xb, glo, ghi, f, r, dr);
-          if (!src) continue;
-          const R w = (R)c[dr + 2];
-          for (int64_t q = 0; q < len; q++) yr[q] += w * src[q];
-        }
-        continue;
+      if (k == lt) continue;
+      int64_t r = idx[t->axis], g = r + t->off;
+      double c[5];
+      if (st_interior(t, g)) for (int i = 0; i < 5; i++) c[i] = cint[k][i];
+      else st_coeffs(t, p->adjoint, g, c);
+      for (int dr = -2; dr <= 2; dr++) {
+        if (c[dr + 2] == 0.0) continue;
+        const R *sp = SFN(st_src_)(p, t, xb, glo, ghi, f, r, dr);
+        if (!sp) continue;
+        src[ns] = sp;
+        w[ns++] = (R)c[dr + 2];
       }
-      /* along the last axis: a vectorised interior, element by element near the block's and axis' ends */
+    }
+    if (lt < 0) {
+      SFN(row_sum_)(ns, w, src, yr, run * nc);
+    } else {
+      /* along the last axis: its interior joins the one pass; near the ends, element by element */
+      const st_term *t = &p->t[lt];
       int64_t lo = 4 - t->off > 2 ? 4 - t->off : 2, hi = t->n - 4 - t->off < t->nloc - 2 ? t->n - 4 - t->off : t->nloc - 2;
       int64_t a = lo - k0 > 0 ? lo - k0 : 0, b = hi - k0 < run ? hi - k0 : run;
+      if (a > run) a = run;
       if (b < a) b = a;
       const R *x0 = xb + f * nc;
       if (a < b) {
-        const R w0 = (R)cint[k][0], w1 = (R)cint[k][1], w2 = (R)cint[k][2], w3 = (R)cint[k][3], w4 = (R)cint[k][4];
-        for (int64_t q = a * nc; q < b * nc; q++)
-          yr[q] += w0 * x0[q - 2 * nc] + w1 * x0[q - nc] + w2 * x0[q] + w3 * x0[q + nc] + w4 * x0[q + 2 * nc];
+        int n2 = ns;
+        const R *src2[ST_MAX_SRC];
+        R w2[ST_MAX_SRC];
+        for (int i = 0; i < ns; i++) src2[i] = src[i] + a * nc, w2[i] = w[i];
+        for (int dr = -2; dr <= 2; dr++)
+          if (cint[lt][dr + 2] != 0.0) src2[n2] = x0 + (a + dr) * nc, w2[n2++] = (R)cint[lt][dr + 2];
+        SFN(row_sum_)(n2, w2, src2, yr + a * nc, (b - a) * nc);
       }
-      for (int64_t kk = 0; kk < run; kk++) {
-        if (kk == a && b > a) kk = b;
-        if (kk >= run) break;
-        int64_t r = k0 + kk, g = r + t->off;
-        double c[5];
-        st_coeffs(t, p->adjoint, g, c);
-        for (int dr = -2; dr <= 2; dr++) {
-          if (c[dr + 2] == 0.0) continue;
-          const R *src = SFN(st_src_)(p, t, xb, glo, ghi, f + kk, r, dr);
-          if (!src) continue;
-          for (int q = 0; q < nc; q++) yr[kk * nc + q] += (R)c[dr + 2] * src[q];
+      for (int part = 0; part < 2; part++) {
+        int64_t from = part ? b : 0, to = part ? run : a;
+        if (from >= to) continue;
+        const R *src3[ST_MAX_SRC];
+        for (int i = 0; i < ns; i++) src3[i] = src[i] + from * nc;
+        SFN(row_sum_)(ns, w, src3, yr + from * nc, (to - from) * nc);
+        for (int64_t kk = from; kk < to; kk++) {
+          int64_t r = k0 + kk, g = r + t->off;
+          double c[5];
+          st_coeffs(t, p->adjoint, g, c);
+          for (int dr = -2; dr <= 2; dr++) {
+            if (c[dr + 2] == 0.0) continue;
+            const R *sp = SFN(st_src_)(p, t, xb, glo, ghi, f + kk, r, dr);
+            if (!sp) continue;
+            for (int q = 0; q < nc; q++) yr[kk * nc + q] += (R)c[dr + 2] * sp[q];
+          }
         }
       }
     }
@@ -79,6 +123,7 @@ static void SFN(stencil_)(const st_plan *p, const R *xb, const R *glo, const R *
   }
 }
 
+#undef ST_MAX_SRC
 #undef SFN
 #undef ST_CAT
 #undef ST_CAT2

@@ -1,0 +1,191 @@
+/* bench_stencil: stencil operators (2-D n x n float64, rows over the ranks) forward plus adjoint, in GB/s
+ * (read x, write y, both directions), beside a plain single-pass C loop doing the same stencil on the same
+ * local block in the same run (one thread: compare with STARPU_NCPU=1) and, with CUDA workers, beside a
+ * device-to-device copy of the same bytes (cudaMemcpy). Then the halo exchange: the Laplacian with the
+ * interior overlapping the exchange, with every task waiting for it (STARLOPS_STENCIL_NO_OVERLAP=1), and the
+ * exchange alone; overlapped fraction = (serial - overlapped) / exchange.
+ *   mpirun -n P bench_stencil [--sizes n1,n2,...] [--reps R]
+ * Time: median of R after a warm-up, slowest rank. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "starlops.h"
+#include "bench_util.h"
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static double slowest(double t)
+{
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, sl_comm());
+  return t;
+}
+
+/* median time of forward + adjoint */
+static double time_op(sl_op *op, sl_array *x, sl_array *y, int reps)
+{
+  double t[64];
+  for (int r = -1; r < reps; r++) {
+    sl_wait();
+    MPI_Barrier(sl_comm());
+    double t0 = bench_now();
+    sl_op_apply(op, SL_FORWARD, x, y);
+    sl_op_apply(op, SL_ADJOINT, y, x);
+    sl_wait();
+    if (r >= 0) t[r] = slowest(bench_now() - t0);
+  }
+  return bench_median(t, reps);
+}
+
+/* The plain loops on the local block (rows m with one ghost row zero-padded, n columns): 5-point Laplacian,
+ * centered second derivative along the rows, centered-5 first derivative along the columns. */
+static void loop_lap(int64_t m, int64_t n, const double *x, double *y)
+{
+  for (int64_t i = 1; i + 1 < m; i++)
+    for (int64_t j = 1; j + 1 < n; j++)
+      y[i * n + j] = x[(i - 1) * n + j] + x[(i + 1) * n + j] + x[i * n + j - 1] + x[i * n + j + 1] - 4 * x[i * n + j];
+}
+static void loop_d2(int64_t m, int64_t n, const double *x, double *y)
+{
+  for (int64_t i = 1; i + 1 < m; i++)
+    for (int64_t j = 0; j < n; j++) y[i * n + j] = x[(i - 1) * n + j] - 2 * x[i * n + j] + x[(i + 1) * n + j];
+}
+static void loop_d1c5(int64_t m, int64_t n, const double *x, double *y)
+{
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 2; j + 2 < n; j++) {
+      const double *r = x + i * n + j;
+      y[i * n + j] = (1.0 / 12) * r[-2] - (2.0 / 3) * r[-1] + (2.0 / 3) * r[1] - (1.0 / 12) * r[2];
+    }
+}
+
+static double time_loop(void (*f)(int64_t, int64_t, const double *, double *), int64_t m, int64_t n, int reps)
+{
+  double *x = malloc(sizeof *x * (size_t)(m * n)), *y = calloc((size_t)(m * n), sizeof *y), t[64];
+  for (int64_t i = 0; i < m * n; i++) x[i] = (double)(i % 17);
+  for (int r = -1; r < reps; r++) {
+    double t0 = bench_now();
+    f(m, n, x, y); /* forward and adjoint: the same stencil twice (the adjoint of a symmetric one) */
+    f(m, n, y, x);
+    if (r >= 0) t[r] = slowest(bench_now() - t0);
+  }
+  free(x);
+  free(y);
+  return bench_median(t, reps);
+}
+
+static double time_d2d(size_t bytes, int reps)
+{
+#ifdef SL_HAVE_CUDA
+  if (sl_ncuda_workers() == 0) return 0;
+  void *a = NULL, *b = NULL;
+  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return 0;
+  double t[64];
+  for (int r = -1; r < reps; r++) {
+    cudaDeviceSynchronize();
+    double t0 = bench_now();
+    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+    cudaMemcpy(a, b, bytes, cudaMemcpyDeviceToDevice);
+    cudaDeviceSynchronize();
+    if (r >= 0) t[r] = bench_now() - t0;
+  }
+  cudaFree(a);
+  cudaFree(b);
+  return slowest(bench_median(t, reps));
+#else
+  (void)bytes;
+  (void)reps;
+  return 0;
+#endif
+}
+
+int main(int argc, char **argv)
+{
+  int64_t sizes[16] = {1000, 4000};
+  int nsizes = 2, reps = 7;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+      nsizes = 0;
+      for (char *p = strtok(argv[++i], ","); p && nsizes < 16; p = strtok(NULL, ",")) sizes[nsizes++] = atoll(p);
+    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+      reps = atoi(argv[++i]);
+    } else {
+      fprintf(stderr, "usage: bench_stencil [--sizes n1,n2,...] [--reps R]\n");
+      return 2;
+    }
+  }
+  if (reps < 1) reps = 1;
+  if (reps > 64) reps = 64;
+  if (sl_init(&argc, &argv, NULL) != SL_SUCCESS) {
+    fprintf(stderr, "bench_stencil: sl_init: %s\n", sl_last_error());
+    return 1;
+  }
+  int me = sl_rank(), gpu = sl_ncuda_workers() > 0;
+  if (me == 0) {
+    printf("# bench_stencil: %d ranks, %d CPU + %d CUDA workers on rank 0, float64, forward + adjoint, median of %d\n",
+           sl_size(), sl_ncpu_workers(), sl_ncuda_workers(), reps);
+    printf("# ceiling: %s\n", gpu ? "device-to-device cudaMemcpy of the same bytes (2 x 2 n^2 x 8 B)"
+                                  : "plain single-pass C loop on the local block, one thread");
+    printf("| operator | n | time (ms) | GB/s per rank | ceiling GB/s | ratio |\n|---|---|---|---|---|---|\n");
+  }
+  for (int si = 0; si < nsizes; si++) {
+    int64_t n = sizes[si], dims[2] = {n, n};
+    sl_array *x = NULL, *y = NULL;
+    if (sl_array_create(&x, 2, dims, SL_FLOAT64, NULL) || sl_array_create(&y, 2, dims, SL_FLOAT64, NULL)) {
+      fprintf(stderr, "bench_stencil: %s\n", sl_last_error());
+      return 1;
+    }
+    sl_array_fill_random(x, 1);
+    int64_t m = sl_array_local_dims(x)[0];
+    double bytes = 2.0 * 2.0 * (double)(m * n) * 8.0;
+    sl_op *ops[3] = {NULL, NULL, NULL};
+    sl_op_laplacian(&ops[0], x, 2, NULL, NULL, NULL, SL_DERIV_CENTERED, 0);
+    sl_op_second_derivative(&ops[1], x, 0, 1.0, SL_DERIV_CENTERED, 0);
+    sl_op_first_derivative(&ops[2], x, 1, 1.0, SL_DERIV_CENTERED, 5, 0);
+    void (*loops[3])(int64_t, int64_t, const double *, double *) = {loop_lap, loop_d2, loop_d1c5};
+    const char *names[3] = {"Laplacian (2 axes, fused)", "SecondDerivative axis 0", "FirstDerivative c5 axis 1"};
+    double d2d = gpu ? time_d2d((size_t)(m * n) * 8, reps) : 0;
+    for (int k = 0; k < 3; k++) {
+      if (!ops[k]) continue;
+      double t = time_op(ops[k], x, y, reps);
+      double c = gpu ? d2d : time_loop(loops[k], m + 2, n, reps);
+      if (me == 0)
+        printf("| %s | %lld | %.3f | %.2f | %.2f | %.2f |\n", names[k], (long long)n, 1e3 * t, bytes / t / 1e9,
+               c > 0 ? bytes / c / 1e9 : 0.0, c > 0 ? c / t : 0.0);
+    }
+    /* the halo exchange: overlapped, serialised, alone */
+    if (sl_size() > 1 && ops[0]) {
+      double tov = time_op(ops[0], x, y, reps);
+      setenv("STARLOPS_STENCIL_NO_OVERLAP", "1", 1);
+      double tser = time_op(ops[0], x, y, reps);
+      unsetenv("STARLOPS_STENCIL_NO_OVERLAP");
+      sl_dist dg = sl_dist_default();
+      dg.ghost_lo = dg.ghost_hi = 2;
+      sl_array *g = NULL;
+      double tex[64];
+      sl_array_create(&g, 2, dims, SL_FLOAT64, &dg);
+      for (int r = -1; r < reps; r++) {
+        sl_wait();
+        MPI_Barrier(sl_comm());
+        double t0 = bench_now();
+        sl_array_exchange_ghosts(g); /* twice: forward and adjoint each exchange once */
+        sl_array_exchange_ghosts(g);
+        sl_wait();
+        if (r >= 0) tex[r] = slowest(bench_now() - t0);
+      }
+      double te = bench_median(tex, reps);
+      sl_array_destroy(&g);
+      if (me == 0)
+        printf("| halo n=%lld: overlapped %.3f ms, serialised %.3f ms, exchange alone %.3f ms | | | | | overlapped "
+               "fraction %.2f |\n",
+               (long long)n, 1e3 * tov, 1e3 * tser, 1e3 * te, te > 0 ? (tser - tov) / te : 0.0);
+    }
+    for (int k = 0; k < 3; k++) sl_op_destroy(&ops[k]);
+    sl_array_destroy(&x);
+    sl_array_destroy(&y);
+  }
+  sl_finalize();
+  return 0;
+}
