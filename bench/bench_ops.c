@@ -1,6 +1,8 @@
 /* bench_ops: MatrixMult (a dense n x n float64 block per rank) through the operator beside a plain CBLAS
  * call on the same data in the same run: gemv (nrhs = 1, forward and adjoint) and gemm (nrhs = 64).
- *   mpirun -n P bench_ops [--sizes n1,n2,...] [--reps R]
+ *   mpirun -n P bench_ops [--sizes n1,n2,...] [--gemm n1,n2,...] [--reps R]
+ * --gemm: MatrixMult with nrhs = n (one square DGEMM per rank) beside cuBLAS DGEMM on device buffers (the
+ * GPU ceiling; run with STARLOPS_CODELET_WHERE=cuda).
  * Time: submission to completion (sl_wait), median of R after a warm-up, slowest rank; GFLOP/s counts
  * 2 n^2 nrhs per rank. Ceiling: cblas_dgemv / cblas_dgemm on the same buffers (STARLOPS_CHUNK_BYTES is
  * raised so that x and y are one chunk each, as the ceiling's are). */
@@ -12,19 +14,92 @@
 
 #include "starlops.h"
 #include "bench_util.h"
+#ifdef SL_HAVE_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#endif
+
+/* Ceiling of the square products: cuBLAS DGEMM on device buffers (0 when unavailable). */
+static double cublas_dgemm_time(int64_t n, int reps)
+{
+#ifdef SL_HAVE_CUDA
+  double *a = NULL, *b = NULL, *c = NULL, t[32];
+  size_t bytes = sizeof(double) * (size_t)(n * n);
+  cublasHandle_t h;
+  if (cudaMalloc((void **)&a, bytes) != cudaSuccess || cudaMalloc((void **)&b, bytes) != cudaSuccess ||
+      cudaMalloc((void **)&c, bytes) != cudaSuccess || cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
+    return 0;
+  cudaMemset(a, 0, bytes);
+  cudaMemset(b, 0, bytes);
+  const double one = 1, zero = 0;
+  for (int r = -1; r < reps; r++) {
+    cudaDeviceSynchronize();
+    double t0 = bench_now();
+    cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, a, (int)n, b, (int)n, &zero, c, (int)n);
+    cudaDeviceSynchronize();
+    if (r >= 0) t[r] = bench_now() - t0;
+  }
+  cublasDestroy(h);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  return bench_median(t, reps);
+#else
+  (void)n;
+  (void)reps;
+  return 0;
+#endif
+}
+
+/* MatrixMult with nrhs = n (a square DGEMM) through the operator, beside cuBLAS DGEMM on the GPU. */
+static void gemm_section(const int64_t *sizes, int nsizes, int reps)
+{
+  if (sl_rank() == 0)
+    printf("\n| op | n | time (ms) | GFLOP/s | cuBLAS DGEMM GFLOP/s | ratio |\n|---|---|---|---|---|---|\n");
+  for (int si = 0; si < nsizes; si++) {
+    int64_t n = sizes[si];
+    double *A = malloc(sizeof(double) * (size_t)(n * n)), t[32];
+    for (int64_t i = 0; i < n * n; i++) A[i] = (double)((i * 7) % 13) * 0.1 - 0.6;
+    sl_op *M = NULL;
+    sl_array *x = NULL, *y = NULL;
+    if (sl_op_matrix(&M, A, n, n, n, SL_FLOAT64) || sl_op_create_domain(M, &x) || sl_op_create_range(M, &y)) {
+      fprintf(stderr, "bench_ops: %s\n", sl_last_error());
+      return;
+    }
+    free(A);
+    sl_array_fill(x, SL_REAL(1.0));
+    for (int r = -1; r < reps; r++) {
+      sl_wait();
+      double t0 = bench_now();
+      sl_op_apply(M, SL_FORWARD, x, y);
+      sl_wait();
+      if (r >= 0) t[r] = bench_now() - t0;
+    }
+    double ts = bench_median(t, reps), tc = cublas_dgemm_time(n, reps), flops = 2.0 * (double)n * (double)n * (double)n;
+    if (sl_rank() == 0)
+      printf("| gemm (MatrixMult, nrhs = n) | %lld | %.3f | %.1f | %.1f | %.2f |\n", (long long)n, 1e3 * ts, flops / ts / 1e9,
+             tc > 0 ? flops / tc / 1e9 : 0.0, tc > 0 ? tc / ts : 0.0);
+    sl_array_destroy(&x);
+    sl_array_destroy(&y);
+    sl_op_destroy(&M);
+  }
+}
 
 int main(int argc, char **argv)
 {
   int64_t sizes[16] = {1000, 2000, 4000, 8000};
-  int nsizes = 4, reps = 7;
+  int nsizes = 4, reps = 7, ngemm = 0;
+  int64_t gemm[8];
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
       nsizes = 0;
       for (char *p = strtok(argv[++i], ","); p && nsizes < 16; p = strtok(NULL, ",")) sizes[nsizes++] = atoll(p);
+    } else if (!strcmp(argv[i], "--gemm") && i + 1 < argc) {
+      for (char *p = strtok(argv[++i], ","); p && ngemm < 8; p = strtok(NULL, ",")) gemm[ngemm++] = atoll(p);
     } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = atoi(argv[++i]);
     } else {
-      fprintf(stderr, "usage: bench_ops [--sizes n1,n2,...] [--reps R]\n");
+      fprintf(stderr, "usage: bench_ops [--sizes n1,n2,...] [--gemm n1,n2,...] [--reps R]\n");
       return 2;
     }
   }
@@ -90,6 +165,7 @@ int main(int argc, char **argv)
     }
     free(A);
   }
+  if (ngemm > 0) gemm_section(gemm, ngemm, reps);
   fflush(stdout);
   sl_finalize();
   return 0;

@@ -2,10 +2,15 @@
 # The whole GPU check, for an offline GPU node: unpack the bundle, run the test suite with CUDA workers
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
-# Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz]
+# Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all|suite|cuda|bench]
+# (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
+# suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
+# the benchmarks)
 set -uo pipefail
-logs=${1:?usage: gpu-check.sh LOGDIR [BUNDLE.tar.gz]}
+logs=${1:?usage: gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all|suite|cuda|bench]}
 tarball=${2:-bundle/starlops-bundle.tar.gz}
+part=${3:-all}
+want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 mkdir -p "$logs"
 root=/tmp/starlops-gpu
 rm -rf "$root" && mkdir -p "$root"
@@ -24,7 +29,7 @@ declare -a rows
 step() { # name, log, command...
   local name=$1 log=$2; shift 2
   local t0=$SECONDS
-  "$@" > "$logs/$log" 2>&1
+  timeout "${STEP_TIMEOUT:-420}" "$@" > "$logs/$log" 2>&1
   local rc=$?
   rows+=("$(printf '| %-44s | %-4s | %4ss | %s |' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" $((SECONDS - t0)) "$log")")
   echo "== $name: rc=$rc ($((SECONDS - t0)) s)"; tail -n 4 "$logs/$log"
@@ -35,24 +40,45 @@ step "GPU and driver" nvidia-smi.log nvidia-smi
 step "starlops_info, 1 rank" info.log "$B/build/bin/starlops_info"
 # the suite runs from a tree holding tests/npy_check.py
 cd "$B"
+E=$B/build/examples
+if want suite; then
 step "test suite, dmdas placement" tests-dmdas.log "$B/build/tests/unit_tests" -j1
+fi
+if want cuda; then
 STARLOPS_CODELET_WHERE=cuda step "test suite, compute codelets forced on CUDA" tests-cuda.log \
   "$B/build/tests/unit_tests" -j1 --filter 'mpi/*'
 step "CUDA kernels vs CPU kernels" tests-cuda-kernels.log "$B/build/tests/unit_tests" -j1 --filter 'cuda_kernels/*' --verbose
+STARPU_NCPU=1 step "demo, 2 ranks sharing the GPU" demo.log mpirun -n 2 --bind-to none "$E/demo_arrays" --verbose
+# the solvers with every compute codelet on the GPU, and on the CPUs only: the same iterations
+STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 26)) step "poisson_cg 1024^2, CUDA, 1 rank" poisson-cuda.log \
+  mpirun -n 1 --bind-to none "$E/poisson_cg" --n 1024 --niter 300 --tol 0 --check-every 300
+STARPU_NCUDA=0 STARPU_NCPU=8 step "poisson_cg 1024^2, CPU, 1 rank" poisson-cpu.log \
+  mpirun -n 1 --bind-to none "$E/poisson_cg" --n 1024 --niter 300 --tol 0 --check-every 300
+STARLOPS_CODELET_WHERE=cuda step "least_squares, CUDA, 2 ranks" lsq-cuda.log \
+  mpirun -n 2 --bind-to none "$E/least_squares" --dtype complex128 --damp 0.1 --quiet
+STARLOPS_CODELET_WHERE=cuda step "sparse_fista, CUDA, 2 ranks" fista-cuda.log mpirun -n 2 --bind-to none "$E/sparse_fista" --quiet
+fi
+if want bench; then
 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "bench_vec on the GPU (forced CUDA)" bench-gpu.log \
   "$B/build/bench/bench_vec" --sizes 64,256,1024,4096 --reps 10
 STARPU_NCUDA=0 step "bench_vec on the CPUs (no CUDA worker)" bench-cpu.log \
   "$B/build/bench/bench_vec" --sizes 8,128,512 --reps 10
-STARPU_NCPU=1 step "demo, 2 ranks sharing the GPU" demo.log mpirun -n 2 --bind-to none "$B/build/examples/demo_arrays" --verbose
+STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_ops: gemv and DGEMM vs cuBLAS" bench-ops-gpu.log \
+  mpirun -n 1 --bind-to none "$B/build/bench/bench_ops" --sizes 8000 --gemm 8192,16384 --reps 5
+STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_ops: gemv vs CBLAS, 1 CPU" bench-ops-cpu.log \
+  mpirun -n 1 --bind-to none "$B/build/bench/bench_ops" --sizes 2000,8000 --reps 7
+STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) step "bench_stencil on the GPU" bench-stencil-gpu.log \
+  mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 4000,8000 --reps 7
+STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_stencil, 1 CPU vs a plain loop" bench-stencil-cpu.log \
+  mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 2000,4000 --reps 7
+STARPU_NCUDA=0 STARPU_NCPU=6 step "bench_stencil, 2 ranks x 6 CPUs (halo overlap)" bench-stencil-2r.log \
+  mpirun -n 2 --bind-to none "$B/build/bench/bench_stencil" --sizes 2000,4000 --reps 7
+STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) step "bench_solvers on the GPU" bench-solvers-gpu.log \
+  mpirun -n 1 --bind-to none "$B/build/bench/bench_solvers" --sizes 1000,4000 --ls 20000,2000 --niter 20 --reps 3
+STARPU_NCUDA=0 STARPU_NCPU=6 step "bench_solvers, 2 ranks x 6 CPUs" bench-solvers-cpu.log \
+  mpirun -n 2 --bind-to none "$B/build/bench/bench_solvers" --sizes 1000,2000 --ls 4000,1000 --niter 20 --reps 3
+fi
 
-# ---- the comm layer's backends (tests/mpi/mpi_comm checks every result against the formula) ----
-T=$B/build/tests/mpi/mpi_comm
-STARLOPS_COMM=nccl step "comm: NCCL, 1 rank" comm-nccl.log mpirun -n 1 --bind-to none "$T"
-STARLOPS_COMM=mpi STARLOPS_CODELET_WHERE=cuda step "comm: host MPI, GPU data staged by StarPU, 2 ranks" comm-mpi-staged.log \
-  mpirun -n 2 --bind-to none "$T"
-STARLOPS_COMM=mpi STARLOPS_CODELET_WHERE=cuda STARLOPS_COMM_GPU_STAGING=1 step \
-  "comm: host MPI, starlops' own GPU staging (known issue)" comm-mpi-ownstaging.log mpirun -n 2 --bind-to none "$T"
-STARLOPS_COMM=mpi STARPU_NCUDA=0 step "comm: host MPI, CPU only, 4 ranks" comm-mpi-cpu.log mpirun -n 4 --bind-to none "$T"
 # CUDA-aware MPI: the Open MPI built by scripts/build-openmpi-cuda.sh, relocated like the Debian one
 # (it uses its own PMIx, so the Debian PMIx plugin path must not be set; an empty param-file variable
 # crashes its launcher, so that one is unset too)
@@ -60,23 +86,34 @@ cuda_mpi() {
   env -u PMIX_MCA_mca_base_component_path -u OMPI_MCA_mca_base_param_files OPAL_PREFIX=$B/ompi-cuda \
     PATH=$B/ompi-cuda/bin:$PATH LD_LIBRARY_PATH=$B/ompi-cuda/lib:$LD_LIBRARY_PATH "$@"
 }
+# ---- the comm layer's backends (tests/mpi/mpi_comm checks every result against the formula) ----
+if want cuda; then
+T=$B/build/tests/mpi/mpi_comm
+STARLOPS_COMM=nccl step "comm: NCCL, 1 rank" comm-nccl.log mpirun -n 1 --bind-to none "$T"
+STARLOPS_COMM=mpi STARLOPS_CODELET_WHERE=cuda step "comm: host MPI, GPU data staged by StarPU, 2 ranks" comm-mpi-staged.log \
+  mpirun -n 2 --bind-to none "$T"
+STARLOPS_COMM=mpi STARLOPS_CODELET_WHERE=cuda STARLOPS_COMM_GPU_STAGING=1 step \
+  "comm: host MPI, starlops' own GPU staging (known issue)" comm-mpi-ownstaging.log mpirun -n 2 --bind-to none "$T"
+STARLOPS_COMM=mpi STARPU_NCUDA=0 step "comm: host MPI, CPU only, 4 ranks" comm-mpi-cpu.log mpirun -n 4 --bind-to none "$T"
 if [ -d "$B/ompi-cuda" ]; then
   step "CUDA-aware Open MPI: ompi_info" ompi-cuda-info.log cuda_mpi bash -c \
     'ompi_info --parsable --all | grep -E "mpi_built_with_cuda_support:value|^ompi:version:full"'
   STARLOPS_COMM=mpi-cuda STARLOPS_CODELET_WHERE=cuda step "comm: CUDA-aware MPI, 2 ranks sharing the GPU" \
     comm-mpi-cuda.log cuda_mpi mpirun -n 2 --bind-to none "$T"
-  STARPU_NCPU=6 STARLOPS_COMM=mpi-cuda STARLOPS_CODELET_WHERE=cuda step "bench_comm: CUDA-aware MPI, 2 ranks" bench-comm-mpi-cuda.log \
-    cuda_mpi mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --reps 5 --overlap-mib 0
 else
   echo "gpu-check: no ompi-cuda in the bundle (run scripts/build-openmpi-cuda.sh before make bundle)" | tee "$logs/comm-mpi-cuda.log"
 fi
+fi
+if want bench; then
 STARLOPS_COMM=nccl step "bench_comm: NCCL, 1 rank" bench-comm-nccl.log \
-  mpirun -n 1 --bind-to none "$B/build/bench/bench_comm" --reps 5 --overlap-mib 0
+  mpirun -n 1 --bind-to none "$B/build/bench/bench_comm" --reps 3 --overlap-mib 0
 STARLOPS_COMM=mpi STARPU_NCUDA=0 STARPU_NCPU=6 step "bench_comm: host MPI, 2 ranks, CPU" bench-comm-mpi.log \
-  mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --reps 5 --overlap-mib 256
-mkdir -p "$logs/trace"
-STARLOPS_COMM=mpi STARPU_NCUDA=0 STARPU_NCPU=6 STARLOPS_TRACE=$logs/trace step "overlap, traced (FxT)" overlap-trace.log \
-  mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --kinds none --reps 3 --overlap-mib 256
+  mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --reps 3 --overlap-mib 256
+if [ -d "$B/ompi-cuda" ]; then
+  STARPU_NCPU=6 STARLOPS_COMM=mpi-cuda STARLOPS_CODELET_WHERE=cuda step "bench_comm: CUDA-aware MPI, 2 ranks" bench-comm-mpi-cuda.log \
+    cuda_mpi mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --reps 3 --overlap-mib 0
+fi
+fi
 
 {
 echo
@@ -85,11 +122,13 @@ echo "| step | rc | time | log |"
 echo "|---|---|---|---|"
 for r in "${rows[@]}"; do [ -n "$r" ] && echo "$r"; done
 echo
-grep -h "Synthesis" "$logs"/tests-*.log
-echo; cat "$logs/bench-gpu.log" | grep "^|\|^#"
-echo; cat "$logs/bench-cpu.log" | grep "^|\|^#"
-echo; grep -h -E "^(mpi_comm|  stress)" "$logs"/comm-*.log
-echo; grep -h -A3 "^overlap" "$logs"/bench-comm-mpi.log "$logs"/overlap-trace.log
+grep -h "Synthesis" "$logs"/tests-*.log 2>/dev/null
+for f in bench-ops-gpu bench-ops-cpu bench-stencil-gpu bench-stencil-cpu bench-stencil-2r bench-solvers-gpu bench-solvers-cpu; do
+  [ -f "$logs/$f.log" ] && { echo; echo "### $f"; grep "^|\|^#" "$logs/$f.log"; }
+done
+grep -h "^poisson_cg\|^  CGLS\|^  LSQR\|^  FISTA\|^  ISTA" "$logs"/poisson-*.log "$logs"/lsq-*.log "$logs"/fista-*.log 2>/dev/null
+echo; grep -h -E "^(mpi_comm|  stress)" "$logs"/comm-*.log 2>/dev/null
+echo; grep -h -A3 "^overlap" "$logs"/bench-comm-mpi.log 2>/dev/null
 } | tee "$logs/summary.txt"
 # the device tool brings back few files: one archive of every log and trace, and the summary
 tar -C "$logs" -czf "$root/logs.tar.gz" --exclude=summary.txt . && mv "$root/logs.tar.gz" "$logs/" \
