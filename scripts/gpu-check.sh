@@ -45,7 +45,9 @@ if want suite; then
 step "test suite, dmdas placement" tests-dmdas.log "$B/build/tests/unit_tests" -j1
 fi
 if want cuda; then
-STARLOPS_CODELET_WHERE=cuda step "test suite, compute codelets forced on CUDA" tests-cuda.log \
+# one chunk per block: the chunked codelets' CUDA implementations take that case (several chunks fall back
+# to the CPUs); the suite part (dmdas) runs the default small chunks
+STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "test suite, compute codelets forced on CUDA" tests-cuda.log \
   "$B/build/tests/unit_tests" -j1 --filter 'mpi/*'
 step "CUDA kernels vs CPU kernels" tests-cuda-kernels.log "$B/build/tests/unit_tests" -j1 --filter 'cuda_kernels/*' --verbose
 STARPU_NCPU=1 step "demo, 2 ranks sharing the GPU" demo.log mpirun -n 2 --bind-to none "$E/demo_arrays" --verbose
@@ -82,10 +84,8 @@ fi
 # CUDA-aware MPI: the Open MPI built by scripts/build-openmpi-cuda.sh, relocated like the Debian one
 # (it uses its own PMIx, so the Debian PMIx plugin path must not be set; an empty param-file variable
 # crashes its launcher, so that one is unset too)
-cuda_mpi() {
-  env -u PMIX_MCA_mca_base_component_path -u OMPI_MCA_mca_base_param_files OPAL_PREFIX=$B/ompi-cuda \
-    PATH=$B/ompi-cuda/bin:$PATH LD_LIBRARY_PATH=$B/ompi-cuda/lib:$LD_LIBRARY_PATH "$@"
-}
+cuda_mpi=(env -u PMIX_MCA_mca_base_component_path -u OMPI_MCA_mca_base_param_files OPAL_PREFIX=$B/ompi-cuda
+  PATH=$B/ompi-cuda/bin:$PATH LD_LIBRARY_PATH=$B/ompi-cuda/lib:$LD_LIBRARY_PATH)
 # ---- the comm layer's backends (tests/mpi/mpi_comm checks every result against the formula) ----
 if want cuda; then
 T=$B/build/tests/mpi/mpi_comm
@@ -96,10 +96,10 @@ STARLOPS_COMM=mpi STARLOPS_CODELET_WHERE=cuda STARLOPS_COMM_GPU_STAGING=1 step \
   "comm: host MPI, starlops' own GPU staging (known issue)" comm-mpi-ownstaging.log mpirun -n 2 --bind-to none "$T"
 STARLOPS_COMM=mpi STARPU_NCUDA=0 step "comm: host MPI, CPU only, 4 ranks" comm-mpi-cpu.log mpirun -n 4 --bind-to none "$T"
 if [ -d "$B/ompi-cuda" ]; then
-  step "CUDA-aware Open MPI: ompi_info" ompi-cuda-info.log cuda_mpi bash -c \
+  step "CUDA-aware Open MPI: ompi_info" ompi-cuda-info.log "${cuda_mpi[@]}" bash -c \
     'ompi_info --parsable --all | grep -E "mpi_built_with_cuda_support:value|^ompi:version:full"'
   STARLOPS_COMM=mpi-cuda STARLOPS_CODELET_WHERE=cuda step "comm: CUDA-aware MPI, 2 ranks sharing the GPU" \
-    comm-mpi-cuda.log cuda_mpi mpirun -n 2 --bind-to none "$T"
+    comm-mpi-cuda.log "${cuda_mpi[@]}" mpirun -n 2 --bind-to none "$T"
 else
   echo "gpu-check: no ompi-cuda in the bundle (run scripts/build-openmpi-cuda.sh before make bundle)" | tee "$logs/comm-mpi-cuda.log"
 fi
@@ -111,7 +111,7 @@ STARLOPS_COMM=mpi STARPU_NCUDA=0 STARPU_NCPU=6 step "bench_comm: host MPI, 2 ran
   mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --reps 3 --overlap-mib 256
 if [ -d "$B/ompi-cuda" ]; then
   STARPU_NCPU=6 STARLOPS_COMM=mpi-cuda STARLOPS_CODELET_WHERE=cuda step "bench_comm: CUDA-aware MPI, 2 ranks" bench-comm-mpi-cuda.log \
-    cuda_mpi mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --reps 3 --overlap-mib 0
+    "${cuda_mpi[@]}" mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --reps 3 --overlap-mib 0
 fi
 fi
 

@@ -19,12 +19,14 @@ void codelet_chunks_copy(void *buffers[], int first, int n, void *flat, size_t e
 }
 
 #ifdef SL_HAVE_CUDA
-/* The CUDA implementations take one chunk of input (or none) and one of output. */
+/* The CUDA implementations take one chunk of input (or none) and one of output. With the compute codelets
+ * forced onto CUDA (STARLOPS_CODELET_WHERE=cuda), the CPUs take only the tasks CUDA cannot. */
 static int one_chunk_each(unsigned workerid, struct starpu_task *task, unsigned nimpl)
 {
   const codelet_chunks *c = task->cl_arg;
-  if (starpu_worker_get_type((int)workerid) != STARPU_CUDA_WORKER) return 1;
-  return c->nin <= 1 && c->nout == 1;
+  int cuda_can = c->nin <= 1 && c->nout == 1;
+  if (starpu_worker_get_type((int)workerid) == STARPU_CUDA_WORKER) return cuda_can;
+  return !(codelet_where() == STARPU_CUDA && cuda_can);
 }
 #endif
 
@@ -38,7 +40,7 @@ void codelet_chunked_init(struct starpu_codelet *cl, const char *name, starpu_cp
   cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
   cl->can_execute = one_chunk_each;
 #endif
-  cl->where = codelet_where();
+  cl->where = codelet_where() | STARPU_CPU; /* the CPU fallback of the multi-chunk tasks */
   cl->nbuffers = STARPU_VARIABLE_NBUFFERS;
 }
 

@@ -60,6 +60,7 @@ int codelet_task_submit(struct starpu_task *t)
 {
   int rc = starpu_task_submit(t);
   if (rc == 0) return SL_SUCCESS;
+  t->destroy = 0; /* a task StarPU did not take is ours to free */
   starpu_task_destroy(t);
   return sl_error_starpu(rc, "starpu_task_submit", __FILE__, __LINE__);
 }
