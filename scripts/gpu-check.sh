@@ -10,7 +10,7 @@ set -uo pipefail
 logs=${1:?usage: gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all|suite|cuda|bench]}
 tarball=${2:-bundle/starlops-bundle.tar.gz}
 part=${3:-all}
-want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
+want() { [ "$part" = all ] || [[ ",$part," == *",$1,"* ]]; }
 mkdir -p "$logs"
 root=/tmp/starlops-gpu
 rm -rf "$root" && mkdir -p "$root"
@@ -81,6 +81,30 @@ STARPU_NCUDA=0 STARPU_NCPU=6 step "bench_solvers, 2 ranks x 6 CPUs" bench-solver
   mpirun -n 2 --bind-to none "$B/build/bench/bench_solvers" --sizes 1000,2000 --ls 4000,1000 --niter 20 --reps 3
 fi
 
+# ---- focused: the newest test programs run directly with every compute codelet on the GPU (one chunk per
+# block), a minute each, and the key benchmarks ----
+if want cudatests; then
+  for t in "mpi_ops 1" "mpi_solvers 1" "mpi_stencils 1" "mpi_stencils 2" "mpi_solvers 2"; do
+    set -- $t
+    STEP_TIMEOUT=60 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "$1 on $2 rank(s), forced CUDA" \
+      "cuda-$1-$2.log" mpirun -n "$2" --bind-to none "$B/build/tests/mpi/$1"
+  done
+fi
+if want keybench; then
+  STEP_TIMEOUT=120 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_ops: DGEMM vs cuBLAS" \
+    bench-ops-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_ops" --sizes 8000 --gemm 8192,16384 --reps 3
+  STEP_TIMEOUT=60 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) step "bench_stencil on the GPU" \
+    bench-stencil-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 4000,8000 --reps 5
+  STEP_TIMEOUT=60 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_stencil, 1 CPU vs a plain loop" bench-stencil-cpu.log \
+    mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 2000,4000 --reps 5
+  STEP_TIMEOUT=60 STARPU_NCUDA=0 STARPU_NCPU=6 step "bench_stencil, 2 ranks x 6 CPUs" bench-stencil-2r.log \
+    mpirun -n 2 --bind-to none "$B/build/bench/bench_stencil" --sizes 2000,4000 --reps 5
+  STEP_TIMEOUT=90 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) step "bench_solvers on the GPU" \
+    bench-solvers-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_solvers" --sizes 1000,4000 --ls 20000,2000 --niter 20 --reps 3
+  STEP_TIMEOUT=90 STARPU_NCUDA=0 STARPU_NCPU=6 step "bench_solvers, 2 ranks x 6 CPUs" bench-solvers-cpu.log \
+    mpirun -n 2 --bind-to none "$B/build/bench/bench_solvers" --sizes 1000,2000 --ls 4000,1000 --niter 20 --reps 3
+fi
+
 # CUDA-aware MPI: the Open MPI built by scripts/build-openmpi-cuda.sh, relocated like the Debian one
 # (it uses its own PMIx, so the Debian PMIx plugin path must not be set; an empty param-file variable
 # crashes its launcher, so that one is unset too)
@@ -126,6 +150,7 @@ grep -h "Synthesis" "$logs"/tests-*.log 2>/dev/null
 for f in bench-ops-gpu bench-ops-cpu bench-stencil-gpu bench-stencil-cpu bench-stencil-2r bench-solvers-gpu bench-solvers-cpu; do
   [ -f "$logs/$f.log" ] && { echo; echo "### $f"; grep "^|\|^#" "$logs/$f.log"; }
 done
+for f in "$logs"/cuda-mpi_*.log; do [ -f "$f" ] && { echo "### $(basename "$f")"; grep -v "^\[vm\|pmix\|dlopen\|Perhaps" "$f" | tail -n 6; }; done
 grep -h "^poisson_cg\|^  CGLS\|^  LSQR\|^  FISTA\|^  ISTA" "$logs"/poisson-*.log "$logs"/lsq-*.log "$logs"/fista-*.log 2>/dev/null
 echo; grep -h -E "^(mpi_comm|  stress)" "$logs"/comm-*.log 2>/dev/null
 echo; grep -h -A3 "^overlap" "$logs"/bench-comm-mpi.log 2>/dev/null
