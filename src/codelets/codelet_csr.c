@@ -97,7 +97,9 @@ static void csr_cuda(void *buffers[], void *arg)
   const float one_s[2] = {1, 0}, zero_s[2] = {0, 0};
   int single = m->dt == SL_FLOAT32 || m->dt == SL_COMPLEX64;
   const void *alpha = single ? (const void *)one_s : (const void *)one_d, *beta = single ? (const void *)zero_s : (const void *)zero_d;
-  cusparseOperation_t op = m->adjoint ? CUSPARSE_OPERATION_CONJUGATE_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
+  /* cuSPARSE refuses the conjugate transpose of a real matrix: the plain transpose is the same there */
+  cusparseOperation_t op = !m->adjoint ? CUSPARSE_OPERATION_NON_TRANSPOSE
+                           : (sl_dtype_is_complex(m->dt) ? CUSPARSE_OPERATION_CONJUGATE_TRANSPOSE : CUSPARSE_OPERATION_TRANSPOSE);
   size_t wbytes = 0;
   void *work = NULL;
   cusparseStatus_t st = cusparseSetStream(h, s);
