@@ -84,17 +84,19 @@ fi
 # ---- focused: the newest test programs run directly with every compute codelet on the GPU (one chunk per
 # block), a minute each, and the key benchmarks ----
 if want cudatests; then
-  for t in "mpi_ops 1" "mpi_solvers 1" "mpi_stencils 1" "mpi_stencils 2" "mpi_solvers 2"; do
-    set -- $t
-    STEP_TIMEOUT=60 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "$1 on $2 rank(s), forced CUDA" \
+  for t in ${CUDATESTS:-mpi_ops:1 mpi_solvers:1 mpi_stencils:1 mpi_stencils:2 mpi_solvers:2}; do
+    set -- ${t/:/ }
+    STEP_TIMEOUT=${CUDATEST_TIMEOUT:-60} STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "$1 on $2 rank(s), forced CUDA" \
       "cuda-$1-$2.log" mpirun -n "$2" --bind-to none "$B/build/tests/mpi/$1"
   done
+fi
+if want stencilbench || want keybench; then
+  STEP_TIMEOUT=60 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) step "bench_stencil on the GPU" \
+    bench-stencil-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 4000,8000 --reps 5
 fi
 if want keybench; then
   STEP_TIMEOUT=120 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_ops: DGEMM vs cuBLAS" \
     bench-ops-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_ops" --sizes 8000 --gemm 8192,16384 --reps 3
-  STEP_TIMEOUT=60 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) step "bench_stencil on the GPU" \
-    bench-stencil-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 4000,8000 --reps 5
   STEP_TIMEOUT=60 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_stencil, 1 CPU vs a plain loop" bench-stencil-cpu.log \
     mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 2000,4000 --reps 5
   STEP_TIMEOUT=60 STARPU_NCUDA=0 STARPU_NCPU=6 step "bench_stencil, 2 ranks x 6 CPUs" bench-stencil-2r.log \
