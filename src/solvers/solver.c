@@ -185,6 +185,11 @@ int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop)
   sv->iter = k;
   SL_TRY(sl_stask_submit(record, &k, sizeof k, 2, (starpu_data_handle_t[]){sv->hstate, sv->hhist},
                          (enum starpu_data_access_mode[]){STARPU_R, STARPU_RW}));
+  if (sl_ctx.tracing) { /* the iteration number in the trace (a user event; nothing when not tracing) */
+    char ev[64];
+    snprintf(ev, sizeof ev, "%s iteration %d", sv->name, k);
+    SL_TRY(sl_trace_event(ev));
+  }
   int code = 0;
   if (sv->o.callback && k > 0 && sv->o.callback(k, x, sv->o.user)) code = SL_STOP_CALLBACK;
   int test = k == 0 || k % sv->o.check_every == 0 || k == sv->o.niter || code;
