@@ -147,3 +147,33 @@ Test(driver, starlops_testing_check_all_operators, .timeout = 400)
     cr_expect_eq(system(cmd), 0, "starlops_testing --check (%s): see %s/tests/driver-%s.log", dts[i], build_dir(), dts[i]);
   }
 }
+
+Test(driver, starlops_testing_check_all_solvers, .timeout = 400)
+{
+  const char *dts[] = {"float64", "complex128"};
+  for (int i = 0; i < 2; i++) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "STARPU_NCPU=1 timeout -k 10 300 mpirun -n 2 --oversubscribe --bind-to none %s/bin/starlops_testing "
+             "-o solvers -n 90 -m 40 --dtype %s --check > %s/tests/driver-solvers-%s.log 2>&1",
+             build_dir(), dts[i], build_dir(), dts[i]);
+    cr_expect_eq(system(cmd), 0, "starlops_testing -o solvers --check (%s): see %s/tests/driver-solvers-%s.log", dts[i],
+                 build_dir(), dts[i]);
+  }
+}
+
+/* --out writes the forward result as .npy, --in reads x back from it (on another rank count) */
+Test(driver, starlops_testing_npy_in_out, .timeout = 400)
+{
+  char cmd[1024], *dir = scratch_dir();
+  snprintf(cmd, sizeof cmd,
+           "STARPU_NCPU=1 timeout -k 10 200 mpirun -n 2 --oversubscribe --bind-to none %s/bin/starlops_testing "
+           "-o laplacian -n 30 -m 20 --niter 1 --out %s/y.npy > %s/out.log 2>&1 && "
+           "STARPU_NCPU=1 timeout -k 10 200 mpirun -n 3 --oversubscribe --bind-to none %s/bin/starlops_testing "
+           "-o laplacian -n 30 -m 20 --niter 1 --check --in %s/y.npy > %s/in.log 2>&1",
+           build_dir(), dir, dir, build_dir(), dir, dir);
+  cr_expect_eq(system(cmd), 0, "starlops_testing --out/--in: see %s/out.log and in.log", dir);
+  FILE *f = fopen(strcat(dir, "/y.npy"), "rb");
+  cr_expect_not_null(f, "no y.npy written");
+  if (f) fclose(f);
+}
