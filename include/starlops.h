@@ -176,6 +176,16 @@ int sl_array_exchange_ghosts(sl_array *a);
 int sl_array_acquire_ghosts(sl_array *a, void **lo, void **hi);
 int sl_array_release_ghosts(sl_array *a);
 
+/** Stacked arrays (pylops-mpi's StackedDistributedArray): *out becomes one vector made of the n arrays
+ *  parts[0..n) (any dims, distributions and masks; one dtype). The stack takes them: parts[i] become NULL
+ *  and sl_array_destroy(out) frees them. Fill, copy, scale, axpby, multiply, conj, threshold, random fill,
+ *  dot, vdot, sum and norms work part by part (a reduction combines the parts'); so do the solvers. The
+ *  host access, gather/scatter, .npy and ghost functions take the parts (sl_array_stack_part). */
+int sl_array_stack(sl_array **out, int n, sl_array **parts);
+/** Number of parts of a stacked array (0 for a plain array), and part i (NULL when out of range). */
+int sl_array_stack_nparts(const sl_array *a);
+sl_array *sl_array_stack_part(const sl_array *a, int i);
+
 /** Collective. Writes the array to a NumPy .npy file (C order) through MPI-IO, each rank its block. */
 int sl_array_save_npy(sl_array *a, const char *path);
 /** Collective. Reads a .npy file (any dtype of starlops, C order, little-endian) into a new array
@@ -319,6 +329,19 @@ int sl_op_second_derivative(sl_op **op, const sl_array *like, int axis, double s
  *  derivative with sampling[i] (NULL: 1), kind and edge; computed in one fused pass over each block. */
 int sl_op_laplacian(sl_op **op, const sl_array *like, int naxes, const int *axes, const double *weights,
                     const double *sampling, sl_deriv_kind kind, int edge);
+
+/* Stacked operators over any operators (their parts keep a reference); the stacked side is a stacked
+ * array (sl_array_stack) whose parts are laid out like the parts' domains or ranges. Each part
+ * communicates as it does alone; the sums are local. */
+/** VStack: y_i = A_i x (one domain shared by every A_i), adjoint x = sum_i A_i^H y_i; range stacked. */
+int sl_op_vstack(sl_op **out, int n, sl_op **ops);
+/** HStack: y = sum_i A_i x_i (one range shared), adjoint x_i = A_i^H y; domain stacked. */
+int sl_op_hstack(sl_op **out, int n, sl_op **ops);
+/** BlockDiag: y_i = A_i x_i, adjoint x_i = A_i^H y_i; domain and range stacked. */
+int sl_op_block_diag(sl_op **out, int n, sl_op **ops);
+/** Collective. Gradient: the VStack of the first derivatives (kind, order 3 when centered, edge) along every
+ *  axis of arrays laid out like `like`, with sampling[a] (NULL: 1); its adjoint is minus the divergence. */
+int sl_op_gradient(sl_op **out, const sl_array *like, const double *sampling, sl_deriv_kind kind, int edge);
 
 /* Algebra. The result holds references to its parts and its temporaries, allocated once here (one array
  * per intermediate), so an apply allocates nothing. The parts must agree in dtype; the layouts must match

@@ -267,6 +267,7 @@ int sl_array_wrap(sl_array **a, void *buffer, int ndim, const int64_t dims[], sl
 int sl_array_create_like(sl_array **a, const sl_array *like)
 {
   SL_CHECK_ARG(like != NULL, SL_E_INVALID, "sl_array_create_like: argument 2 (like) is NULL");
+  if (like->nparts) return sl_stack_create_like(a, like);
   sl_dist d = {.partition = like->partition, .axis = like->axis, .mask = like->group->mask,
                .ghost_lo = like->ghost_lo, .ghost_hi = like->ghost_hi};
   int64_t n = like->ldims[like->axis];
@@ -278,6 +279,11 @@ int sl_array_destroy(sl_array **pa)
 {
   if (!pa || !*pa) return SL_SUCCESS;
   sl_array *a = *pa;
+  if (a->nparts) {
+    sl_stack_free(a);
+    *pa = NULL;
+    return SL_SUCCESS;
+  }
   if (a->acquired) sl_array_release(a);
   if (a->handle) {
     if (a->nchunks > 1) starpu_data_unpartition(a->handle, STARPU_MAIN_RAM);
@@ -306,6 +312,15 @@ int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, co
 {
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s is NULL", an);
   SL_CHECK_ARG(b != NULL, SL_E_INVALID, "%s is NULL", bn);
+  if (a->nparts || b->nparts) {
+    if (a->nparts != b->nparts)
+      return sl_error(SL_E_DIST, "%s and %s differ: %d and %d stacked parts (0: a plain array)", an, bn, a->nparts, b->nparts);
+    for (int i = 0; i < a->nparts; i++) {
+      int rc = sl_array_check_same(a->parts[i], an, b->parts[i], bn);
+      if (rc != SL_SUCCESS) return sl_error(rc, "%s (part %d)", sl_last_error(), i);
+    }
+    return SL_SUCCESS;
+  }
   if (a->ndim != b->ndim || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim) != 0)
     return sl_error(SL_E_DIMS, "%s and %s have different dims", an, bn);
   if (a->dtype != b->dtype)
@@ -321,7 +336,12 @@ sl_dtype sl_array_dtype(const sl_array *a) { return a->dtype; }
 const int64_t *sl_array_dims(const sl_array *a) { return a->dims; }
 const int64_t *sl_array_local_dims(const sl_array *a) { return a->ldims; }
 int64_t sl_array_local_offset(const sl_array *a) { return a->offset; }
-int64_t sl_array_local_size(const sl_array *a) { return a->nlocal; }
+int64_t sl_array_local_size(const sl_array *a)
+{
+  int64_t n = a->nlocal;
+  for (int i = 0; i < a->nparts; i++) n += sl_array_local_size(a->parts[i]);
+  return n;
+}
 sl_partition sl_array_partition(const sl_array *a) { return a->partition; }
 int sl_array_axis(const sl_array *a) { return a->axis; }
 int sl_array_nchunks(const sl_array *a) { return a->nchunks; }

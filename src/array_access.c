@@ -9,6 +9,7 @@ static enum starpu_data_access_mode starpu_mode(sl_access m)
 int sl_array_acquire(sl_array *a, sl_access mode, void **ptr)
 {
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_acquire: argument 1 (a) is NULL");
+  SL_CHECK_PLAIN("sl_array_acquire", a);
   SL_CHECK_ARG(mode >= SL_READ && mode <= SL_READ_WRITE, SL_E_INVALID,
                "sl_array_acquire: argument 2 (mode) must be SL_READ, SL_WRITE or SL_READ_WRITE");
   SL_CHECK_ARG(ptr != NULL, SL_E_INVALID, "sl_array_acquire: argument 3 (ptr) is NULL");
@@ -31,6 +32,7 @@ int sl_array_release(sl_array *a)
 int sl_array_acquire_ghosts(sl_array *a, void **lo, void **hi)
 {
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_acquire_ghosts: argument 1 (a) is NULL");
+  SL_CHECK_PLAIN("sl_array_acquire_ghosts", a);
   void **out[2] = {lo, hi};
   for (int s = 0; s < 2; s++) {
     if (a->ghost_handle[s]) SL_CHECK_STARPU(starpu_data_acquire(a->ghost_handle[s], STARPU_RW));

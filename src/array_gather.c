@@ -55,6 +55,7 @@ static int check_args(const char *fn, const sl_array *a, int root, const void *g
 int sl_array_gather(sl_array *a, int root, void *global)
 {
   SL_CHECK_INIT();
+  SL_CHECK_PLAIN("sl_array_gather", a);
   SL_TRY(check_args("sl_array_gather", a, root, global));
   int receiver = root == -1 || root == sl_ctx.rank;
   void *local = NULL;
@@ -102,6 +103,7 @@ int sl_array_gather(sl_array *a, int root, void *global)
 int sl_array_scatter(sl_array *a, int root, const void *global)
 {
   SL_CHECK_INIT();
+  SL_CHECK_PLAIN("sl_array_scatter", a);
   SL_TRY(check_args("sl_array_scatter", a, root, global));
   void *local = NULL;
   SL_TRY(sl_array_acquire(a, SL_WRITE, &local));

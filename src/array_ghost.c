@@ -89,6 +89,7 @@ int sl_array_exchange_ghosts(sl_array *a)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_exchange_ghosts: argument 1 (a) is NULL");
+  SL_CHECK_PLAIN("sl_array_exchange_ghosts", a);
   SL_CHECK_ARG(a->partition == SL_SCATTER, SL_E_DIST, "sl_array_exchange_ghosts: argument 1 (a) is not SL_SCATTER");
   SL_CHECK_ARG(!a->acquired, SL_E_STATE, "sl_array_exchange_ghosts: argument 1 (a) is acquired by the host; release it first");
   return sl_array_ghost_fill(a, (int[2]){a->ghost_lo, a->ghost_hi}, a->ghost_handle);

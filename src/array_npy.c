@@ -53,6 +53,7 @@ int sl_array_save_npy(sl_array *a, const char *path)
   int code = SL_SUCCESS;
   if (!a) code = sl_error(SL_E_INVALID, "sl_array_save_npy: argument 1 (a) is NULL");
   else if (!path) code = sl_error(SL_E_INVALID, "sl_array_save_npy: argument 2 (path) is NULL");
+  else if (a->nparts) code = sl_error(SL_E_INVALID, "sl_array_save_npy: a stacked array is not accepted here (save its parts)");
   SL_TRY(sl_agree(sl_ctx.comm, code));
   char header[4096];
   size_t hlen = 0;

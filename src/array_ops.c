@@ -7,6 +7,8 @@
 /* Submits op on chunk c of y, x, z for every chunk. */
 static int submit_chunks(sl_vec_op op, sl_array *y, const sl_array *x, const sl_array *z, sl_cscalar a, sl_cscalar b)
 {
+  for (int i = 0; i < y->nparts; i++) /* stacked: part by part */
+    SL_TRY(submit_chunks(op, y->parts[i], x ? x->parts[i] : NULL, z ? z->parts[i] : NULL, a, b));
   double av[2] = {a.re, a.im}, bv[2] = {b.re, b.im};
   for (int c = 0; c < y->nchunks; c++)
     SL_TRY(codelet_vec_submit(op, y->dtype, sl_array_chunk(y, c), x ? sl_array_chunk(x, c) : NULL,
@@ -73,6 +75,7 @@ int sl_array_conj(sl_array *dst, const sl_array *src)
 int sl_array_axpby_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int ia, const sl_array *x,
                      sl_cscalar beta, starpu_data_handle_t hb, int ib)
 {
+  for (int i = 0; i < y->nparts; i++) SL_TRY(sl_array_axpby_h(y->parts[i], alpha, ha, ia, x->parts[i], beta, hb, ib));
   codelet_vec_params p = {{alpha.re, alpha.im}, {beta.re, beta.im}, ha ? ia : 0, hb ? ib : 0, 0, 0};
   starpu_data_handle_t one = sl_one_handle();
   for (int c = 0; c < y->nchunks; c++)
@@ -85,6 +88,7 @@ int sl_array_axpby_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int
 
 int sl_array_scale_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int ia)
 {
+  for (int i = 0; i < y->nparts; i++) SL_TRY(sl_array_scale_h(y->parts[i], alpha, ha, ia));
   codelet_vec_params p = {{alpha.re, alpha.im}, {0, 0}, ha ? ia : 0, 0, 0, 0};
   for (int c = 0; c < y->nchunks; c++)
     SL_TRY(codelet_vec_submit_p(SL_VEC_SCALES, y->dtype,
@@ -110,6 +114,7 @@ int sl_array_threshold(sl_array *dst, const sl_array *src, sl_thresh kind, doubl
                "sl_array_threshold: argument 3 (kind) must be SL_THRESH_SOFT, SL_THRESH_HARD or SL_THRESH_HALF");
   SL_CHECK_ARG(thresh >= 0 && isfinite(thresh), SL_E_INVALID,
                "sl_array_threshold: argument 4 (thresh) must be finite and >= 0, got %g", thresh);
+  for (int i = 0; i < dst->nparts; i++) SL_TRY(sl_array_threshold(dst->parts[i], src->parts[i], kind, thresh));
   codelet_vec_params p = {{0, 0}, {0, 0}, 0, 0, (int)kind, thresh};
   for (int c = 0; c < dst->nchunks; c++)
     SL_TRY(codelet_vec_submit_p(SL_VEC_THRESH, dst->dtype,

@@ -9,6 +9,8 @@ int sl_array_fill_random(sl_array *a, unsigned seed)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_fill_random: argument 1 (a) is NULL");
+  for (int i = 0; i < a->nparts; i++) SL_TRY(sl_array_fill_random(a->parts[i], seed + 7919u * (unsigned)(i + 1)));
+  if (a->nparts) return SL_SUCCESS;
   void *p = NULL;
   SL_TRY(sl_array_acquire(a, SL_WRITE, &p));
   int place = a->partition == SL_BROADCAST ? 0 : a->group->rank + 1;

@@ -2,6 +2,7 @@
  * one rank) an allreduce of the scalar through the comm layer and the root of a p-norm. Nothing waits on
  * the host. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "internal.h"
 #include "codelets/codelets.h"
@@ -15,6 +16,7 @@ static int reduce(const char *fn, sl_red_kind k, double p, double root_p, const 
   SL_CHECK_ARG(s != NULL, SL_E_INVALID, "%s: the result scalar is NULL", fn);
   SL_CHECK_ARG(!x->acquired, SL_E_STATE, "%s: argument 1 (x) is acquired by the host; release it first", fn);
   if (y) SL_TRY(sl_array_check_same(x, "argument 1 (x)", y, "argument 2 (y)"));
+  if (x->nparts) return sl_stack_reduce(k, p, root_p, x, y, s, result);
   for (int c = 0; c < x->nchunks; c++)
     SL_TRY(codelet_reduce_submit(x->dtype, k, p, sl_array_chunk(x, c), y ? sl_array_chunk(y, c) : NULL,
                                  x->partials[c]));
@@ -27,6 +29,47 @@ static int reduce(const char *fn, sl_red_kind k, double p, double root_p, const 
   }
   s->dtype = result;
   return SL_SUCCESS;
+}
+
+/* The parts' reductions (no root) into the stack's scalars, then one scalar task combines them. */
+struct stack_comb {
+  int k, n;
+  double root_p;
+};
+
+static void stack_combine(double *const *v, const void *arg)
+{
+  const struct stack_comb *c = arg;
+  double acc[2];
+  sl_red_identity((sl_red_kind)c->k, acc);
+  for (int i = 1; i <= c->n; i++) sl_red_combine((sl_red_kind)c->k, acc, v[i]);
+  if (c->root_p == 2.0) acc[0] = sqrt(acc[0]);
+  else if (c->root_p != 0.0 && c->root_p != 1.0) acc[0] = pow(acc[0], 1.0 / c->root_p);
+  v[0][0] = acc[0];
+  v[0][1] = acc[1];
+}
+
+int sl_stack_reduce(int kind, double p, double root_p, const sl_array *x, const sl_array *y, sl_scalar *s, sl_dtype result)
+{
+  int n = x->nparts;
+  starpu_data_handle_t *h = malloc(sizeof *h * (size_t)(n + 1));
+  enum starpu_data_access_mode *m = malloc(sizeof *m * (size_t)(n + 1));
+  int rc = h && m ? SL_SUCCESS : sl_error(SL_E_NOMEM, "stacked reduction: out of memory");
+  for (int i = 0; i < n && rc == SL_SUCCESS; i++) {
+    rc = reduce("stacked reduction", (sl_red_kind)kind, p, 0.0, x->parts[i], y ? y->parts[i] : NULL, x->pscal[i], result);
+    h[i + 1] = x->pscal[i]->handle;
+    m[i + 1] = STARPU_R;
+  }
+  if (rc == SL_SUCCESS) {
+    h[0] = s->handle;
+    m[0] = STARPU_W;
+    struct stack_comb c = {kind, n, root_p};
+    rc = sl_stask_submit(stack_combine, &c, sizeof c, n + 1, h, m);
+  }
+  free(h);
+  free(m);
+  if (rc == SL_SUCCESS) s->dtype = result;
+  return rc;
 }
 
 int sl_array_dot(const sl_array *x, const sl_array *y, sl_scalar *s)
@@ -60,7 +103,11 @@ int sl_array_norm(const sl_array *x, double ord, sl_scalar *s)
 int sl_array_vdots_fused(int n, const sl_array *const *x, const sl_array *const *y, sl_scalar *const *s)
 {
   SL_CHECK_ARG(n > 0 && n <= 8, SL_E_INVALID, "fused reductions: 1 to 8 at a time, not %d", n);
+  for (int i = 0; i < n; i++) /* stacked arrays: reduced part by part (one allreduce per part) */
+    if (x[i]->nparts) SL_TRY(sl_stack_reduce(y[i] ? SL_RED_VDOT : SL_RED_ABSPOW, 2.0, 0.0, x[i], y[i], s[i],
+                                             y[i] ? x[i]->dtype : sl_dtype_real(x[i]->dtype)));
   for (int i = 0; i < n; i++) {
+    if (x[i]->nparts) continue;
     sl_red_kind k = y[i] ? SL_RED_VDOT : SL_RED_ABSPOW;
     for (int c = 0; c < x[i]->nchunks; c++)
       SL_TRY(codelet_reduce_submit(x[i]->dtype, k, 2.0, sl_array_chunk(x[i], c), y[i] ? sl_array_chunk(y[i], c) : NULL,
@@ -71,11 +118,11 @@ int sl_array_vdots_fused(int n, const sl_array *const *x, const sl_array *const 
   /* One allreduce per group of the scattered arrays (usually one in all). */
   int done[8] = {0};
   for (int i = 0; i < n; i++) {
-    if (done[i] || x[i]->partition != SL_SCATTER || x[i]->group->size == 1) continue;
+    if (done[i] || x[i]->nparts || x[i]->partition != SL_SCATTER || x[i]->group->size == 1) continue;
     starpu_data_handle_t h[8];
     int nh = 0;
     for (int j = i; j < n; j++)
-      if (!done[j] && x[j]->partition == SL_SCATTER && x[j]->group == x[i]->group) {
+      if (!done[j] && !x[j]->nparts && x[j]->partition == SL_SCATTER && x[j]->group == x[i]->group) {
         done[j] = 1;
         h[nh++] = s[j]->handle;
       }

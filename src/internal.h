@@ -105,7 +105,17 @@ struct sl_array {
   void *ghost[2];
   starpu_data_handle_t ghost_handle[2];
   int acquired;
+  int nparts;               /* a stacked array (sl_array_stack): its parts, owned; 0 for a plain array */
+  struct sl_array **parts;
+  struct sl_scalar **pscal; /* one reduction result per part (reused; StarPU orders the reuses) */
 };
+/** Refuses a stacked array where only plain ones work. */
+#define SL_CHECK_PLAIN(fn, a)                                                                         \
+  SL_CHECK_ARG(!(a) || (a)->nparts == 0, SL_E_INVALID, "%s: a stacked array is not accepted here (use its parts: sl_array_stack_part)", fn)
+int sl_stack_create_like(sl_array **a, const sl_array *like);
+void sl_stack_free(sl_array *a);
+/** The stacked-array branch of a reduction: s = combination of the parts' reductions (array_stack.c). */
+int sl_stack_reduce(int kind, double p, double root_p, const sl_array *x, const sl_array *y, sl_scalar *s, sl_dtype result);
 /** Fills dst[0] (outer x width[0] x inner planes before the block along the axis) and dst[1] (after) from
  *  the neighbouring blocks of the scattered array a, zeros beyond the global edges; tasks only. */
 int sl_array_ghost_fill(const sl_array *a, const int width[2], const starpu_data_handle_t dst[2]);

@@ -2,7 +2,7 @@
  *   mpirun -n P starlops_testing -o OP [-n N] [-m M] [--nrhs K] [--dtype D] [--niter R] [--check]
  *          [--backend B] [--grid PxQ] [--trace DIR] [--in X.npy] [--out Y.npy]
  * OP: identity, diagonal, matrix, vstack, hstack, csr, restriction, fredholm1, first_derivative,
- * second_derivative, laplacian (on an N x M array), the solvers cg, cgls, lsqr, ista, fista, or "all"
+ * second_derivative, laplacian, gradient, blockdiag (BlockDiag[Laplacian, Identity]) (on an N x M array), the solvers cg, cgls, lsqr, ista, fista, or "all"
  * (every operator) and "solvers" (every solver). N and M are the global row and column counts (split over
  * ranks as pylops-mpi does); D is float32, float64, complex64 or complex128; B sets STARLOPS_COMM; DIR
  * traces the run (STARLOPS_TRACE); --grid checks that P x Q equals the rank count (no operator uses a 2-D
@@ -95,6 +95,20 @@ static int build(const char *name, int64_t N, int64_t M, int64_t K, sl_dtype dt,
     rc = sl_op_fredholm1(op, g, nsl, K, K, K, dt);
     free(g);
     *flops = 2.0 * (double)N * (double)K * (double)K * (double)K * cf;
+  } else if (!strcmp(name, "gradient") || !strcmp(name, "blockdiag")) { /* on an N x M array */
+    int64_t dims[2] = {N, M};
+    sl_array *like = NULL;
+    sl_op *parts[2] = {NULL, NULL};
+    rc = sl_array_create(&like, 2, dims, dt, NULL);
+    if (rc == SL_SUCCESS && name[0] == 'g') rc = sl_op_gradient(op, like, NULL, SL_DERIV_CENTERED, 1);
+    if (rc == SL_SUCCESS && name[0] == 'b') { /* BlockDiag[Laplacian, Identity] */
+      rc = sl_op_laplacian(&parts[0], like, 2, NULL, NULL, NULL, SL_DERIV_CENTERED, 0);
+      if (rc == SL_SUCCESS) rc = sl_op_identity(&parts[1], like);
+      if (rc == SL_SUCCESS) rc = sl_op_block_diag(op, 2, parts);
+    }
+    sl_op_destroy(&parts[0]);
+    sl_op_destroy(&parts[1]);
+    sl_array_destroy(&like);
   } else if (!strcmp(name, "first_derivative") || !strcmp(name, "second_derivative") || !strcmp(name, "laplacian")) {
     int64_t dims[2] = {N, M};
     sl_array *like = NULL;
@@ -242,8 +256,8 @@ int main(int argc, char **argv)
     return 1;
   }
   const char *all[] = {"identity", "diagonal", "matrix", "vstack", "hstack", "csr", "restriction", "fredholm1",
-                       "first_derivative", "second_derivative", "laplacian"};
-  int nops = strcmp(opname, "all") ? 1 : 11, failed = 0;
+                       "first_derivative", "second_derivative", "laplacian", "gradient", "blockdiag"};
+  int nops = strcmp(opname, "all") ? 1 : 13, failed = 0;
   if (grid) {
     int gp = 0, gq = 0;
     if (sscanf(grid, "%dx%d", &gp, &gq) != 2 || gp * gq != sl_size()) {
@@ -278,7 +292,10 @@ int main(int argc, char **argv)
     sl_op_create_range(op, &y);
     sl_array_fill(x, SL_REAL(1.0));
     sl_array_fill(y, SL_REAL(1.0));
-    if (in) { /* x from a file: any distribution on disk, read into the domain's layout */
+    if (in && sl_array_stack_nparts(x)) {
+      if (sl_rank() == 0) printf("| %s | - | %s | - | - | - | - | - | - | --in: the domain is stacked |\n", name, dtn);
+      failed = 1;
+    } else if (in) { /* x from a file: any distribution on disk, read into the domain's layout */
       sl_array *xin = NULL;
       int rc = sl_array_load_npy(&xin, in, NULL);
       if (rc == SL_SUCCESS) rc = sl_array_copy(x, xin);
@@ -303,7 +320,7 @@ int main(int argc, char **argv)
     }
     double t[2] = {bench_median(tf, niter), bench_median(ta, niter)}, tm[2];
     MPI_Allreduce(t, tm, 2, MPI_DOUBLE, MPI_MAX, sl_comm());
-    if (out) { /* the forward result */
+    if (out && !sl_array_stack_nparts(y)) { /* the forward result */
       sl_op_apply(op, SL_FORWARD, x, y);
       if (sl_array_save_npy(y, out) != SL_SUCCESS) {
         if (sl_rank() == 0) fprintf(stderr, "starlops_testing: --out: %s\n", sl_last_error());

@@ -45,6 +45,8 @@ int sl_op_destroy(sl_op **opp)
   sl_array_destroy(&op->data_conj);
   sl_op_destroy(&op->a);
   sl_op_destroy(&op->b);
+  for (int i = 0; i < op->nparts; i++) sl_op_destroy(&op->parts[i]);
+  free(op->parts);
   if (op->mat_handle) starpu_data_unregister(op->mat_handle);
   free(op->mat);
   for (int i = 0; i < 2; i++) {

@@ -28,6 +28,8 @@ struct sl_op {
   starpu_data_handle_t aux_handle[2];
   int kind;               /* MatrixMult arrangement: SL_STACK_NONE (block diagonal), SL_STACK_V, SL_STACK_H */
   sl_cscalar scale;       /* scaled */
+  int nparts;             /* stacked operators: their parts (references) */
+  sl_op **parts;
 };
 
 /** A new operator of the given layouts (templates created like dom_like and rng_like) with one reference. */

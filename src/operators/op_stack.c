@@ -1,0 +1,121 @@
+/* Operators over a list of operators, with stacked arrays on the stacked side (pylops-mpi's
+ * StackedVStack, StackedHStack and StackedBlockDiag, over any starlops operators):
+ *   VStack     y_i = A_i x            adjoint x = sum_i A_i^H y_i      (y stacked)
+ *   HStack     y = sum_i A_i x_i      adjoint x_i = A_i^H y            (x stacked)
+ *   BlockDiag  y_i = A_i x_i          adjoint x_i = A_i^H y_i          (x and y stacked)
+ * and Gradient, the VStack of first derivatives along every axis (its adjoint is minus the divergence).
+ * The parts communicate as they do alone; the sums are local element-wise additions. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "operators/op_internal.h"
+
+enum { STACK_V, STACK_H, STACK_DIAG };
+
+static int vstack_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  if (mode == SL_FORWARD) {
+    for (int i = 0; i < op->nparts; i++) SL_TRY(op->parts[i]->apply(op->parts[i], mode, x, y->parts[i]));
+    return SL_SUCCESS;
+  }
+  SL_TRY(op->parts[0]->apply(op->parts[0], mode, x->parts[0], y));
+  for (int i = 1; i < op->nparts; i++) {
+    SL_TRY(op->parts[i]->apply(op->parts[i], mode, x->parts[i], op->tmp));
+    SL_TRY(sl_array_axpby(y, SL_REAL(1), op->tmp, SL_REAL(1)));
+  }
+  return SL_SUCCESS;
+}
+
+static int hstack_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  if (mode == SL_ADJOINT) {
+    for (int i = 0; i < op->nparts; i++) SL_TRY(op->parts[i]->apply(op->parts[i], mode, x, y->parts[i]));
+    return SL_SUCCESS;
+  }
+  SL_TRY(op->parts[0]->apply(op->parts[0], mode, x->parts[0], y));
+  for (int i = 1; i < op->nparts; i++) {
+    SL_TRY(op->parts[i]->apply(op->parts[i], mode, x->parts[i], op->tmp));
+    SL_TRY(sl_array_axpby(y, SL_REAL(1), op->tmp, SL_REAL(1)));
+  }
+  return SL_SUCCESS;
+}
+
+static int diag_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  for (int i = 0; i < op->nparts; i++) SL_TRY(op->parts[i]->apply(op->parts[i], mode, x->parts[i], y->parts[i]));
+  return SL_SUCCESS;
+}
+
+/* A stack of the parts' domains (ranges) as a layout template. */
+static int stacked_like(sl_op **ops, int n, int range, sl_array **out)
+{
+  sl_array **a = calloc((size_t)n, sizeof *a);
+  if (!a) return sl_error(SL_E_NOMEM, "stacked operator: out of memory");
+  int rc = SL_SUCCESS;
+  for (int i = 0; i < n && rc == SL_SUCCESS; i++) rc = sl_array_create_like(&a[i], range ? ops[i]->rng : ops[i]->dom);
+  if (rc == SL_SUCCESS) rc = sl_array_stack(out, n, a);
+  for (int i = 0; i < n; i++) sl_array_destroy(&a[i]);
+  free(a);
+  return rc;
+}
+
+static int make(sl_op **out, const char *fn, int kind, int n, sl_op **ops)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (out) is NULL", fn);
+  SL_CHECK_ARG(n >= 1, SL_E_INVALID, "%s: argument 2 (n) must be >= 1, got %d", fn, n);
+  SL_CHECK_ARG(ops != NULL, SL_E_INVALID, "%s: argument 3 (ops) is NULL", fn);
+  for (int i = 0; i < n; i++) {
+    SL_CHECK_ARG(ops[i] != NULL, SL_E_INVALID, "%s: argument 3 (ops): operator %d is NULL", fn, i);
+    SL_CHECK_ARG(ops[i]->dtype == ops[0]->dtype, SL_E_DTYPE, "%s: operator %d is %s, operator 0 is %s", fn, i,
+                 sl_dtype_name(ops[i]->dtype), sl_dtype_name(ops[0]->dtype));
+    char a[96], b[96];
+    snprintf(a, sizeof a, "%s: the %s of operator %d", fn, kind == STACK_V ? "domain" : "range", i);
+    snprintf(b, sizeof b, "the %s of operator 0", kind == STACK_V ? "domain" : "range");
+    if (kind == STACK_V) SL_TRY(sl_array_check_same(ops[i]->dom, a, ops[0]->dom, b));
+    if (kind == STACK_H) SL_TRY(sl_array_check_same(ops[i]->rng, a, ops[0]->rng, b));
+  }
+  char name[160];
+  int len = snprintf(name, sizeof name, "%s(", kind == STACK_V ? "VStack" : kind == STACK_H ? "HStack" : "BlockDiag");
+  for (int i = 0; i < n && len < (int)sizeof name - 8; i++)
+    len += snprintf(name + len, sizeof name - (size_t)len, "%s%.40s", i ? ", " : "", ops[i]->name);
+  snprintf(name + (len < (int)sizeof name - 2 ? len : (int)sizeof name - 2), 2, ")");
+  sl_array *dom = NULL, *rng = NULL;
+  int rc = kind == STACK_V ? SL_SUCCESS : stacked_like(ops, n, 0, &dom);
+  if (rc == SL_SUCCESS && kind != STACK_H) rc = stacked_like(ops, n, 1, &rng);
+  sl_op *o = NULL;
+  if (rc == SL_SUCCESS)
+    rc = sl_op_new(&o, name, dom ? dom : ops[0]->dom, rng ? rng : ops[0]->rng,
+                   kind == STACK_V ? vstack_apply : kind == STACK_H ? hstack_apply : diag_apply);
+  sl_array_destroy(&dom);
+  sl_array_destroy(&rng);
+  if (rc != SL_SUCCESS) return sl_agree(sl_ctx.comm, rc);
+  o->parts = calloc((size_t)n, sizeof *o->parts);
+  if (!o->parts) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  for (int i = 0; rc == SL_SUCCESS && i < n; i++) o->parts[o->nparts++] = sl_op_ref(ops[i]);
+  /* the temporary of the sums: the unstacked side */
+  if (rc == SL_SUCCESS && kind == STACK_V && n > 1) rc = sl_array_create_like(&o->tmp, ops[0]->dom);
+  if (rc == SL_SUCCESS && kind == STACK_H && n > 1) rc = sl_array_create_like(&o->tmp, ops[0]->rng);
+  return sl_op_finish(out, o, rc);
+}
+
+int sl_op_vstack(sl_op **out, int n, sl_op **ops) { return make(out, "sl_op_vstack", STACK_V, n, ops); }
+int sl_op_hstack(sl_op **out, int n, sl_op **ops) { return make(out, "sl_op_hstack", STACK_H, n, ops); }
+int sl_op_block_diag(sl_op **out, int n, sl_op **ops) { return make(out, "sl_op_block_diag", STACK_DIAG, n, ops); }
+
+int sl_op_gradient(sl_op **out, const sl_array *like, const double *sampling, sl_deriv_kind kind, int edge)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(out != NULL, SL_E_INVALID, "sl_op_gradient: argument 1 (out) is NULL");
+  SL_CHECK_ARG(like != NULL, SL_E_INVALID, "sl_op_gradient: argument 2 (like) is NULL");
+  SL_CHECK_PLAIN("sl_op_gradient", like);
+  sl_op *d[SL_MAX_DIMS] = {NULL};
+  int nd = sl_array_ndim(like), rc = SL_SUCCESS;
+  for (int a = 0; a < nd && rc == SL_SUCCESS; a++)
+    rc = sl_op_first_derivative(&d[a], like, a, sampling ? sampling[a] : 1.0, kind, 3, edge);
+  if (rc == SL_SUCCESS) rc = sl_op_vstack(out, nd, d);
+  for (int a = 0; a < nd; a++) sl_op_destroy(&d[a]);
+  if (rc == SL_SUCCESS) snprintf((*out)->name, sizeof (*out)->name, "Gradient(%d axes)", nd);
+  return rc;
+}
