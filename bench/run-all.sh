@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Runs every benchmark program and writes their tables, with the commands, into one markdown file.
-#   bench/run-all.sh [--quick] [--out FILE]     (default FILE: docs/benchmarks-generated.md)
-# --quick uses small sizes (a check that everything runs, in about a minute). The curated analysis stays in
-# docs/benchmarks.md; this file holds the raw tables of the last full run on the machine it ran on.
+# Runs every benchmark program and writes their tables, with the commands, into docs/benchmarks.md: the
+# section between the markers "<!-- run-all:begin -->" and "<!-- run-all:end -->" is replaced (appended
+# the first time); the curated analysis around it stays.
+#   bench/run-all.sh [--quick] [--out FILE]     (--out: a standalone file instead)
+# --quick uses small sizes (a check that everything runs, in about a minute).
 # Environment: NP (ranks for the multi-rank benchmarks, default 2), MPIRUN (default "mpirun
 # --oversubscribe --bind-to none"), BUILD (default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0
-out=docs/benchmarks-generated.md
+out=
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -23,13 +24,15 @@ NP=${NP:-2}
 MPIRUN=${MPIRUN:-mpirun --oversubscribe --bind-to none}
 export STARPU_HOME=${STARPU_HOME:-$PWD/$B/starpu-home} STARPU_SILENT=1 STARPU_WORKERS_NOBIND=1
 mkdir -p "$STARPU_HOME"
-for p in bench_vec bench_comm bench_ops; do
+for p in bench_vec bench_comm bench_ops bench_stencil bench_solvers; do
   [ -x "$B/bench/$p" ] || { echo "run-all: $B/bench/$p missing: run make first" >&2; exit 1; }
 done
 if [ $quick = 1 ]; then
   vec="--sizes 1,8 --reps 3"; comm="--max-bytes 65536 --reps 3 --overlap-mib 4"; ops="--sizes 200,400 --reps 3"
+  stencil="--sizes 300 --reps 3"; solvers="--sizes 200 --ls 400,100 --niter 5 --reps 2"
 else
   vec="--sizes 8,128,512 --reps 10"; comm="--reps 5 --overlap-mib 256"; ops="--sizes 1000,2000,4000 --reps 7"
+  stencil="--sizes 2000,4000 --reps 7"; solvers="--sizes 1000,2000 --ls 4000,1000 --niter 20 --reps 3"
 fi
 tmp=$(mktemp)
 {
@@ -47,6 +50,23 @@ tmp=$(mktemp)
   $MPIRUN -n "$NP" "$B/bench/bench_comm" $comm 2>/dev/null | grep -v '^\s*$' | grep -v -i 'pmix\|dlopen\|perhaps' || echo "(the command failed)"
   echo '```'
   run "Operators: MatrixMult vs CBLAS (1 rank)" $MPIRUN -n 1 "$B/bench/bench_ops" $ops
+  run "Stencils vs a plain loop (1 rank)" $MPIRUN -n 1 "$B/bench/bench_stencil" $stencil
+  run "Stencils and the halo exchange ($NP ranks)" $MPIRUN -n "$NP" "$B/bench/bench_stencil" $stencil
+  run "Solvers: iteration time vs its parts ($NP ranks)" $MPIRUN -n "$NP" "$B/bench/bench_solvers" $solvers
 } > "$tmp"
-mv "$tmp" "$out"
-echo "run-all: wrote $out"
+if [ -n "$out" ]; then
+  mv "$tmp" "$out"
+  echo "run-all: wrote $out"
+  exit 0
+fi
+doc=docs/benchmarks.md
+begin='<!-- run-all:begin -->' end='<!-- run-all:end -->'
+if grep -qF "$begin" "$doc"; then
+  awk -v f="$tmp" -v b="$begin" -v e="$end" \
+    '$0 == b {print; while ((getline l < f) > 0) print l; skip = 1; next} $0 == e {skip = 0} !skip' "$doc" > "$doc.new"
+else
+  { cat "$doc"; echo; echo "$begin"; cat "$tmp"; echo "$end"; } > "$doc.new"
+fi
+mv "$doc.new" "$doc"
+rm -f "$tmp"
+echo "run-all: replaced the generated section of $doc"
