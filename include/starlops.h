@@ -330,6 +330,26 @@ int sl_op_second_derivative(sl_op **op, const sl_array *like, int axis, double s
 int sl_op_laplacian(sl_op **op, const sl_array *like, int naxes, const int *axes, const double *weights,
                     const double *sampling, sl_deriv_kind kind, int edge);
 
+/** Collective. Distributed MatrixMult by SUMMA: Y = A X, A N x K, X K x M, over a pr x pc process grid
+ *  (pr pc = ranks; any factorisation, not only squares; rank r is grid row r / pc, column r % pc). Rank (i, j)
+ *  gives A's block: rows-block i of N over pr by columns-block j of K over pc (row-major, copied). The domain
+ *  holds X and the range Y, each as a 1-D array of the ranks' blocks in rank order, rank (i, j) holding
+ *  X's rows-block i of K over pr by columns-block j of M over pc (row-major) and Y's rows-block i of N by
+ *  columns-block j of M (sl_op_summa_block gives the extents). Blocks split as pylops-mpi does (the first
+ *  n % p get one more). Forward: per panel of K, A broadcast along grid rows, X along grid columns, a gemm;
+ *  adjoint: the same A broadcast, a gemm, an allreduce along grid columns. Panels are pipelined (one set of
+ *  buffers each). Adjoint: X = A^H Y. */
+int sl_op_matmul_summa(sl_op **op, const void *A, int64_t N, int64_t K, int64_t M, int pr, int pc, sl_dtype dt);
+/** Collective. Distributed MatrixMult, "block" kind: Y = A X on a pr x pc grid; rank (i, j) gives A's
+ *  rows-block i (of N over pr) with all K columns (row-major, copied). The domain is X as a (K, M) array
+ *  split by columns over each grid row and replicated over the grid rows (mask = grid row: rank (i, j)
+ *  holds columns-block j of M over pc); the range is Y in 2-D blocks as in sl_op_matmul_summa. Forward: a
+ *  local gemm, no communication; adjoint: a local gemm and one allreduce along the grid column. */
+int sl_op_matmul_block(sl_op **op, const void *A, int64_t N, int64_t K, int64_t M, int pr, int pc, sl_dtype dt);
+/** Rank's blocks in sl_op_matmul_summa's layout: extent = {first row and rows of A/Y (of N), first column
+ *  and columns of A (of K), first row and rows of X (of K), first column and columns of X/Y (of M)}. */
+int sl_op_summa_block(int64_t N, int64_t K, int64_t M, int pr, int pc, int rank, int64_t extent[8]);
+
 /* Stacked operators over any operators (their parts keep a reference); the stacked side is a stacked
  * array (sl_array_stack) whose parts are laid out like the parts' domains or ranges. Each part
  * communicates as it does alone; the sums are local. */

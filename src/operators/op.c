@@ -47,6 +47,7 @@ int sl_op_destroy(sl_op **opp)
   sl_op_destroy(&op->b);
   for (int i = 0; i < op->nparts; i++) sl_op_destroy(&op->parts[i]);
   free(op->parts);
+  if (op->priv && op->priv_free) op->priv_free(op->priv);
   if (op->mat_handle) starpu_data_unregister(op->mat_handle);
   free(op->mat);
   for (int i = 0; i < 2; i++) {

@@ -30,6 +30,8 @@ struct sl_op {
   sl_cscalar scale;       /* scaled */
   int nparts;             /* stacked operators: their parts (references) */
   sl_op **parts;
+  void *priv;             /* an operator's own state, freed by priv_free at destruction */
+  void (*priv_free)(void *priv);
 };
 
 /** A new operator of the given layouts (templates created like dom_like and rng_like) with one reference. */

@@ -55,6 +55,7 @@ RANKS_TEST(mpi_ops)
 RANKS_TEST(mpi_solvers)
 RANKS_TEST(mpi_stencils)
 RANKS_TEST(mpi_stack)
+RANKS_TEST(mpi_summa)
 
 /* dmda-family schedulers run a per-worker hook when a task ends: collectives released by the progress
  * thread must end on a worker thread (comm_progress.c). */

@@ -1,0 +1,82 @@
+/* Distributed MatrixMult, "block" kind (pylops-mpi's kind="block", on any pr x pc grid): rank (i, j) holds
+ * A's rows-block i (of N over pr, all K columns) and X's columns-block j (of M over pc, all K rows); X is
+ * replicated over the grid rows (a mask: every grid row holds one whole X, split by columns). Y is in
+ * 2-D blocks (rows-block i, columns-block j).
+ *   forward  Y_ij = A_i X_j: one local gemm, no communication
+ *   adjoint  X_j = sum_i A_i^H Y_ij: one local gemm, then one allreduce along grid column j */
+#include <stdlib.h>
+
+#include "operators/op_internal.h"
+#include "codelets/codelets.h"
+#include "comm/comm.h"
+
+static int64_t part_of(int64_t n, int parts, int idx) { return n / parts + (idx < n % parts); }
+
+static void channel_free(void *p) { comm_channel_destroy(p); }
+
+static int block_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
+                        const starpu_data_handle_t *hy)
+{
+  SL_TRY(codelet_matmul_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, 1, op->mat_handle, nx, hx, ny, hy));
+  comm_channel *col = op->priv;
+  if (mode == SL_ADJOINT && ny > 0 && col->size > 1) return comm_allreduce_n(col, op->dtype, COMM_SUM, ny, hy);
+  return SL_SUCCESS;
+}
+
+static int block_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  return sl_op_apply_chunked(op, mode, x, y, block_submit);
+}
+
+int sl_op_matmul_block(sl_op **op, const void *A, int64_t N, int64_t K, int64_t M, int pr, int pc, sl_dtype dt)
+{
+  SL_CHECK_INIT();
+  const char *fn = "sl_op_matmul_block";
+  int rc = SL_SUCCESS;
+  if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  else if (N < 1 || K < 1 || M < 1)
+    rc = sl_error(SL_E_INVALID, "%s: arguments 3-5 (N, K, M) must be >= 1, got %lld, %lld, %lld", fn, (long long)N, (long long)K, (long long)M);
+  else if (pr < 1 || pc < 1 || (int64_t)pr * pc != sl_ctx.size)
+    rc = sl_error(SL_E_INVALID, "%s: arguments 6-7: the grid %d x %d does not fit %d ranks (pr x pc must equal it)", fn, pr, pc, sl_ctx.size);
+  else if (!sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "%s: argument 8 (dt) is not a valid dtype", fn);
+  SL_TRY(sl_agree(sl_ctx.comm, rc));
+  int i = sl_ctx.rank / pc, j = sl_ctx.rank % pc;
+  int64_t nb = part_of(N, pr, i), mb = part_of(M, pc, j);
+  rc = nb * K > 0 && !A ? sl_error(SL_E_INVALID, "%s: argument 2 (A) is NULL for a %lld x %lld block", fn, (long long)nb, (long long)K) : SL_SUCCESS;
+  /* X: (K, M) scattered along its columns within each grid row (mask = grid row) */
+  int *mask = malloc(sizeof *mask * (size_t)sl_ctx.size);
+  if (!mask) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  for (int r = 0; mask && r < sl_ctx.size; r++) mask[r] = r / pc;
+  int64_t xd[2] = {K, M}, yd = N * M, yloc = nb * mb;
+  sl_dist dx = sl_dist_scatter(1), dy = sl_dist_default();
+  dx.local_n = &mb;
+  dx.mask = mask;
+  dy.local_n = &yloc;
+  sl_array *dom = NULL, *rng = NULL;
+  rc = sl_agree(sl_ctx.comm, rc);
+  if (rc == SL_SUCCESS) rc = sl_array_create(&dom, 2, xd, dt, &dx);
+  if (rc == SL_SUCCESS) rc = sl_array_create(&rng, 1, &yd, dt, &dy);
+  free(mask);
+  MPI_Comm colc = MPI_COMM_NULL;
+  comm_channel *col = NULL;
+  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, MPI_Comm_split(sl_ctx.comm, j, i, &colc) == MPI_SUCCESS ? SL_SUCCESS : sl_error(SL_E_COMM, "%s: MPI_Comm_split failed", fn));
+  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, comm_channel_create(colc, &col));
+  if (colc != MPI_COMM_NULL) MPI_Comm_free(&colc);
+  sl_op *o = NULL;
+  char name[96];
+  snprintf(name, sizeof name, "MatrixMult(block %d x %d)", pr, pc);
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, name, dom, rng, block_apply);
+  sl_array_destroy(&dom);
+  sl_array_destroy(&rng);
+  if (rc != SL_SUCCESS) {
+    if (col) comm_channel_destroy(col);
+    return sl_agree(sl_ctx.comm, rc);
+  }
+  o->priv = col;
+  o->priv_free = channel_free;
+  o->nr = nb;
+  o->nc = K;
+  o->nrhs = mb;
+  o->nbatch = 1;
+  return sl_op_finish(op, o, sl_op_keep(&o->mat, &o->mat_handle, A, nb * K, sl_dtype_size(dt)));
+}
