@@ -90,6 +90,12 @@ if want cudatests; then
       "cuda-$1-$2.log" mpirun -n "$2" --bind-to none "$B/build/tests/mpi/$1"
   done
 fi
+if want summa; then
+  for np in 1 2 4; do
+    STEP_TIMEOUT=90 STARPU_NCUDA=0 STARPU_NCPU=3 step "bench_ops --summa, $np rank(s) x 3 CPUs" "bench-summa-$np.log" \
+      mpirun -n $np --bind-to none "$B/build/bench/bench_ops" --sizes 500 --summa 2000,4000 --reps 3
+  done
+fi
 if want stencilbench || want keybench; then
   STEP_TIMEOUT=60 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) step "bench_stencil on the GPU" \
     bench-stencil-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 4000,8000 --reps 5
@@ -149,7 +155,7 @@ echo "|---|---|---|---|"
 for r in "${rows[@]}"; do [ -n "$r" ] && echo "$r"; done
 echo
 grep -h "Synthesis" "$logs"/tests-*.log 2>/dev/null
-for f in bench-ops-gpu bench-ops-cpu bench-stencil-gpu bench-stencil-cpu bench-stencil-2r bench-solvers-gpu bench-solvers-cpu; do
+for f in bench-summa-1 bench-summa-2 bench-summa-4 bench-ops-gpu bench-ops-cpu bench-stencil-gpu bench-stencil-cpu bench-stencil-2r bench-solvers-gpu bench-solvers-cpu; do
   [ -f "$logs/$f.log" ] && { echo; echo "### $f"; grep "^|\|^#" "$logs/$f.log"; }
 done
 for f in "$logs"/cuda-mpi_*.log; do [ -f "$f" ] && { echo "### $(basename "$f")"; grep -v "^\[vm\|pmix\|dlopen\|Perhaps" "$f" | tail -n 6; }; done
