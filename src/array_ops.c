@@ -10,9 +10,11 @@ static int submit_chunks(sl_vec_op op, sl_array *y, const sl_array *x, const sl_
   for (int i = 0; i < y->nparts; i++) /* stacked: part by part */
     SL_TRY(submit_chunks(op, y->parts[i], x ? x->parts[i] : NULL, z ? z->parts[i] : NULL, a, b));
   double av[2] = {a.re, a.im}, bv[2] = {b.re, b.im};
-  for (int c = 0; c < y->nchunks; c++)
+  for (int c = 0; c < y->nchunks; c++) {
+    sl_trace_block(0, c);
     SL_TRY(codelet_vec_submit(op, y->dtype, sl_array_chunk(y, c), x ? sl_array_chunk(x, c) : NULL,
                               z ? sl_array_chunk(z, c) : NULL, av, bv));
+  }
   return SL_SUCCESS;
 }
 
@@ -78,11 +80,13 @@ int sl_array_axpby_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int
   for (int i = 0; i < y->nparts; i++) SL_TRY(sl_array_axpby_h(y->parts[i], alpha, ha, ia, x->parts[i], beta, hb, ib));
   codelet_vec_params p = {{alpha.re, alpha.im}, {beta.re, beta.im}, ha ? ia : 0, hb ? ib : 0, 0, 0};
   starpu_data_handle_t one = sl_one_handle();
-  for (int c = 0; c < y->nchunks; c++)
+  for (int c = 0; c < y->nchunks; c++) {
+    sl_trace_block(0, c);
     SL_TRY(codelet_vec_submit_p(SL_VEC_AXPBYS, y->dtype,
                                 (starpu_data_handle_t[4]){sl_array_chunk(y, c), sl_array_chunk(x, c), ha ? ha : one,
                                                           hb ? hb : one},
                                 &p));
+  }
   return SL_SUCCESS;
 }
 

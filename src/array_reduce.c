@@ -17,9 +17,11 @@ static int reduce(const char *fn, sl_red_kind k, double p, double root_p, const 
   SL_CHECK_ARG(!x->acquired, SL_E_STATE, "%s: argument 1 (x) is acquired by the host; release it first", fn);
   if (y) SL_TRY(sl_array_check_same(x, "argument 1 (x)", y, "argument 2 (y)"));
   if (x->nparts) return sl_stack_reduce(k, p, root_p, x, y, s, result);
-  for (int c = 0; c < x->nchunks; c++)
+  for (int c = 0; c < x->nchunks; c++) {
+    sl_trace_block(0, c);
     SL_TRY(codelet_reduce_submit(x->dtype, k, p, sl_array_chunk(x, c), y ? sl_array_chunk(y, c) : NULL,
                                  x->partials[c]));
+  }
   int collective = x->partition == SL_SCATTER && x->group->size > 1;
   SL_TRY(codelet_combine_submit(k, collective ? 0.0 : root_p, x->nchunks, x->partials, s->handle));
   if (collective) {

@@ -12,6 +12,7 @@
 #endif
 
 struct sl_context sl_ctx;
+_Thread_local uint64_t sl_trace_tag;
 static const char *sched_name = "default";
 
 void sl_options_default(sl_options *opts)

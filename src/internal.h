@@ -157,6 +157,19 @@ int sl_array_scale_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int
  *  ||x[i]||^2). The arrays must share a group; one allreduce of all results. */
 int sl_array_vdots_fused(int n, const sl_array *const *x, const sl_array *const *y, sl_scalar *const *s);
 
+/* ---- block coordinates in traces (context.c) ----------------------------------------------------- */
+/** The Tag of the tasks this thread submits while tracing (tasks.rec): the solver iteration in bits 40-63,
+ *  a panel or part index in bits 20-39, the chunk (block) index in bits 0-19. Never used for dependencies. */
+extern _Thread_local uint64_t sl_trace_tag;
+static inline void sl_trace_block(int64_t panel, int64_t chunk)
+{
+  sl_trace_tag = (sl_trace_tag & ~((1ULL << 40) - 1)) | ((uint64_t)(panel & 0xFFFFF) << 20) | (uint64_t)(chunk & 0xFFFFF);
+}
+static inline void sl_trace_iteration(int64_t it)
+{
+  sl_trace_tag = ((uint64_t)it << 40) | (sl_trace_tag & ((1ULL << 40) - 1));
+}
+
 /* ---- tags (tag.c) ------------------------------------------------------------------------------- */
 void sl_tag_reset(void);
 

@@ -58,6 +58,7 @@ struct starpu_task *codelet_task_create(int nb)
 
 int codelet_task_submit(struct starpu_task *t)
 {
+  if (sl_ctx.tracing) t->tag_id = sl_trace_tag; /* block coordinates for the trace (use_tag stays 0) */
   int rc = starpu_task_submit(t);
   if (rc == 0) return SL_SUCCESS;
   t->destroy = 0; /* a task StarPU did not take is ours to free */

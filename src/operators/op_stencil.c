@@ -67,6 +67,7 @@ static int stencil_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
     int lo = 0, hi = 0;
     ghost_needs(&p, s, e, &lo, &hi);
     if (serial) lo = hi = 1;
+    sl_trace_block(0, c);
     rc = codelet_stencil_submit(&p, op->dtype, lo ? op->aux_handle[0] : NULL, hi ? op->aux_handle[1] : NULL, c1 - c0 + 1,
                                 hx + c0, start + c0, sl_array_chunk(y, c), s, e);
   }

@@ -86,6 +86,7 @@ static int summa_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *
   int rc = nx < 0 || ny < 0 || nt[0] < 0 || nt[1] < 0 ? sl_error(SL_E_NOMEM, "%s: out of memory", op->name) : SL_SUCCESS;
   if (rc == SL_SUCCESS && mode == SL_FORWARD) rc = sl_array_fill(y, SL_REAL(0));
   for (int t = 0; t < s->npanels && rc == SL_SUCCESS; t++) {
+    sl_trace_block(t, 0); /* the panel in the trace's tags */
     rc = bcast_a(op, s, t);
     if (mode == SL_FORWARD) {
       /* X(panel, j): rows p0 - offkx .. of the owner's block, contiguous; broadcast along column j */

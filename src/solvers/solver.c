@@ -190,6 +190,7 @@ int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop)
     snprintf(ev, sizeof ev, "%s iteration %d", sv->name, k);
     SL_TRY(sl_trace_event(ev));
   }
+  sl_trace_iteration(k + 1); /* the next iteration's tasks carry its number */
   int code = 0;
   if (sv->o.callback && k > 0 && sv->o.callback(k, x, sv->o.user)) code = SL_STOP_CALLBACK;
   int test = k == 0 || k % sv->o.check_every == 0 || k == sv->o.niter || code;
@@ -210,6 +211,7 @@ int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop)
 
 int solver_end(sl_solver *sv, int rc)
 {
+  sl_trace_iteration(0);
   if (sv->hstate) {
     if (rc == SL_SUCCESS) rc = fetch(sv);
     sl_solver_info *in = sv->info;
