@@ -140,3 +140,18 @@ int sl_op_finish(sl_op **out, sl_op *o, int rc)
   *out = o;
   return SL_SUCCESS;
 }
+
+int sl_op_grid_check(const char *fn, sl_op **out, int64_t N, int64_t K, int64_t M, int pr, int pc, sl_dtype dt)
+{
+  SL_CHECK_INIT();
+  int rc = SL_SUCCESS;
+  if (!out) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  else if (N < 1 || K < 1 || M < 1)
+    rc = sl_error(SL_E_INVALID, "%s: arguments 3-5 (N, K, M) must be >= 1, got %lld, %lld, %lld", fn, (long long)N,
+                  (long long)K, (long long)M);
+  else if (pr < 1 || pc < 1 || (int64_t)pr * pc != sl_ctx.size)
+    rc = sl_error(SL_E_INVALID, "%s: arguments 6-7: the grid %d x %d does not fit %d ranks (pr x pc must equal it)", fn, pr,
+                  pc, sl_ctx.size);
+  else if (!sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "%s: argument 8 (dt) is not a valid dtype", fn);
+  return sl_agree(sl_ctx.comm, rc);
+}

@@ -50,6 +50,9 @@ int sl_op_keep(void **ptr, starpu_data_handle_t *h, const void *src, int64_t n, 
 int sl_op_matrix_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y);
 /** Ends a collective constructor: agrees rc over ranks, then hands o to *out or destroys it. */
 int sl_op_finish(sl_op **out, sl_op *o, int rc);
+/** Collective. The checks shared by the distributed MatrixMult kinds (out, sizes, a grid that fits the ranks,
+ *  the dtype), agreed by every rank. */
+int sl_op_grid_check(const char *fn, sl_op **out, int64_t N, int64_t K, int64_t M, int pr, int pc, sl_dtype dt);
 /** Takes one more reference to op. */
 sl_op *sl_op_ref(sl_op *op);
 

@@ -30,16 +30,9 @@ static int block_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *
 
 int sl_op_matmul_block(sl_op **op, const void *A, int64_t N, int64_t K, int64_t M, int pr, int pc, sl_dtype dt)
 {
-  SL_CHECK_INIT();
   const char *fn = "sl_op_matmul_block";
+  SL_TRY(sl_op_grid_check(fn, op, N, K, M, pr, pc, dt));
   int rc = SL_SUCCESS;
-  if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
-  else if (N < 1 || K < 1 || M < 1)
-    rc = sl_error(SL_E_INVALID, "%s: arguments 3-5 (N, K, M) must be >= 1, got %lld, %lld, %lld", fn, (long long)N, (long long)K, (long long)M);
-  else if (pr < 1 || pc < 1 || (int64_t)pr * pc != sl_ctx.size)
-    rc = sl_error(SL_E_INVALID, "%s: arguments 6-7: the grid %d x %d does not fit %d ranks (pr x pc must equal it)", fn, pr, pc, sl_ctx.size);
-  else if (!sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "%s: argument 8 (dt) is not a valid dtype", fn);
-  SL_TRY(sl_agree(sl_ctx.comm, rc));
   int i = sl_ctx.rank / pc, j = sl_ctx.rank % pc;
   int64_t nb = part_of(N, pr, i), mb = part_of(M, pc, j);
   rc = nb * K > 0 && !A ? sl_error(SL_E_INVALID, "%s: argument 2 (A) is NULL for a %lld x %lld block", fn, (long long)nb, (long long)K) : SL_SUCCESS;

@@ -13,9 +13,11 @@
 
 enum { STACK_V, STACK_H, STACK_DIAG };
 
-static int vstack_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+/* VStack (sum_side = adjoint) and HStack (sum_side = forward): on the stacked side each part maps its own
+ * part of the stacked array; on the other side the parts' results are summed into y. */
+static int stack_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y, sl_op_mode sum_side)
 {
-  if (mode == SL_FORWARD) {
+  if (mode != sum_side) {
     for (int i = 0; i < op->nparts; i++) SL_TRY(op->parts[i]->apply(op->parts[i], mode, x, y->parts[i]));
     return SL_SUCCESS;
   }
@@ -27,18 +29,14 @@ static int vstack_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
   return SL_SUCCESS;
 }
 
+static int vstack_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  return stack_apply(op, mode, x, y, SL_ADJOINT);
+}
+
 static int hstack_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  if (mode == SL_ADJOINT) {
-    for (int i = 0; i < op->nparts; i++) SL_TRY(op->parts[i]->apply(op->parts[i], mode, x, y->parts[i]));
-    return SL_SUCCESS;
-  }
-  SL_TRY(op->parts[0]->apply(op->parts[0], mode, x->parts[0], y));
-  for (int i = 1; i < op->nparts; i++) {
-    SL_TRY(op->parts[i]->apply(op->parts[i], mode, x->parts[i], op->tmp));
-    SL_TRY(sl_array_axpby(y, SL_REAL(1), op->tmp, SL_REAL(1)));
-  }
-  return SL_SUCCESS;
+  return stack_apply(op, mode, x, y, SL_FORWARD);
 }
 
 static int diag_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)

@@ -149,16 +149,9 @@ static int make_panels(summa_t *s)
 
 int sl_op_matmul_summa(sl_op **op, const void *A, int64_t N, int64_t K, int64_t M, int pr, int pc, sl_dtype dt)
 {
-  SL_CHECK_INIT();
   const char *fn = "sl_op_matmul_summa";
+  SL_TRY(sl_op_grid_check(fn, op, N, K, M, pr, pc, dt));
   int rc = SL_SUCCESS;
-  if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
-  else if (N < 1 || K < 1 || M < 1)
-    rc = sl_error(SL_E_INVALID, "%s: arguments 3-5 (N, K, M) must be >= 1, got %lld, %lld, %lld", fn, (long long)N, (long long)K, (long long)M);
-  else if (pr < 1 || pc < 1 || (int64_t)pr * pc != sl_ctx.size)
-    rc = sl_error(SL_E_INVALID, "%s: arguments 6-7: the grid %d x %d does not fit %d ranks (pr x pc must equal it)", fn, pr, pc, sl_ctx.size);
-  else if (!sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "%s: argument 8 (dt) is not a valid dtype", fn);
-  SL_TRY(sl_agree(sl_ctx.comm, rc));
   summa_t *s = calloc(1, sizeof *s);
   if (!s) return sl_agree(sl_ctx.comm, sl_error(SL_E_NOMEM, "%s: out of memory", fn));
   *s = (summa_t){.pr = pr, .pc = pc, .i = sl_ctx.rank / pc, .j = sl_ctx.rank % pc, .N = N, .K = K, .M = M};

@@ -131,3 +131,14 @@ int mc_same_error_everywhere(int rc, int expected)
               sl_strerror(rc), msg, lo[0] == hi[0], lo[1] == hi[1]);
   return ok;
 }
+
+double complex *mc_gather(sl_array *a)
+{
+  int64_t n = sl_array_global_size(a);
+  void *buf = malloc(sl_dtype_size(sl_array_dtype(a)) * (size_t)(n ? n : 1));
+  double complex *z = malloc(sizeof *z * (size_t)(n ? n : 1));
+  CHECK_OK(sl_array_gather(a, -1, buf));
+  mc_from_dtype(sl_array_dtype(a), n, buf, z);
+  free(buf);
+  return z;
+}

@@ -40,6 +40,8 @@ double mc_tol(sl_dtype dt);
 int mc_compare(sl_array *a, const double complex *ref, const char *what);
 /** Creates a and sets it to mc_value(dt, g, seed) for every global g (scatter from every rank). */
 sl_array *mc_array(int ndim, const int64_t *dims, sl_dtype dt, const sl_dist *dist, int seed, double complex **global);
+/** The global array gathered on every rank, as double complex (malloc'd; free it). */
+double complex *mc_gather(sl_array *a);
 /** 1 if every rank passes the same nonzero code and the same message. */
 int mc_same_error_everywhere(int rc, int expected);
 

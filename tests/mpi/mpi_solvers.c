@@ -72,17 +72,6 @@ static double rel_err(int64_t n, const cplx *a, const cplx *b)
   return sqrt(d / (m > 0 ? m : 1));
 }
 
-static cplx *gather(sl_array *a)
-{
-  int64_t n = sl_array_global_size(a);
-  void *buf = malloc(sl_dtype_size(sl_array_dtype(a)) * (size_t)(n ? n : 1));
-  cplx *z = malloc(sizeof *z * (size_t)(n ? n : 1));
-  CHECK_OK(sl_array_gather(a, -1, buf));
-  mc_from_dtype(sl_array_dtype(a), n, buf, z);
-  free(buf);
-  return z;
-}
-
 static void scatter(sl_array *a, const cplx *z)
 {
   int64_t n = sl_array_global_size(a);
@@ -202,7 +191,7 @@ static void test_cg(sl_dtype dt, int pipelined)
   o.cost = cost;
   sl_solver_info info;
   CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
-  cplx *xs = gather(x);
+  cplx *xs = mc_gather(x);
   double e = rel_err(n, xs, xref);
   CHECK(e < tol, "%s %s: relative error %.3e to the direct solve", name, sl_dtype_name(dt), e);
   CHECK(info.stop == SL_STOP_TOL, "%s %s: stopped for '%s'", name, sl_dtype_name(dt), sl_stop_reason_name(info.stop));
@@ -225,7 +214,7 @@ static void test_cg(sl_dtype dt, int pipelined)
     o.check_every = 3;
     o.cost = NULL;
     CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
-    xs = gather(x);
+    xs = mc_gather(x);
     e = rel_err(n, xs, xref);
     CHECK(e < tol, "%s %s with x0, check_every 3: relative error %.3e", name, sl_dtype_name(dt), e);
     CHECK(info.iterations % 3 == 0 || info.iterations == o.niter, "%s: check_every 3 stopped at %d", name, info.iterations);
@@ -234,7 +223,7 @@ static void test_cg(sl_dtype dt, int pipelined)
     /* niter 0 returns x0 */
     o.niter = 0;
     CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
-    xs = gather(x);
+    xs = mc_gather(x);
     CHECK(rel_err(n, xs, x0g) < 1e-15 && info.iterations == 0, "%s: niter 0 does not return x0", name);
     free(xs);
     /* a callback stops at iteration 4 */
@@ -352,7 +341,7 @@ static void test_least_squares(sl_dtype dt, const char *name, solver_fn solve)
       o.x0 = use_x0 ? x0 : NULL;
       sl_solver_info info;
       CHECK_OK(solve(s.V, y, x, &o, &info));
-      cplx *xs = gather(x);
+      cplx *xs = mc_gather(x);
       double e = rel_err(n, xs, xref);
       CHECK(e < tol, "%s %s damp %g x0 %d: relative error %.3e to the direct solve (%d iterations, '%s')", name,
             sl_dtype_name(dt), damps[d], use_x0, e, info.iterations, sl_stop_reason_name(info.stop));
@@ -472,7 +461,7 @@ static void test_ista(sl_dtype dt)
       sl_solver_info info;
       CHECK_OK((fista ? sl_solve_fista : sl_solve_ista)(s.V, y, x, &o, &info));
       serial_ista(&s, b, o.alpha, o.eps, kind, o.niter, fista, xr);
-      cplx *xs = gather(x);
+      cplx *xs = mc_gather(x);
       double e = rel_err(n, xs, xr);
       CHECK(e < 1e-9, "%s %s %s: relative distance %.3e to the serial iterates after %d iterations", fista ? "FISTA" : "ISTA",
             names[kind], sl_dtype_name(dt), e, o.niter);
@@ -492,7 +481,7 @@ static void test_ista(sl_dtype dt)
   /* a Rayleigh quotient never exceeds lambda_max; 30 power iterations come within a few percent here */
   CHECK(info.alpha * lmax >= 1 - 1e-12 && info.alpha * lmax < 1.05, "FISTA %s: step %.8e, 1 / lambda_max = %.8e",
         sl_dtype_name(dt), info.alpha, 1 / lmax);
-  cplx *xs = gather(x);
+  cplx *xs = mc_gather(x);
   double e = rel_err(n, xs, xt);
   CHECK(e < 2e-2, "FISTA %s: relative error %.3e to the sparse model (%d iterations)", sl_dtype_name(dt), e, info.iterations);
   free(xs);

@@ -12,17 +12,6 @@
 
 typedef double complex cplx;
 
-static cplx *gather(sl_array *a)
-{
-  int64_t n = sl_array_global_size(a);
-  void *buf = malloc(sl_dtype_size(sl_array_dtype(a)) * (size_t)(n ? n : 1));
-  cplx *z = malloc(sizeof *z * (size_t)(n ? n : 1));
-  CHECK_OK(sl_array_gather(a, -1, buf));
-  mc_from_dtype(sl_array_dtype(a), n, buf, z);
-  free(buf);
-  return z;
-}
-
 static double tol_of(sl_dtype dt) { return dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-4 : 1e-12; }
 
 /* Two parts: a 1-D scattered array of 13 and a replicated 2-D array of 3 x 2. */
@@ -91,7 +80,7 @@ static cplx *apply_gather(sl_op *op, sl_op_mode mode, sl_array *x, int part)
   sl_array *y = NULL;
   CHECK_OK(mode == SL_FORWARD ? sl_op_create_range(op, &y) : sl_op_create_domain(op, &y));
   CHECK_OK(sl_op_apply(op, mode, x, y));
-  cplx *g = gather(part >= 0 ? sl_array_stack_part(y, part) : y);
+  cplx *g = mc_gather(part >= 0 ? sl_array_stack_part(y, part) : y);
   sl_array_destroy(&y);
   return g;
 }
@@ -231,8 +220,8 @@ static void test_solvers(sl_dtype dt)
   CHECK_OK(sl_op_create_domain(B, &xb));
   CHECK_OK(sl_array_fill_random(yb, 9));
   CHECK_OK(sl_solve_cg(B, yb, xb, &o, &i1));
-  cplx *y0 = gather(sl_array_stack_part(yb, 0)), *y1 = gather(sl_array_stack_part(yb, 1));
-  cplx *x0 = gather(sl_array_stack_part(xb, 0)), *xx1 = gather(sl_array_stack_part(xb, 1));
+  cplx *y0 = mc_gather(sl_array_stack_part(yb, 0)), *y1 = mc_gather(sl_array_stack_part(yb, 1));
+  cplx *x0 = mc_gather(sl_array_stack_part(xb, 0)), *xx1 = mc_gather(sl_array_stack_part(xb, 1));
   double worst = 0;
   for (int i = 0; i < n; i++) worst = fmax(worst, fmax(cabs(x0[i] - y0[i] / dp[i]), cabs(xx1[i] - y1[i] / ep[i])));
   CHECK(worst < 1e-10, "CG on BlockDiag (%s): error %.2e", sl_dtype_name(dt), worst);
