@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "operators/op_internal.h"
+#include "comm/comm.h"
 
 int sl_op_new(sl_op **out, const char *name, const sl_array *dom_like, const sl_array *rng_like, sl_op_apply_fn fn)
 {
@@ -97,7 +98,7 @@ int64_t sl_op_ncols(const sl_op *op) { return op ? sl_array_global_size(op->dom)
 sl_dtype sl_op_dtype(const sl_op *op) { return op ? op->dtype : SL_FLOAT64; }
 const char *sl_op_name(const sl_op *op) { return op ? op->name : NULL; }
 
-static int chunks_of(const sl_array *a, starpu_data_handle_t **h, int *n)
+int sl_op_chunks(const sl_array *a, starpu_data_handle_t **h, int *n)
 {
   *n = sl_array_nchunks(a);
   *h = NULL;
@@ -112,8 +113,8 @@ int sl_op_apply_chunked(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
 {
   starpu_data_handle_t *hx = NULL, *hy = NULL;
   int nx = 0, ny = 0;
-  int rc = chunks_of(x, &hx, &nx);
-  if (rc == SL_SUCCESS) rc = chunks_of(y, &hy, &ny);
+  int rc = sl_op_chunks(x, &hx, &nx);
+  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
   if (rc == SL_SUCCESS) rc = fn(op, mode, y, nx, hx, ny, hy);
   free(hx);
   free(hy);
@@ -154,4 +155,15 @@ int sl_op_grid_check(const char *fn, sl_op **out, int64_t N, int64_t K, int64_t 
                   pc, sl_ctx.size);
   else if (!sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "%s: argument 8 (dt) is not a valid dtype", fn);
   return sl_agree(sl_ctx.comm, rc);
+}
+
+int sl_op_grid_channel(const char *fn, int color, int key, struct comm_channel **ch)
+{
+  MPI_Comm c = MPI_COMM_NULL;
+  int rc = MPI_Comm_split(sl_ctx.comm, color, key, &c) == MPI_SUCCESS ? SL_SUCCESS
+                                                                      : sl_error(SL_E_COMM, "%s: MPI_Comm_split failed", fn);
+  rc = sl_agree(sl_ctx.comm, rc);
+  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, comm_channel_create(c, ch));
+  if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  return rc;
 }

@@ -53,6 +53,12 @@ int sl_op_finish(sl_op **out, sl_op *o, int rc);
 /** Collective. The checks shared by the distributed MatrixMult kinds (out, sizes, a grid that fits the ranks,
  *  the dtype), agreed by every rank. */
 int sl_op_grid_check(const char *fn, sl_op **out, int64_t N, int64_t K, int64_t M, int pr, int pc, sl_dtype dt);
+/** The chunk handles of a (malloc'd, NULL and 0 when it has none). */
+int sl_op_chunks(const sl_array *a, starpu_data_handle_t **h, int *n);
+struct comm_channel;
+/** Collective. A comm-layer channel on the ranks of sl_ctx.comm sharing color, ordered by key (a grid row
+ *  or column), agreed by every rank. */
+int sl_op_grid_channel(const char *fn, int color, int key, struct comm_channel **ch);
 /** Takes one more reference to op. */
 sl_op *sl_op_ref(sl_op *op);
 

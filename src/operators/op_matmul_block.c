@@ -50,11 +50,8 @@ int sl_op_matmul_block(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
   if (rc == SL_SUCCESS) rc = sl_array_create(&dom, 2, xd, dt, &dx);
   if (rc == SL_SUCCESS) rc = sl_array_create(&rng, 1, &yd, dt, &dy);
   free(mask);
-  MPI_Comm colc = MPI_COMM_NULL;
   comm_channel *col = NULL;
-  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, MPI_Comm_split(sl_ctx.comm, j, i, &colc) == MPI_SUCCESS ? SL_SUCCESS : sl_error(SL_E_COMM, "%s: MPI_Comm_split failed", fn));
-  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, comm_channel_create(colc, &col));
-  if (colc != MPI_COMM_NULL) MPI_Comm_free(&colc);
+  if (rc == SL_SUCCESS) rc = sl_op_grid_channel(fn, j, i, &col);
   sl_op *o = NULL;
   char name[96];
   snprintf(name, sizeof name, "MatrixMult(block %d x %d)", pr, pc);

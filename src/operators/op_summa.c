@@ -56,16 +56,6 @@ static starpu_data_handle_t buffer(int64_t n, size_t el)
   return h;
 }
 
-/* Chunks of an array (NULL, 0 when it has none). */
-static int chunks(const sl_array *a, starpu_data_handle_t **h)
-{
-  *h = NULL;
-  if (a->nchunks == 0) return 0;
-  *h = malloc(sizeof **h * (size_t)a->nchunks);
-  for (int c = 0; *h && c < a->nchunks; c++) (*h)[c] = sl_array_chunk(a, c);
-  return *h ? a->nchunks : -1;
-}
-
 /* A(i, panel t) on every rank of grid row i: packed by its owner, broadcast along the row. */
 static int bcast_a(sl_op *op, summa_t *s, int t)
 {
@@ -82,8 +72,10 @@ static int summa_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *
   summa_t *s = op->priv;
   size_t el = sl_dtype_size(op->dtype);
   starpu_data_handle_t *hx = NULL, *hy = NULL, *ht[2] = {NULL, NULL};
-  int nx = chunks(x, &hx), ny = chunks(y, &hy), nt[2] = {chunks(s->t[0], &ht[0]), chunks(s->t[1], &ht[1])};
-  int rc = nx < 0 || ny < 0 || nt[0] < 0 || nt[1] < 0 ? sl_error(SL_E_NOMEM, "%s: out of memory", op->name) : SL_SUCCESS;
+  int nx = 0, ny = 0, nt[2] = {0, 0};
+  int rc = sl_op_chunks(x, &hx, &nx);
+  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
+  for (int k = 0; k < 2 && rc == SL_SUCCESS; k++) rc = sl_op_chunks(s->t[k], &ht[k], &nt[k]);
   if (rc == SL_SUCCESS && mode == SL_FORWARD) rc = sl_array_fill(y, SL_REAL(0));
   for (int t = 0; t < s->npanels && rc == SL_SUCCESS; t++) {
     sl_trace_block(t, 0); /* the panel in the trace's tags */
@@ -164,14 +156,9 @@ int sl_op_matmul_summa(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
   rc = s->nb * s->ka > 0 && !A ? sl_error(SL_E_INVALID, "%s: argument 2 (A) is NULL for a %lld x %lld block", fn, (long long)s->nb, (long long)s->ka) : SL_SUCCESS;
   if (rc == SL_SUCCESS) rc = make_panels(s);
   /* the grid's rows and columns as channels of the comm layer */
-  MPI_Comm rowc = MPI_COMM_NULL, colc = MPI_COMM_NULL;
-  if (rc == SL_SUCCESS && MPI_Comm_split(sl_ctx.comm, s->i, s->j, &rowc) != MPI_SUCCESS) rc = sl_error(SL_E_COMM, "%s: MPI_Comm_split failed", fn);
-  if (rc == SL_SUCCESS && MPI_Comm_split(sl_ctx.comm, s->j, s->i, &colc) != MPI_SUCCESS) rc = sl_error(SL_E_COMM, "%s: MPI_Comm_split failed", fn);
   rc = sl_agree(sl_ctx.comm, rc);
-  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, comm_channel_create(rowc, &s->row));
-  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, comm_channel_create(colc, &s->col));
-  if (rowc != MPI_COMM_NULL) MPI_Comm_free(&rowc);
-  if (colc != MPI_COMM_NULL) MPI_Comm_free(&colc);
+  if (rc == SL_SUCCESS) rc = sl_op_grid_channel(fn, s->i, s->j, &s->row);
+  if (rc == SL_SUCCESS) rc = sl_op_grid_channel(fn, s->j, s->i, &s->col);
   size_t el = sl_dtype_size(dt);
   if (rc == SL_SUCCESS) {
     s->ap = calloc((size_t)s->npanels, sizeof *s->ap);

@@ -73,32 +73,13 @@ static void pcg_coeffs(double *const *v, const void *arg)
   v[0][slot(S_MON)] = v[0][slot(S_COST)] = sqrt(gamma);
 }
 
-static int check_square(const char *name, sl_op *A)
-{
-  SL_CHECK_ARG(A != NULL, SL_E_INVALID, "%s: argument 1 (A) is NULL", name);
-  SL_CHECK_ARG(sl_op_nrows(A) == sl_op_ncols(A), SL_E_DIMS, "%s: argument 1 (A) must be square, it is %lld x %lld",
-               name, (long long)sl_op_nrows(A), (long long)sl_op_ncols(A));
-  char what[200];
-  snprintf(what, sizeof what, "its range");
-  return sl_array_check_same(A->dom, "the domain of argument 1 (A)", A->rng, what);
-}
-
-/* r = y - A x (x = x0) or y (x = 0) */
-static int residual(sl_solver *sv, sl_op *A, const sl_array *y, const sl_array *x, sl_array *r, sl_array *tmp)
-{
-  SL_TRY(sl_array_copy(r, y));
-  if (!sv->o.x0) return SL_SUCCESS;
-  SL_TRY(sl_op_apply(A, SL_FORWARD, x, tmp));
-  return sl_array_axpby(r, SL_REAL(-1), tmp, SL_REAL(1));
-}
-
 static int classic(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
 {
   sl_array *t[3] = {NULL}; /* r, c, Ac */
   int rc = solver_arrays(t, 3, A->dom);
   sl_array *r = t[0], *c = t[1], *Ac = t[2];
   const sl_array *rn[1] = {r}, *none[1] = {NULL}, *cv[1] = {c}, *acv[1] = {Ac};
-  if (rc == SL_SUCCESS) rc = residual(sv, A, y, x, r, Ac);
+  if (rc == SL_SUCCESS) rc = solver_residual(sv, A, y, x, r, Ac);
   if (rc == SL_SUCCESS) rc = sl_array_copy(c, r);
   if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(1, rn, none, &sv->sc[0]);
   if (rc == SL_SUCCESS) rc = solver_step(sv, cg_init, NULL, 0, 1, &sv->sc[0]);
@@ -125,7 +106,7 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   int rc = solver_arrays(t, 6, A->dom);
   sl_array *r = t[0], *w = t[1], *q = t[2], *z = t[3], *s = t[4], *p = t[5];
   const sl_array *xs[2] = {r, w}, *ys[2] = {NULL, r};
-  if (rc == SL_SUCCESS) rc = residual(sv, A, y, x, r, q);
+  if (rc == SL_SUCCESS) rc = solver_residual(sv, A, y, x, r, q);
   if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_FORWARD, r, w);
   /* the first test sees ||r_0|| */
   if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(1, xs, ys, &sv->sc[0]);
@@ -158,7 +139,7 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
 int sl_solve_cg(sl_op *A, const sl_array *y, sl_array *x, const sl_solver_options *o, sl_solver_info *info)
 {
   sl_solver sv;
-  SL_TRY(check_square("sl_solve_cg", A));
+  SL_TRY(solver_check_square("sl_solve_cg", A));
   int rc = solver_begin(&sv, o && o->pipelined ? "CG (pipelined)" : "CG", A, y, x, o, info);
   if (rc == SL_SUCCESS) rc = sv.o.pipelined ? pipelined(&sv, A, y, x) : classic(&sv, A, y, x);
   return solver_end(&sv, rc);

@@ -58,11 +58,7 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   sl_array *r = d[0], *c = d[1], *s = g[0], *q = g[1];
   struct cgls_arg arg = {sv->o.damp * sv->o.damp};
   const sl_array *rs[3] = {r, s, x}, *qc[2] = {q, c}, *none[3] = {NULL, NULL, NULL};
-  if (rc == SL_SUCCESS) rc = sl_array_copy(s, y);
-  if (rc == SL_SUCCESS && sv->o.x0) {
-    rc = sl_op_apply(A, SL_FORWARD, x, q);
-    if (rc == SL_SUCCESS) rc = sl_array_axpby(s, SL_REAL(-1), q, SL_REAL(1));
-  }
+  if (rc == SL_SUCCESS) rc = solver_residual(sv, A, y, x, s, q);
   if (rc == SL_SUCCESS) rc = normal_residual(A, s, x, r, arg.damp2);
   if (rc == SL_SUCCESS) rc = sl_array_copy(c, r);
   if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_FORWARD, c, q);

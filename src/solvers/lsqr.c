@@ -140,11 +140,7 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   const sl_solver_options *o = &sv->o;
   struct lsqr_arg arg = {o->damp, o->atol, o->btol, o->conlim > 0 ? 1.0 / o->conlim : 0.0, o->niter, 0};
   const sl_array *yu[2] = {y, u}, *vw[2] = {v, w}, *none[2] = {NULL, NULL};
-  if (rc == SL_SUCCESS) rc = sl_array_copy(u, y);
-  if (rc == SL_SUCCESS && o->x0) {
-    rc = sl_op_apply(A, SL_FORWARD, x, av);
-    if (rc == SL_SUCCESS) rc = sl_array_axpby(u, SL_REAL(-1), av, SL_REAL(1));
-  }
+  if (rc == SL_SUCCESS) rc = solver_residual(sv, A, y, x, u, av);
   if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(2, yu, none, sv->sc);
   if (rc == SL_SUCCESS) rc = solver_step(sv, lsqr_beta0, &arg, sizeof arg, 2, sv->sc);
   if (rc == SL_SUCCESS) rc = sl_array_scale_h(u, SL_REAL(1), sv->hstate, slot(INV_BETA));

@@ -4,7 +4,7 @@
 #include <complex.h>
 #include <math.h>
 
-#include "operators/op_internal.h"
+#include "solvers/solver_internal.h"
 
 /* st[0..1] = b^H A b, st[2] = 1 / ||A b|| (v[1] = b^H A b, v[2] = ||A b||^2), or st[2] = 1 / ||b|| (v[1]) */
 static void power_coeffs(double *const *v, const void *arg)
@@ -22,13 +22,10 @@ static void power_coeffs(double *const *v, const void *arg)
 int sl_power_iteration(sl_op *A, int niter, double tol, unsigned seed, sl_cscalar *eig, int *iters)
 {
   SL_CHECK_INIT();
-  SL_CHECK_ARG(A != NULL, SL_E_INVALID, "sl_power_iteration: argument 1 (A) is NULL");
+  SL_TRY(solver_check_square("sl_power_iteration", A));
   SL_CHECK_ARG(niter >= 1, SL_E_INVALID, "sl_power_iteration: argument 2 (niter) must be >= 1, got %d", niter);
   SL_CHECK_ARG(tol >= 0 && !isnan(tol), SL_E_INVALID, "sl_power_iteration: argument 3 (tol) must be >= 0, got %g", tol);
   SL_CHECK_ARG(eig != NULL, SL_E_INVALID, "sl_power_iteration: argument 5 (eig) is NULL");
-  SL_CHECK_ARG(sl_op_nrows(A) == sl_op_ncols(A), SL_E_DIMS, "sl_power_iteration: argument 1 (A) must be square, it is %lld x %lld",
-               (long long)sl_op_nrows(A), (long long)sl_op_ncols(A));
-  SL_TRY(sl_array_check_same(A->dom, "sl_power_iteration: the domain of argument 1 (A)", A->rng, "its range"));
   double st[4] = {0, 0, 0, 0};
   starpu_data_handle_t hs;
   starpu_variable_data_register(&hs, STARPU_MAIN_RAM, (uintptr_t)st, sizeof st);

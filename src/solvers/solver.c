@@ -241,3 +241,21 @@ int solver_end(sl_solver *sv, int rc)
   sv->hist = NULL;
   return rc;
 }
+
+int solver_residual(sl_solver *sv, sl_op *A, const sl_array *y, const sl_array *x, sl_array *r, sl_array *tmp)
+{
+  SL_TRY(sl_array_copy(r, y));
+  if (!sv->o.x0) return SL_SUCCESS;
+  SL_TRY(sl_op_apply(A, SL_FORWARD, x, tmp));
+  return sl_array_axpby(r, SL_REAL(-1), tmp, SL_REAL(1));
+}
+
+int solver_check_square(const char *fn, sl_op *A)
+{
+  SL_CHECK_ARG(A != NULL, SL_E_INVALID, "%s: argument 1 (A) is NULL", fn);
+  SL_CHECK_ARG(sl_op_nrows(A) == sl_op_ncols(A), SL_E_DIMS, "%s: argument 1 (A) must be square, it is %lld x %lld", fn,
+               (long long)sl_op_nrows(A), (long long)sl_op_ncols(A));
+  char what[96];
+  snprintf(what, sizeof what, "%s: the domain of argument 1 (A)", fn);
+  return sl_array_check_same(A->dom, what, A->rng, "its range");
+}

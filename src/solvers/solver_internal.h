@@ -45,6 +45,10 @@ int solver_step(sl_solver *sv, sl_stask_fn fn, const void *arg, size_t size, int
 int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop);
 /** Ends the solve: history to o->cost, info, the summary on rank 0; unregisters. rc is passed through. */
 int solver_end(sl_solver *sv, int rc);
+/** r = y - A x when o.x0 is set (x holds x0; tmp laid out like the range), else r = y (x is zero). */
+int solver_residual(sl_solver *sv, sl_op *A, const sl_array *y, const sl_array *x, sl_array *r, sl_array *tmp);
+/** A is square with its domain laid out like its range (CG, power iteration); fn names the caller. */
+int solver_check_square(const char *fn, sl_op *A);
 /** Slot i of the state handle, for sl_array_axpby_h (offset in doubles). */
 static inline int slot(int i) { return 2 * i; }
 /** Creates nt arrays like `like`. */
