@@ -350,6 +350,21 @@ int sl_op_matmul_block(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
  *  and columns of A (of K), first row and rows of X (of K), first column and columns of X/Y (of M)}. */
 int sl_op_summa_block(int64_t N, int64_t K, int64_t M, int pr, int pc, int rank, int64_t extent[8]);
 
+/** How Halo fills the halo cells beyond the global edges. */
+typedef enum { SL_HALO_ZERO = 0, SL_HALO_PERIODIC = 1 } sl_halo_boundary;
+/** Collective. Halo on a Cartesian process grid (pylops-mpi's MPIHalo): the global N-D array dims[0..ndim)
+ *  is cut into blocks over a grid[0] x ... grid[ndim-1] process grid (rank r has C-order grid coordinates,
+ *  the last fastest; blocks split as pylops-mpi does: sl_op_halo_block). The domain is a 1-D array of the
+ *  ranks' blocks (C order) in rank order; the range the same with each block extended by halo[2k] planes
+ *  before and halo[2k+1] after along every axis k, filled from the neighbouring blocks (edge and corner
+ *  cells included), and beyond the global edges with zeros (SL_HALO_ZERO) or from the other end
+ *  (SL_HALO_PERIODIC). The adjoint is the true adjoint: halo values are summed back into the blocks that
+ *  own them. Every block must own cells and be at least as thick as the halo along axes with neighbours. */
+int sl_op_halo(sl_op **op, int ndim, const int64_t dims[], const int grid[], const int halo[], sl_halo_boundary bnd,
+               sl_dtype dt);
+/** Rank's block in Halo's layout: first global index and extent along every axis. */
+int sl_op_halo_block(int ndim, const int64_t dims[], const int grid[], int rank, int64_t first[], int64_t count[]);
+
 /* Stacked operators over any operators (their parts keep a reference); the stacked side is a stacked
  * array (sl_array_stack) whose parts are laid out like the parts' domains or ranges. Each part
  * communicates as it does alone; the sums are local. */

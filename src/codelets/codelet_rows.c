@@ -1,20 +1,24 @@
 /* A strided row copy between two logical vectors, each the concatenation of one or more vector handles
  * (an array's chunks, a ghost layer, a message buffer): row o (0 <= o < rows) copies row_len elements from
- * logical position src_start + o src_stride to dst_start + o dst_stride. Packs and unpacks halo planes
- * for the comm layer. CPU: memcpy per contiguous piece; CUDA: one cudaMemcpy2DAsync when each side is a
- * single buffer, else one cudaMemcpyAsync per piece. */
+ * logical position src_start + o src_stride to dst_start + o dst_stride, or adds them there (accumulate:
+ * the adjoint of a halo). Packs and unpacks halo planes and redistribution blocks for the comm layer.
+ * CPU: memcpy (or an add loop) per contiguous piece; CUDA: one cudaMemcpy2DAsync (or one add kernel) when
+ * each side is a single buffer, else one call per piece. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "codelets/codelets.h"
 #ifdef SL_HAVE_CUDA
 #include <cuda_runtime_api.h>
+
+#include "codelets/kernel_rows.h"
 #endif
 
 static struct starpu_codelet cl_rows;
 
 typedef struct rows_args {
   int ndst, nsrc;
+  int acc; /* 0: copy; 1: add, in floats; 2: add, in doubles */
   size_t elsize;
   int64_t rows, row_len, src_start, src_stride, dst_start, dst_stride;
 } rows_args;
@@ -64,27 +68,51 @@ static int for_pieces(void *buffers[], const rows_args *ra, int (*piece)(char *,
 
 static int host_piece(char *d, const char *s, size_t bytes, void *ctx)
 {
-  memcpy(d, s, bytes);
+  int acc = *(const int *)ctx;
+  if (acc == 0) memcpy(d, s, bytes);
+  else if (acc == 1)
+    for (size_t i = 0; i < bytes / sizeof(float); i++) ((float *)d)[i] += ((const float *)s)[i];
+  else
+    for (size_t i = 0; i < bytes / sizeof(double); i++) ((double *)d)[i] += ((const double *)s)[i];
   return 0;
 }
 
 static void rows_cpu(void *buffers[], void *arg)
 {
-  if (for_pieces(buffers, arg, host_piece, NULL) != 0) sl_async_error(SL_E_RUNTIME, "sl_rows: copy out of bounds");
+  const rows_args *ra = arg;
+  if (for_pieces(buffers, ra, host_piece, (void *)&ra->acc) != 0)
+    sl_async_error(SL_E_RUNTIME, "sl_rows: copy out of bounds");
 }
 
 #ifdef SL_HAVE_CUDA
+typedef struct device_ctx {
+  cudaStream_t stream;
+  int acc;
+} device_ctx;
+
 static int device_piece(char *d, const char *s, size_t bytes, void *ctx)
 {
-  return (int)cudaMemcpyAsync(d, s, bytes, cudaMemcpyDeviceToDevice, *(cudaStream_t *)ctx);
+  const device_ctx *c = ctx;
+  if (c->acc) {
+    size_t unit = c->acc == 1 ? sizeof(float) : sizeof(double);
+    return kernel_rows_add_cuda(d, 0, s, 0, 1, (int64_t)(bytes / unit), c->acc == 2, (void *)c->stream);
+  }
+  return (int)cudaMemcpyAsync(d, s, bytes, cudaMemcpyDeviceToDevice, c->stream);
 }
 
 static void rows_cuda(void *buffers[], void *arg)
 {
   const rows_args *ra = arg;
-  cudaStream_t stream = starpu_cuda_get_local_stream();
+  device_ctx ctx = {starpu_cuda_get_local_stream(), ra->acc};
+  cudaStream_t stream = ctx.stream;
   int rc;
-  if (ra->ndst == 1 && ra->nsrc == 1) {
+  if (ra->ndst == 1 && ra->nsrc == 1 && ra->acc) {
+    size_t el = ra->elsize;
+    int64_t u = (int64_t)(el / (ra->acc == 1 ? sizeof(float) : sizeof(double)));
+    rc = kernel_rows_add_cuda((char *)STARPU_VECTOR_GET_PTR(buffers[0]) + (size_t)ra->dst_start * el, ra->dst_stride * u,
+                              (const char *)STARPU_VECTOR_GET_PTR(buffers[1]) + (size_t)ra->src_start * el,
+                              ra->src_stride * u, ra->rows, ra->row_len * u, ra->acc == 2, (void *)stream);
+  } else if (ra->ndst == 1 && ra->nsrc == 1) {
     size_t el = ra->elsize;
     rc = (int)cudaMemcpy2DAsync((char *)STARPU_VECTOR_GET_PTR(buffers[0]) + (size_t)ra->dst_start * el,
                                 (size_t)ra->dst_stride * el,
@@ -92,7 +120,7 @@ static void rows_cuda(void *buffers[], void *arg)
                                 (size_t)ra->src_stride * el, (size_t)ra->row_len * el, (size_t)ra->rows,
                                 cudaMemcpyDeviceToDevice, stream);
   } else {
-    rc = for_pieces(buffers, ra, device_piece, &stream);
+    rc = for_pieces(buffers, ra, device_piece, &ctx);
   }
   if (rc != 0) sl_async_error(SL_E_RUNTIME, "sl_rows (CUDA): copy failed (%d)", rc);
 }
@@ -115,6 +143,14 @@ int codelet_rows_submit(int ndst, const starpu_data_handle_t *dst, enum starpu_d
                         const starpu_data_handle_t *src, size_t elsize, int64_t rows, int64_t row_len,
                         int64_t src_start, int64_t src_stride, int64_t dst_start, int64_t dst_stride)
 {
+  return codelet_rows_submit_acc(0, ndst, dst, dst_mode, nsrc, src, elsize, rows, row_len, src_start, src_stride,
+                                 dst_start, dst_stride);
+}
+
+int codelet_rows_submit_acc(int acc, int ndst, const starpu_data_handle_t *dst, enum starpu_data_access_mode dst_mode,
+                            int nsrc, const starpu_data_handle_t *src, size_t elsize, int64_t rows, int64_t row_len,
+                            int64_t src_start, int64_t src_stride, int64_t dst_start, int64_t dst_stride)
+{
   if (rows == 0 || row_len == 0) return SL_SUCCESS;
   if (rows == 1) src_stride = dst_stride = row_len;
   int nb = ndst + nsrc;
@@ -124,7 +160,7 @@ int codelet_rows_submit(int ndst, const starpu_data_handle_t *dst, enum starpu_d
     free(ra);
     return sl_error(SL_E_NOMEM, "row copy: out of memory");
   }
-  *ra = (rows_args){ndst, nsrc, elsize, rows, row_len, src_start, src_stride, dst_start, dst_stride};
+  *ra = (rows_args){ndst, nsrc, acc, elsize, rows, row_len, src_start, src_stride, dst_start, dst_stride};
   t->cl = &cl_rows;
   t->cl_arg = ra;
   t->cl_arg_size = sizeof *ra;

@@ -91,6 +91,10 @@ int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int6
 int codelet_rows_submit(int ndst, const starpu_data_handle_t *dst, enum starpu_data_access_mode dst_mode, int nsrc,
                         const starpu_data_handle_t *src, size_t elsize, int64_t rows, int64_t row_len,
                         int64_t src_start, int64_t src_stride, int64_t dst_start, int64_t dst_stride);
+/** The same; acc 0 copies, acc 1 (2) adds the rows into dst in float (double) units (dst_mode RW). */
+int codelet_rows_submit_acc(int acc, int ndst, const starpu_data_handle_t *dst, enum starpu_data_access_mode dst_mode,
+                            int nsrc, const starpu_data_handle_t *src, size_t elsize, int64_t rows, int64_t row_len,
+                            int64_t src_start, int64_t src_stride, int64_t dst_start, int64_t dst_stride);
 
 void codelet_stencil_init(void);
 /** Submits one stencil task: output elements [s, e) of the block (the chunk out) from the nin input chunks

@@ -59,6 +59,15 @@ struct comm_channel;
 /** Collective. A comm-layer channel on the ranks of sl_ctx.comm sharing color, ordered by key (a grid row
  *  or column), agreed by every rank. */
 int sl_op_grid_channel(const char *fn, int color, int key, struct comm_channel **ch);
+/** The extent and first index of part idx when n is split in parts blocks as pylops-mpi does (the first
+ *  n % parts get one more). */
+static inline int64_t sl_split_count(int64_t n, int parts, int idx) { return n / parts + (idx < n % parts); }
+static inline int64_t sl_split_offset(int64_t n, int parts, int idx)
+{
+  return (int64_t)idx * (n / parts) + (idx < n % parts ? idx : n % parts);
+}
+/** A vector handle of n elements of el bytes, allocated where first used (NULL when n is 0). */
+starpu_data_handle_t sl_op_buffer(int64_t n, size_t el);
 /** Takes one more reference to op. */
 sl_op *sl_op_ref(sl_op *op);
 

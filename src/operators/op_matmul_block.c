@@ -10,7 +10,7 @@
 #include "codelets/codelets.h"
 #include "comm/comm.h"
 
-static int64_t part_of(int64_t n, int parts, int idx) { return n / parts + (idx < n % parts); }
+#define part_of sl_split_count
 
 static void channel_free(void *p) { comm_channel_destroy(p); }
 

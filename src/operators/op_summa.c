@@ -16,8 +16,8 @@
 #include "codelets/codelets.h"
 #include "comm/comm.h"
 
-static int64_t part_of(int64_t n, int parts, int idx) { return n / parts + (idx < n % parts); }
-static int64_t off_of(int64_t n, int parts, int idx) { return (int64_t)idx * (n / parts) + (idx < n % parts ? idx : n % parts); }
+#define part_of sl_split_count
+#define off_of sl_split_offset
 
 typedef struct {
   int pr, pc, i, j;
@@ -48,13 +48,6 @@ static void summa_free(void *p)
   free(s);
 }
 
-/* A vector handle of n elements allocated where used (NULL when n is 0: a zero-size block). */
-static starpu_data_handle_t buffer(int64_t n, size_t el)
-{
-  starpu_data_handle_t h = NULL;
-  if (n > 0) starpu_vector_data_register(&h, -1, 0, (uint32_t)n, el);
-  return h;
-}
 
 /* A(i, panel t) on every rank of grid row i: packed by its owner, broadcast along the row. */
 static int bcast_a(sl_op *op, summa_t *s, int t)
@@ -167,9 +160,9 @@ int sl_op_matmul_summa(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
     if (!s->ap || !s->xp || !s->wp) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
     const double zero[2] = {0, 0};
     for (int t = 0; rc == SL_SUCCESS && t < s->npanels; t++) {
-      s->ap[t] = buffer(s->nb * s->w[t], el);
-      s->xp[t] = buffer(s->w[t] * s->mb, el);
-      s->wp[t] = buffer(s->w[t] * s->mb, el);
+      s->ap[t] = sl_op_buffer(s->nb * s->w[t], el);
+      s->xp[t] = sl_op_buffer(s->w[t] * s->mb, el);
+      s->wp[t] = sl_op_buffer(s->w[t] * s->mb, el);
       /* a broadcast reads and writes its buffer: the receivers' must hold something first */
       if (s->ap[t]) rc = codelet_vec_submit(SL_VEC_FILL, dt, s->ap[t], NULL, NULL, zero, zero);
       if (rc == SL_SUCCESS && s->xp[t]) rc = codelet_vec_submit(SL_VEC_FILL, dt, s->xp[t], NULL, NULL, zero, zero);

@@ -56,6 +56,7 @@ RANKS_TEST(mpi_solvers)
 RANKS_TEST(mpi_stencils)
 RANKS_TEST(mpi_stack)
 RANKS_TEST(mpi_summa)
+RANKS_TEST(mpi_halo)
 
 /* dmda-family schedulers run a per-worker hook when a task ends: collectives released by the progress
  * thread must end on a worker thread (comm_progress.c). */
