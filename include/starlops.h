@@ -176,6 +176,11 @@ int sl_array_exchange_ghosts(sl_array *a);
 int sl_array_acquire_ghosts(sl_array *a, void **lo, void **hi);
 int sl_array_release_ghosts(sl_array *a);
 
+/** Collective, async. dst = src where the two differ only in distribution: same dims and dtype, both
+ *  SL_SCATTER without mask, any distributed axes and local extents (pylops-mpi's redistribute, moving the
+ *  distributed axis). One all-to-all of the comm layer; packing and unpacking are tasks. */
+int sl_array_redistribute(sl_array *dst, const sl_array *src);
+
 /** Stacked arrays (pylops-mpi's StackedDistributedArray): *out becomes one vector made of the n arrays
  *  parts[0..n) (any dims, distributions and masks; one dtype). The stack takes them: parts[i] become NULL
  *  and sl_array_destroy(out) frees them. Fill, copy, scale, axpby, multiply, conj, threshold, random fill,
@@ -350,6 +355,24 @@ int sl_op_matmul_block(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
  *  and columns of A (of K), first row and rows of X (of K), first column and columns of X/Y (of M)}. */
 int sl_op_summa_block(int64_t N, int64_t K, int64_t M, int pr, int pc, int rank, int64_t extent[8]);
 
+/** Collective. Redistribution as an operator: y = x moved from the layout of from_like to that of to_like
+ *  (as sl_array_redistribute); the adjoint moves it back. */
+int sl_op_redistribute(sl_op **op, const sl_array *from_like, const sl_array *to_like);
+
+/** Normalisation of the FFT (pylops' norm): 1/sqrt(N) both ways (default), none, or 1/N both ways (N the
+ *  product of the transformed lengths); the adjoint is always the true adjoint. */
+typedef enum { SL_FFT_ORTHO = 0, SL_FFT_NONE = 1, SL_FFT_ONE_OVER_N = 2 } sl_fft_norm;
+/** Collective. Distributed FFT over the naxes axes (NULL: the last naxes) of arrays laid out like `like`
+ *  (SL_SCATTER along any axis, no mask): forward the DFT sum x exp(-2 pi i k n / N) along each axis, with
+ *  norm; adjoint its adjoint. Axes other than the distributed one are transformed locally; the distributed
+ *  axis through an all-to-all to another axis and, when out_axis is -1 (the range distributed like the
+ *  domain), one back. out_axis >= 0 distributes the range along that axis (one all-to-all saved).
+ *  real = 1: `like` is float32/float64 and the last of axes (not the distributed one) is transformed
+ *  real-to-complex into n/2 + 1 bins (complex range), the bins 1 .. (n-1)/2 multiplied by sqrt(2) as in
+ *  pylops (so that the adjoint is the complex-to-real transform of the bins divided by sqrt(2)). FFTW on the
+ *  CPU, cuFFT on a GPU. */
+int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_fft_norm norm, int real, int out_axis);
+
 /** How Halo fills the halo cells beyond the global edges. */
 typedef enum { SL_HALO_ZERO = 0, SL_HALO_PERIODIC = 1 } sl_halo_boundary;
 /** Collective. Halo on a Cartesian process grid (pylops-mpi's MPIHalo): the global N-D array dims[0..ndim)
@@ -396,7 +419,7 @@ int sl_op_conj(sl_op **out, sl_op *a);
 int sl_op_power(sl_op **out, sl_op *a, int k);
 
 /** Dot test: random u (domain) and v (range) from seed; *err = |v^H (A u) - (A^H v)^H u| / max of their
- *  moduli. Collective; waits. Round-off gives about 1e-15 in float64/complex128, 1e-6 in float32. */
+ *  moduli (real parts only when one side is real and the other complex). Collective; waits. Round-off gives about 1e-15 in float64/complex128, 1e-6 in float32. */
 int sl_dottest(sl_op *op, unsigned seed, double *err);
 
 /* ---- solvers (docs/solvers.md) ------------------------------------------------------------------ */

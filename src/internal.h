@@ -124,7 +124,19 @@ starpu_data_handle_t sl_array_chunk(const sl_array *a, int c);
 /** 0 if a and b agree in dims, dtype and distribution; else an error naming arguments an and bn. */
 int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, const char *bn);
 
+/* ---- redistribution (array_redistribute.c) ------------------------------------------------------ */
+/** A plan moving data laid out like `from` to the layout of `to` (same dims and dtype, SL_SCATTER over the
+ *  whole communicator, any axes and local extents); fn names the caller in errors. Not collective. */
+typedef struct sl_redist sl_redist;
+int sl_redist_create(sl_redist **out, const sl_array *from, const sl_array *to, const char *fn);
+/** Collective. Submits the tasks moving the source (its local block as ns handles) to the destination (nd
+ *  handles); every element of the destination is written. */
+int sl_redist_submit(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd, const starpu_data_handle_t *hd);
+void sl_redist_destroy(sl_redist *p);
+
 /* ---- copies (copy.c) ---------------------------------------------------------------------------- */
+/** A vector handle of n elements of el bytes, allocated where first used (NULL when n is 0). */
+starpu_data_handle_t sl_buffer(int64_t n, size_t el);
 void sl_copy_rows(void *dst, int64_t dst_stride, const void *src, int64_t src_stride, int64_t rows,
                   int64_t row_len, size_t elsize);
 

@@ -30,6 +30,7 @@ int sl_codelets_init(void)
   codelet_select_init();
   codelet_csr_init();
   codelet_stencil_init();
+  codelet_fft_init();
   sl_stask_init();
   return SL_SUCCESS;
 }
@@ -37,6 +38,7 @@ int sl_codelets_init(void)
 void sl_codelets_shutdown(void)
 {
   codelet_reduce_shutdown();
+  codelet_fft_shutdown();
   sl_stask_shutdown();
 }
 

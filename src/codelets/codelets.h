@@ -96,6 +96,13 @@ int codelet_rows_submit_acc(int acc, int ndst, const starpu_data_handle_t *dst, 
                             int nsrc, const starpu_data_handle_t *src, size_t elsize, int64_t rows, int64_t row_len,
                             int64_t src_start, int64_t src_stride, int64_t dst_start, int64_t dst_stride);
 
+void codelet_fft_init(void);
+void codelet_fft_shutdown(void);
+struct fft_shape;
+/** Submits one FFT task of kind FFT_FORWARD / FFT_BACKWARD (in place on in; out unused), FFT_R2C (in real,
+ *  out complex) or FFT_C2R (in complex, overwritten; out real) on the lines of s (kernel_fft.h). */
+int codelet_fft_submit(const struct fft_shape *s, int kind, starpu_data_handle_t in, starpu_data_handle_t out);
+
 void codelet_stencil_init(void);
 /** Submits one stencil task: output elements [s, e) of the block (the chunk out) from the nin input chunks
  *  in (first elements start) and the ghost planes glo, ghi (NULL when not read). */

@@ -87,10 +87,15 @@ int coll_post_mpi(coll *c, int *nreq)
       rc = MPI_Ireduce_scatter(buf(c, c->send), buf(c, c->recv), c->counts, t, mpi_op(c->op), comm,
                                &c->reqs[(*nreq)++]);
     break;
-  case K_ALLTOALLV:
-    rc = MPI_Ialltoallv(buf(c, c->send), c->scounts, c->sdispls, t, buf(c, c->recv), c->counts, c->displs, t, comm,
-                        &c->reqs[(*nreq)++]);
+  case K_ALLTOALLV: {
+    /* a rank with nothing to send and nothing to receive must not pass one dummy as both buffers: Open MPI
+     * reads sendbuf == recvbuf as in place and then exchanges with every rank */
+    static char none;
+    void *sb = buf(c, c->send), *rb = buf(c, c->recv);
+    if (sb == rb) rb = &none;
+    rc = MPI_Ialltoallv(sb, c->scounts, c->sdispls, t, rb, c->counts, c->displs, t, comm, &c->reqs[(*nreq)++]);
     break;
+  }
   case K_EXCHANGE:
     for (int i = 0; i < c->npairs && rc == MPI_SUCCESS; i++) {
       const coll_pair *p = &c->pairs[i];

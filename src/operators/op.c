@@ -121,13 +121,6 @@ int sl_op_apply_chunked(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
   return rc;
 }
 
-starpu_data_handle_t sl_op_buffer(int64_t n, size_t el)
-{
-  starpu_data_handle_t h = NULL;
-  if (n > 0) starpu_vector_data_register(&h, -1, 0, (uint32_t)n, el);
-  return h;
-}
-
 int sl_op_keep(void **ptr, starpu_data_handle_t *h, const void *src, int64_t n, size_t el)
 {
   if (n == 0) return SL_SUCCESS;

@@ -255,7 +255,7 @@ int sl_op_halo(sl_op **op, int ndim, const int64_t dims[], const int grid[], con
   rc = SL_SUCCESS;
   const double zero[2] = {0, 0};
   for (int i = 0; i + 1 < h->nsteps && rc == SL_SUCCESS; i++) { /* written in parts: it must hold values first */
-    h->buf[i] = sl_op_buffer(prod(h->box[i + 1], 0, ndim), el);
+    h->buf[i] = sl_buffer(prod(h->box[i + 1], 0, ndim), el);
     rc = codelet_vec_submit(SL_VEC_FILL, dt, h->buf[i], NULL, NULL, zero, zero);
   }
   int64_t nd = 1, nr = 1, ld = prod(h->box[0], 0, ndim), lr = prod(h->box[h->nsteps], 0, ndim);

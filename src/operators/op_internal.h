@@ -66,8 +66,6 @@ static inline int64_t sl_split_offset(int64_t n, int parts, int idx)
 {
   return (int64_t)idx * (n / parts) + (idx < n % parts ? idx : n % parts);
 }
-/** A vector handle of n elements of el bytes, allocated where first used (NULL when n is 0). */
-starpu_data_handle_t sl_op_buffer(int64_t n, size_t el);
 /** Takes one more reference to op. */
 sl_op *sl_op_ref(sl_op *op);
 

@@ -160,9 +160,9 @@ int sl_op_matmul_summa(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
     if (!s->ap || !s->xp || !s->wp) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
     const double zero[2] = {0, 0};
     for (int t = 0; rc == SL_SUCCESS && t < s->npanels; t++) {
-      s->ap[t] = sl_op_buffer(s->nb * s->w[t], el);
-      s->xp[t] = sl_op_buffer(s->w[t] * s->mb, el);
-      s->wp[t] = sl_op_buffer(s->w[t] * s->mb, el);
+      s->ap[t] = sl_buffer(s->nb * s->w[t], el);
+      s->xp[t] = sl_buffer(s->w[t] * s->mb, el);
+      s->wp[t] = sl_buffer(s->w[t] * s->mb, el);
       /* a broadcast reads and writes its buffer: the receivers' must hold something first */
       if (s->ap[t]) rc = codelet_vec_submit(SL_VEC_FILL, dt, s->ap[t], NULL, NULL, zero, zero);
       if (rc == SL_SUCCESS && s->xp[t]) rc = codelet_vec_submit(SL_VEC_FILL, dt, s->xp[t], NULL, NULL, zero, zero);

@@ -57,6 +57,7 @@ RANKS_TEST(mpi_stencils)
 RANKS_TEST(mpi_stack)
 RANKS_TEST(mpi_summa)
 RANKS_TEST(mpi_halo)
+RANKS_TEST(mpi_fft)
 
 /* dmda-family schedulers run a per-worker hook when a task ends: collectives released by the progress
  * thread must end on a worker thread (comm_progress.c). */

@@ -1,0 +1,185 @@
+/* Redistribution: moving an array's distributed axis (a to b) or changing its local extents, through one
+ * all-to-all of the comm layer. Rank q's block of the source restricted to rank r's range along b is one
+ * strided row copy out of q's block (rows before b, each a run of r's planes), and lands in r's block as
+ * one strided row copy (rows before a, each a run of q's planes): pack tasks, one comm_alltoallv, unpack
+ * tasks, nothing on the host. The piece a rank keeps for itself skips MPI. The plan (counts, copies and the
+ * send and receive buffers) is made once and reused by every application. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "codelets/codelets.h"
+#include "comm/comm.h"
+
+typedef struct {
+  int64_t rows, len, start, stride;
+} rowcopy;
+
+struct sl_redist {
+  sl_dtype dt;
+  size_t el;
+  int P, me;
+  int64_t *scount, *sdispl, *rcount, *rdispl;
+  rowcopy *pack, *unpack;  /* per destination / per source rank */
+  starpu_data_handle_t send, recv, self;
+};
+
+static int64_t prod(const int64_t *d, int b, int e)
+{
+  int64_t p = 1;
+  for (int i = b; i < e; i++) p *= d[i];
+  return p;
+}
+
+/* The part of block `blk` (local dims ld, distributed along axis a, first index off) lying in [b0, b0 + n)
+ * along axis b (global dims dims) as a row copy inside the block; *cnt its elements. */
+static rowcopy piece(const int64_t *dims, int nd, const int64_t *ld, int a, int64_t off, int b, int64_t b0, int64_t n,
+                     int64_t *cnt)
+{
+  rowcopy rc = {0, 0, 0, 0};
+  int64_t inner = prod(ld, b + 1, nd), outer = prod(ld, 0, b);
+  if (a == b) { /* both ranges along the same axis: their intersection */
+    int64_t lo = b0 > off ? b0 : off, hi = b0 + n < off + ld[a] ? b0 + n : off + ld[a];
+    if (hi < lo) hi = lo;
+    rc = (rowcopy){outer, (hi - lo) * inner, (lo - off) * inner, ld[a] * inner};
+  } else {
+    rc = (rowcopy){outer, n * inner, b0 * inner, dims[b] * inner};
+  }
+  *cnt = rc.rows * rc.len;
+  if (*cnt == 0) rc.rows = rc.len = 0;
+  return rc;
+}
+
+void sl_redist_destroy(sl_redist *p)
+{
+  if (!p) return;
+  if (p->send) starpu_data_unregister_submit(p->send);
+  if (p->recv) starpu_data_unregister_submit(p->recv);
+  if (p->self) starpu_data_unregister_submit(p->self);
+  free(p->scount), free(p->sdispl), free(p->rcount), free(p->rdispl), free(p->pack), free(p->unpack);
+  free(p);
+}
+
+int sl_redist_create(sl_redist **out, const sl_array *from, const sl_array *to, const char *fn)
+{
+  SL_CHECK_ARG(from->ndim == to->ndim && !memcmp(from->dims, to->dims, sizeof(int64_t) * (size_t)from->ndim) &&
+                   from->dtype == to->dtype,
+               SL_E_DIMS, "%s: the two layouts differ in dims or dtype", fn);
+  SL_CHECK_ARG(from->partition == SL_SCATTER && to->partition == SL_SCATTER && !from->group->mask && !to->group->mask,
+               SL_E_DIST, "%s: both layouts must be SL_SCATTER over the whole communicator (no mask)", fn);
+  SL_CHECK_ARG(from->nparts == 0 && to->nparts == 0, SL_E_INVALID, "%s: stacked arrays are not accepted", fn);
+  int P = sl_ctx.size, me = sl_ctx.rank, nd = from->ndim, a = from->axis, b = to->axis;
+  sl_redist *p = calloc(1, sizeof *p);
+  if (!p) return sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  p->dt = from->dtype;
+  p->el = from->elsize;
+  p->P = P;
+  p->me = me;
+  p->scount = calloc((size_t)P, sizeof(int64_t));
+  p->sdispl = calloc((size_t)P, sizeof(int64_t));
+  p->rcount = calloc((size_t)P, sizeof(int64_t));
+  p->rdispl = calloc((size_t)P, sizeof(int64_t));
+  p->pack = calloc((size_t)P, sizeof(rowcopy));
+  p->unpack = calloc((size_t)P, sizeof(rowcopy));
+  if (!p->scount || !p->sdispl || !p->rcount || !p->rdispl || !p->pack || !p->unpack) {
+    sl_redist_destroy(p);
+    return sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  }
+  int64_t ns = 0, nr = 0, nself = 0;
+  /* first indices along the axes of every rank */
+  int64_t *ofa = calloc((size_t)P, sizeof(int64_t)), *ofb = calloc((size_t)P, sizeof(int64_t));
+  if (!ofa || !ofb) {
+    free(ofa), free(ofb), sl_redist_destroy(p);
+    return sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  }
+  for (int r = 1; r < P; r++) {
+    ofa[r] = ofa[r - 1] + from->counts[r - 1];
+    ofb[r] = ofb[r - 1] + to->counts[r - 1];
+  }
+  for (int r = 0; r < P; r++) {
+    int64_t cs, cr;
+    /* to r: my source block within r's range along b; from r: r's source block within my range */
+    p->pack[r] = piece(from->dims, nd, from->ldims, a, ofa[me], b, ofb[r], to->counts[r], &cs);
+    int64_t ldr[SL_MAX_DIMS];
+    memcpy(ldr, from->dims, sizeof ldr);
+    ldr[a] = from->counts[r];
+    piece(from->dims, nd, ldr, a, ofa[r], b, ofb[me], to->counts[me], &cr);
+    /* where it lands in my destination block: r's range along a, inside my block (local dims to->ldims) */
+    int64_t cu;
+    p->unpack[r] = piece(to->dims, nd, to->ldims, b, ofb[me], a, ofa[r], from->counts[r], &cu);
+    if (r == me) {
+      nself = cs;
+      continue;
+    }
+    p->scount[r] = cs;
+    p->rcount[r] = cr;
+    p->sdispl[r] = ns;
+    p->rdispl[r] = nr;
+    ns += cs;
+    nr += cr;
+  }
+  free(ofa), free(ofb);
+  const double zero[2] = {0, 0};
+  int rc = SL_SUCCESS;
+  /* packs and the all-to-all write these in parts: they hold values from the start */
+  p->send = sl_buffer(ns, p->el);
+  p->recv = sl_buffer(nr, p->el);
+  p->self = sl_buffer(nself, p->el);
+  if (p->send) rc = codelet_vec_submit(SL_VEC_FILL, p->dt, p->send, NULL, NULL, zero, zero);
+  if (rc == SL_SUCCESS && p->recv) rc = codelet_vec_submit(SL_VEC_FILL, p->dt, p->recv, NULL, NULL, zero, zero);
+  if (rc != SL_SUCCESS) {
+    sl_redist_destroy(p);
+    return rc;
+  }
+  *out = p;
+  return SL_SUCCESS;
+}
+
+int sl_redist_submit(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd, const starpu_data_handle_t *hd)
+{
+  int rc = SL_SUCCESS;
+  for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
+    const rowcopy *c = &p->pack[r];
+    int self = r == p->me;
+    starpu_data_handle_t dst = self ? p->self : p->send;
+    if (c->rows * c->len == 0) continue;
+    rc = codelet_rows_submit(1, &dst, self ? STARPU_W : STARPU_RW, ns, hs, p->el, c->rows, c->len, c->start, c->stride,
+                             self ? 0 : p->sdispl[r], c->len);
+  }
+  if (rc == SL_SUCCESS && p->P > 1) /* collective: every rank takes part, even with nothing to move */
+    rc = comm_alltoallv(comm_world(), p->dt, p->send, p->scount, p->sdispl, p->recv, p->rcount, p->rdispl);
+  for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
+    const rowcopy *c = &p->unpack[r];
+    int self = r == p->me;
+    starpu_data_handle_t src = self ? p->self : p->recv;
+    if (c->rows * c->len == 0) continue;
+    rc = codelet_rows_submit(nd, hd, STARPU_RW, 1, &src, p->el, c->rows, c->len, self ? 0 : p->rdispl[r], c->len, c->start,
+                             c->stride);
+  }
+  return rc;
+}
+
+int sl_array_redistribute(sl_array *dst, const sl_array *src)
+{
+  const char *fn = "sl_array_redistribute";
+  SL_CHECK_INIT();
+  int rc = SL_SUCCESS;
+  if (!dst || !src) rc = sl_error(SL_E_INVALID, "%s: argument %d (%s) is NULL", fn, dst ? 2 : 1, dst ? "src" : "dst");
+  else if (dst == src) rc = sl_error(SL_E_INVALID, "%s: arguments 1 (dst) and 2 (src) are the same array", fn);
+  else if (dst->acquired || src->acquired) rc = sl_error(SL_E_STATE, "%s: an argument is acquired by the host; release it first", fn);
+  sl_redist *p = NULL;
+  if (rc == SL_SUCCESS) rc = sl_redist_create(&p, src, dst, fn);
+  rc = sl_agree(sl_ctx.comm, rc);
+  starpu_data_handle_t *hs = NULL, *hd = NULL;
+  if (rc == SL_SUCCESS) {
+    hs = malloc(sizeof *hs * (size_t)(src->nchunks + 1));
+    hd = malloc(sizeof *hd * (size_t)(dst->nchunks + 1));
+    if (!hs || !hd) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  }
+  for (int c = 0; rc == SL_SUCCESS && c < src->nchunks; c++) hs[c] = sl_array_chunk(src, c);
+  for (int c = 0; rc == SL_SUCCESS && c < dst->nchunks; c++) hd[c] = sl_array_chunk(dst, c);
+  if (rc == SL_SUCCESS) rc = sl_redist_submit(p, src->nchunks, hs, dst->nchunks, hd);
+  free(hs), free(hd);
+  sl_redist_destroy(p);
+  return rc;
+}

@@ -1,0 +1,227 @@
+/* One-dimensional FFTs along the middle axis of a contiguous C-order block (outer, n, inner): every line
+ * of the block in one task. CPU: FFTW (guru interface, plans made once per shape under a lock and run
+ * with the new-array calls, which are thread-safe); CUDA: cuFFT (plans made once per shape and worker, on
+ * the worker's stream). Kinds: complex forward / backward in place, real-to-complex (n real samples to
+ * n/2 + 1 bins), complex-to-real. After the transform (R2C, C2C) or before it (C2R) every bin is
+ * multiplied by scale, and for the real kinds the interior bins (1 .. (n-1)/2) by `interior` too; C2R
+ * also zeroes the imaginary parts of the bins 0 and n/2 it reads (so that it computes the real part of
+ * the sum, the adjoint of R2C, on any input). */
+#include <complex.h>
+#include <fftw3.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "codelets/codelets.h"
+#include "codelets/kernel_fft.h"
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <cufft.h>
+#endif
+
+static struct starpu_codelet cl_fft_c2c, cl_fft_r2c, cl_fft_c2r;
+
+typedef struct fft_args {
+  fft_shape s;
+  int kind;
+} fft_args;
+
+/* ---- plan caches ---------------------------------------------------------------------------------- */
+typedef struct plan_entry {
+  struct plan_entry *next;
+  fft_shape s;
+  int kind, inplace, worker;
+  void *plan;      /* fftw_plan / fftwf_plan, or a cufftHandle (as intptr) */
+} plan_entry;
+
+static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
+static plan_entry *plans;
+
+static int same_shape(const fft_shape *a, const fft_shape *b)
+{
+  return a->dbl == b->dbl && a->outer == b->outer && a->n == b->n && a->inner == b->inner;
+}
+
+static plan_entry *find_plan(const fft_shape *s, int kind, int inplace, int worker)
+{
+  for (plan_entry *e = plans; e; e = e->next)
+    if (same_shape(&e->s, s) && e->kind == kind && e->inplace == inplace && e->worker == worker) return e;
+  return NULL;
+}
+
+static plan_entry *add_plan(const fft_shape *s, int kind, int inplace, int worker, void *plan)
+{
+  plan_entry *e = malloc(sizeof *e);
+  if (!e) return NULL;
+  *e = (plan_entry){plans, *s, kind, inplace, worker, plan};
+  plans = e;
+  return e;
+}
+
+/* The FFTW plan of this shape (made on first use with FFTW_ESTIMATE, which leaves the arrays alone). */
+static void *fftw_plan_for(const fft_shape *s, int kind, void *in, void *out)
+{
+  int inplace = in == out;
+  pthread_mutex_lock(&plan_lock);
+  plan_entry *e = find_plan(s, kind, inplace, -1);
+  void *plan = e ? e->plan : NULL;
+  if (!e) {
+    int n = (int)s->n, nc = (int)(s->n / 2 + 1), inner = (int)s->inner;
+    int ni = kind == FFT_C2R ? nc : n, no = kind == FFT_R2C ? nc : n;
+    fftw_iodim dim = {n, inner, inner};
+    fftw_iodim loops[2] = {{(int)s->outer, ni * inner, no * inner}, {inner, 1, 1}};
+    unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED | (kind == FFT_C2R ? FFTW_DESTROY_INPUT : 0);
+    if (s->dbl) {
+      if (kind == FFT_R2C) plan = fftw_plan_guru_dft_r2c(1, &dim, 2, loops, in, out, flags);
+      else if (kind == FFT_C2R) plan = fftw_plan_guru_dft_c2r(1, &dim, 2, loops, in, out, flags);
+      else plan = fftw_plan_guru_dft(1, &dim, 2, loops, in, out, kind == FFT_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+    } else {
+      fftwf_iodim dimf = {n, inner, inner};
+      fftwf_iodim loopsf[2] = {{(int)s->outer, ni * inner, no * inner}, {inner, 1, 1}};
+      if (kind == FFT_R2C) plan = fftwf_plan_guru_dft_r2c(1, &dimf, 2, loopsf, in, out, flags);
+      else if (kind == FFT_C2R) plan = fftwf_plan_guru_dft_c2r(1, &dimf, 2, loopsf, in, out, flags);
+      else plan = fftwf_plan_guru_dft(1, &dimf, 2, loopsf, in, out, kind == FFT_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+    }
+    if (plan && !add_plan(s, kind, inplace, -1, plan)) plan = NULL;
+  }
+  pthread_mutex_unlock(&plan_lock);
+  return plan;
+}
+
+static void fft_cpu(void *buffers[], void *arg)
+{
+  const fft_args *a = arg;
+  void *in = (void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+  void *out = a->kind == FFT_FORWARD || a->kind == FFT_BACKWARD ? in : (void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+  if (a->kind == FFT_C2R) kernel_fft_weights(&a->s, in, 1);
+  void *plan = fftw_plan_for(&a->s, a->kind, in, out);
+  if (!plan) {
+    sl_async_error(SL_E_RUNTIME, "FFT: FFTW could not plan a transform of %lld x %lld x %lld", (long long)a->s.outer,
+                   (long long)a->s.n, (long long)a->s.inner);
+    return;
+  }
+  if (a->s.dbl) {
+    if (a->kind == FFT_R2C) fftw_execute_dft_r2c(plan, in, out);
+    else if (a->kind == FFT_C2R) fftw_execute_dft_c2r(plan, in, out);
+    else fftw_execute_dft(plan, in, out);
+  } else {
+    if (a->kind == FFT_R2C) fftwf_execute_dft_r2c(plan, in, out);
+    else if (a->kind == FFT_C2R) fftwf_execute_dft_c2r(plan, in, out);
+    else fftwf_execute_dft(plan, in, out);
+  }
+  if (a->kind != FFT_C2R) kernel_fft_weights(&a->s, out, 0);
+}
+
+#ifdef SL_HAVE_CUDA
+/* The cuFFT plan of this shape for the calling worker (on its stream). */
+static int cufft_plan_for(const fft_shape *s, int kind, cufftHandle *out)
+{
+  int worker = starpu_worker_get_id();
+  pthread_mutex_lock(&plan_lock);
+  plan_entry *e = find_plan(s, kind, 0, worker);
+  int rc = CUFFT_SUCCESS;
+  if (e) {
+    *out = (cufftHandle)(intptr_t)e->plan;
+  } else {
+    int n = (int)s->n, nc = (int)(s->n / 2 + 1), inner = (int)s->inner;
+    int ni = kind == FFT_C2R ? nc : n, no = kind == FFT_R2C ? nc : n;
+    cufftType t = s->dbl ? (kind == FFT_R2C ? CUFFT_D2Z : kind == FFT_C2R ? CUFFT_Z2D : CUFFT_Z2Z)
+                         : (kind == FFT_R2C ? CUFFT_R2C : kind == FFT_C2R ? CUFFT_C2R : CUFFT_C2C);
+    /* inner == 1: the lines are the batch; else one call per outer slab, the inner lines as the batch */
+    int batch = inner == 1 ? (int)s->outer : inner, idist = inner == 1 ? ni : 1, odist = inner == 1 ? no : 1;
+    rc = cufftPlanMany(out, 1, &n, &ni, inner, idist, &no, inner, odist, t, batch);
+    if (rc == CUFFT_SUCCESS) rc = cufftSetStream(*out, starpu_cuda_get_local_stream());
+    if (rc == CUFFT_SUCCESS && !add_plan(s, kind, 0, worker, (void *)(intptr_t)*out)) rc = CUFFT_ALLOC_FAILED;
+  }
+  pthread_mutex_unlock(&plan_lock);
+  return rc;
+}
+
+static void fft_cuda(void *buffers[], void *arg)
+{
+  const fft_args *a = arg;
+  char *in = (char *)STARPU_VECTOR_GET_PTR(buffers[0]);
+  char *out = a->kind == FFT_FORWARD || a->kind == FFT_BACKWARD ? in : (char *)STARPU_VECTOR_GET_PTR(buffers[1]);
+  cudaStream_t st = starpu_cuda_get_local_stream();
+  int rc = a->kind == FFT_C2R ? kernel_fft_weights_cuda(&a->s, in, 1, st) : 0;
+  cufftHandle plan;
+  if (rc == 0) rc = cufft_plan_for(&a->s, a->kind, &plan);
+  int64_t n = a->s.n, nc = n / 2 + 1, inner = a->s.inner;
+  int64_t ni = a->kind == FFT_C2R ? nc : n, no = a->kind == FFT_R2C ? nc : n;
+  size_t cel = a->s.dbl ? 16 : 8, rel = cel / 2;
+  size_t isz = a->kind == FFT_R2C ? rel : cel, osz = a->kind == FFT_C2R ? rel : cel;
+  int64_t slabs = inner == 1 ? 1 : a->s.outer;
+  for (int64_t o = 0; o < slabs && rc == 0; o++) {
+    void *i = in + (size_t)(o * ni * inner) * isz, *q = out + (size_t)(o * no * inner) * osz;
+    int dir = a->kind == FFT_BACKWARD ? CUFFT_INVERSE : CUFFT_FORWARD;
+    if (a->s.dbl)
+      rc = a->kind == FFT_R2C ? cufftExecD2Z(plan, i, q) : a->kind == FFT_C2R ? cufftExecZ2D(plan, i, q) : cufftExecZ2Z(plan, i, q, dir);
+    else
+      rc = a->kind == FFT_R2C ? cufftExecR2C(plan, i, q) : a->kind == FFT_C2R ? cufftExecC2R(plan, i, q) : cufftExecC2C(plan, i, q, dir);
+  }
+  if (rc == 0 && a->kind != FFT_C2R) rc = kernel_fft_weights_cuda(&a->s, out, 0, st);
+  if (rc != 0) sl_async_error(SL_E_RUNTIME, "FFT (CUDA): cuFFT or kernel error %d", rc);
+}
+#endif
+
+static void fft_init(struct starpu_codelet *cl, const char *name, int nbuffers, enum starpu_data_access_mode m0,
+                     enum starpu_data_access_mode m1)
+{
+  starpu_codelet_init(cl);
+  cl->name = name;
+  cl->cpu_funcs[0] = fft_cpu;
+#ifdef SL_HAVE_CUDA
+  cl->cuda_funcs[0] = fft_cuda;
+  cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+  cl->where = codelet_where();
+  cl->nbuffers = nbuffers;
+  cl->modes[0] = m0;
+  cl->modes[1] = m1;
+}
+
+void codelet_fft_init(void)
+{
+  fft_init(&cl_fft_c2c, "sl_fft", 1, STARPU_RW, STARPU_NONE);
+  fft_init(&cl_fft_r2c, "sl_fft_r2c", 2, STARPU_R, STARPU_W);
+  fft_init(&cl_fft_c2r, "sl_fft_c2r", 2, STARPU_RW, STARPU_W);
+}
+
+void codelet_fft_shutdown(void)
+{
+  pthread_mutex_lock(&plan_lock);
+  while (plans) {
+    plan_entry *e = plans;
+    plans = e->next;
+    if (e->worker < 0) {
+      if (e->s.dbl) fftw_destroy_plan(e->plan);
+      else fftwf_destroy_plan(e->plan);
+    }
+#ifdef SL_HAVE_CUDA
+    else cufftDestroy((cufftHandle)(intptr_t)e->plan);
+#endif
+    free(e);
+  }
+  pthread_mutex_unlock(&plan_lock);
+}
+
+int codelet_fft_submit(const fft_shape *s, int kind, starpu_data_handle_t in, starpu_data_handle_t out)
+{
+  if (s->outer * s->n * s->inner == 0) return SL_SUCCESS;
+  fft_args *a = malloc(sizeof *a);
+  int real = kind == FFT_R2C || kind == FFT_C2R;
+  struct starpu_task *t = a ? codelet_task_create(real ? 2 : 1) : NULL;
+  if (!t) {
+    free(a);
+    return sl_error(SL_E_NOMEM, "FFT: out of memory");
+  }
+  *a = (fft_args){*s, kind};
+  t->cl = kind == FFT_R2C ? &cl_fft_r2c : kind == FFT_C2R ? &cl_fft_c2r : &cl_fft_c2c;
+  t->cl_arg = a;
+  t->cl_arg_size = sizeof *a;
+  t->cl_arg_free = 1;
+  t->handles[0] = in;
+  if (real) t->handles[1] = out;
+  t->flops = 5.0 * (double)(s->outer * s->inner) * (double)s->n * log2((double)s->n + 1) * (real ? 0.5 : 1);
+  return codelet_task_submit(t);
+}

@@ -1,0 +1,25 @@
+/* Bin weights of the FFT codelet on the CPU (kernel_fft.h). */
+#include <complex.h>
+
+#include "codelets/kernel_fft.h"
+
+#define WEIGHTS(T)                                                                                    \
+  do {                                                                                                \
+    T *p = z;                                                                                         \
+    for (int64_t o = 0; o < s->outer; o++)                                                            \
+      for (int64_t k = 0; k < nb; k++) {                                                              \
+        int inner_bin = s->real && k >= 1 && k <= (s->n - 1) / 2;                                     \
+        double w = s->scale * (inner_bin ? s->interior : 1.0);                                        \
+        int edge = c2r_input && s->real && !inner_bin;                                                \
+        T *line = p + (o * nb + k) * s->inner;                                                        \
+        for (int64_t i = 0; i < s->inner; i++) line[i] = edge ? creal(line[i]) * w : line[i] * w;     \
+      }                                                                                               \
+  } while (0)
+
+void kernel_fft_weights(const fft_shape *s, void *z, int c2r_input)
+{
+  if (s->scale == 1.0 && (!s->real || (s->interior == 1.0 && !c2r_input))) return;
+  int64_t nb = s->real ? s->n / 2 + 1 : s->n;
+  if (s->dbl) WEIGHTS(double complex);
+  else WEIGHTS(float complex);
+}

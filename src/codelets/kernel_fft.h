@@ -1,0 +1,32 @@
+/* The FFT codelet's shapes and the bin weighting shared by its CPU and CUDA sides (codelet_fft.c). */
+#ifndef SL_KERNEL_FFT_H
+#define SL_KERNEL_FFT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { FFT_FORWARD = 0, FFT_BACKWARD = 1, FFT_R2C = 2, FFT_C2R = 3 };
+
+/** Lines of n samples along the middle axis of a C-order (outer, n, inner) block; for the real kinds the
+ *  complex side holds n / 2 + 1 bins per line. */
+typedef struct fft_shape {
+  int dbl;          /* double precision (else single) */
+  int real;         /* a real-to-complex or complex-to-real transform */
+  int64_t outer, n, inner;
+  double scale;     /* every bin */
+  double interior;  /* real kinds: the bins 1 .. (n - 1) / 2 once more */
+} fft_shape;
+
+/** Multiplies the complex side z of s (n bins per line, n / 2 + 1 when real) by the weights; c2r_input
+ *  also zeroes the imaginary parts of bins 0 and n / 2 (even n). Nothing when every weight is 1. */
+void kernel_fft_weights(const fft_shape *s, void *z, int c2r_input);
+/** The same on the GPU, on stream (a cudaStream_t); returns the cudaError_t. */
+int kernel_fft_weights_cuda(const fft_shape *s, void *z, int c2r_input, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

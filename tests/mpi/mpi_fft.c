@@ -1,0 +1,260 @@
+/* Distributed FFT and redistribution on 1 to 4 ranks, sizes that do not divide evenly (and layouts where a
+ * rank owns nothing): forward and adjoint of complex and real-to-complex FFTs over one, two and three
+ * axes, every norm, the range distributed like the domain or along another axis, float64/complex128 and
+ * float32/complex64, against DFT sums computed here term by term; dot tests; moving the distributed axis
+ * of arrays (sl_array_redistribute, sl_op_redistribute); bad input. */
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_check.h"
+
+typedef double complex cplx;
+
+/* One naive 1-D DFT (sign -1 forward, +1 adjoint) along axis k of a C-order array of dims d, lines of nin
+ * values to nout bins: out[m] = sum_j in[j] exp(sign 2 pi i m j / n) with n the transform length. */
+static void dft_axis(int nd, const int64_t *din, int k, int64_t n, int64_t nout, int sign, const cplx *in, cplx *out)
+{
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < k; i++) outer *= din[i];
+  for (int i = k + 1; i < nd; i++) inner *= din[i];
+  int64_t nin = din[k];
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++)
+      for (int64_t m = 0; m < nout; m++) {
+        cplx s = 0;
+        for (int64_t j = 0; j < nin; j++) s += in[(o * nin + j) * inner + i] * cexp(sign * 2 * M_PI * I * (double)(m * j % n) / (double)n);
+        out[(o * nout + m) * inner + i] = s;
+      }
+}
+
+static double scale_of(sl_fft_norm norm, double N) { return norm == SL_FFT_ORTHO ? 1 / sqrt(N) : norm == SL_FFT_ONE_OVER_N ? 1 / N : 1; }
+
+static int is_interior(int64_t k, int64_t n) { return k >= 1 && k <= (n - 1) / 2; }
+
+/* The reference forward transform of the global x (dims d) over axes; the real variant on axes[naxes-1]. */
+static cplx *reference(int nd, const int64_t *d, int naxes, const int *axes, int real, sl_fft_norm norm, const cplx *x, int adjoint,
+                       int64_t *outdims)
+{
+  int64_t cur[8], total = 1, N = 1;
+  memcpy(cur, d, sizeof(int64_t) * (size_t)nd);
+  int ar = real ? axes[naxes - 1] : -1;
+  for (int i = 0; i < nd; i++) total *= d[i];
+  for (int i = 0; i < naxes; i++) N *= d[axes[i]];
+  int64_t nreal = real ? d[ar] : 0;
+  cplx *a = malloc(sizeof *a * (size_t)total), *b = malloc(sizeof *b * (size_t)total);
+  memcpy(a, x, sizeof *a * (size_t)total);
+  if (!adjoint) {
+    /* the real axis first (n real samples to n/2 + 1 bins), then the others */
+    for (int i = naxes - 1; i >= 0; i--) {
+      int k = axes[i];
+      int64_t n = d[k], nout = k == ar ? n / 2 + 1 : n;
+      dft_axis(nd, cur, k, n, nout, -1, a, b);
+      cur[k] = nout;
+      cplx *t = a;
+      a = b, b = t;
+    }
+    int64_t cnt = 1, inner = 1;
+    for (int i = 0; i < nd; i++) cnt *= cur[i];
+    for (int i = ar + 1; real && i < nd; i++) inner *= cur[i];
+    for (int64_t e = 0; e < cnt; e++) {
+      a[e] *= scale_of(norm, (double)N);
+      if (real && is_interior(e / inner % cur[ar], nreal)) a[e] *= sqrt(2.0);
+    }
+  } else {
+    /* x holds the complex side (dims with n/2 + 1 bins on the real axis) */
+    int64_t cnt = 1, inner = 1;
+    if (real) cur[ar] = d[ar] / 2 + 1;
+    for (int i = 0; i < nd; i++) cnt *= cur[i];
+    for (int i = ar + 1; real && i < nd; i++) inner *= cur[i];
+    for (int64_t e = 0; e < cnt; e++) {
+      a[e] *= scale_of(norm, (double)N);
+      if (real && is_interior(e / inner % cur[ar], nreal)) a[e] *= sqrt(2.0);
+    }
+    for (int i = 0; i < naxes; i++) {
+      int k = axes[i];
+      int64_t n = d[k];
+      dft_axis(nd, cur, k, n, n, +1, a, b); /* the real axis: sum over the n/2 + 1 bins only */
+      cur[k] = n;
+      cplx *t = a;
+      a = b, b = t;
+    }
+    if (real)
+      for (int64_t e = 0; e < total; e++) a[e] = creal(a[e]);
+  }
+  memcpy(outdims, cur, sizeof(int64_t) * (size_t)nd);
+  free(b);
+  return a;
+}
+
+static void run(int nd, const int64_t *d, int dist_axis, int naxes, const int *axes, int real, sl_fft_norm norm, int out_axis,
+                sl_dtype dt)
+{
+  char what[160];
+  int n = snprintf(what, sizeof what, "%sFFT %s dims", real ? "R" : "", sl_dtype_name(dt));
+  for (int k = 0; k < nd; k++) n += snprintf(what + n, sizeof what - (size_t)n, "%s%lld", k ? "x" : " ", (long long)d[k]);
+  n += snprintf(what + n, sizeof what - (size_t)n, " dist %d axes", dist_axis);
+  for (int k = 0; k < naxes; k++) n += snprintf(what + n, sizeof what - (size_t)n, "%s%d", k ? "," : " ", axes[k]);
+  snprintf(what + n, sizeof what - (size_t)n, " norm %d out %d", (int)norm, out_axis);
+  sl_dist dist = sl_dist_scatter(dist_axis);
+  cplx *xg = NULL;
+  sl_array *x = mc_array(nd, d, dt, &dist, 5, &xg);
+  sl_op *op = NULL;
+  CHECK_OK(sl_op_fft(&op, x, naxes, axes, norm, real, out_axis));
+  if (!op) {
+    sl_array_destroy(&x);
+    free(xg);
+    return;
+  }
+  sl_array *y = NULL, *xa = NULL;
+  CHECK_OK(sl_op_create_range(op, &y));
+  CHECK_OK(sl_op_create_domain(op, &xa));
+  CHECK(sl_array_axis(y) == (out_axis < 0 ? dist_axis : out_axis), "%s: the range is distributed along %d", what, sl_array_axis(y));
+  CHECK_OK(sl_op_apply(op, SL_FORWARD, x, y));
+  int64_t od[8];
+  cplx *ref = reference(nd, d, naxes, axes, real, norm, xg, 0, od);
+  char w2[200];
+  snprintf(w2, sizeof w2, "%s forward", what);
+  int64_t ny = 1;
+  for (int k = 0; k < nd; k++) {
+    CHECK(sl_array_dims(y)[k] == od[k], "%s: range dim %d is %lld, expected %lld", what, k, (long long)sl_array_dims(y)[k], (long long)od[k]);
+    ny *= od[k];
+  }
+  mc_compare(y, ref, w2);
+  free(ref);
+  /* adjoint of a range array set from the test formula */
+  cplx *yg = malloc(sizeof *yg * (size_t)ny);
+  sl_dtype yt = sl_array_dtype(y);
+  for (int64_t e = 0; e < ny; e++) yg[e] = mc_value(yt, e, 9);
+  void *buf = malloc(sl_dtype_size(yt) * (size_t)ny);
+  mc_to_dtype(yt, ny, yg, buf);
+  CHECK_OK(sl_array_scatter(y, -1, buf));
+  free(buf);
+  CHECK_OK(sl_op_apply(op, SL_ADJOINT, y, xa));
+  ref = reference(nd, d, naxes, axes, real, norm, yg, 1, od);
+  snprintf(w2, sizeof w2, "%s adjoint", what);
+  mc_compare(xa, ref, w2);
+  free(ref);
+  free(yg);
+  double err = 1;
+  CHECK_OK(sl_dottest(op, 3, &err));
+  CHECK(err < (dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-5 : 1e-13), "%s: dot test %g", what, err);
+  sl_array_destroy(&x);
+  sl_array_destroy(&y);
+  sl_array_destroy(&xa);
+  sl_op_destroy(&op);
+  free(xg);
+}
+
+static void redistribute(void)
+{
+  int P = sl_size(), me = sl_rank();
+  int64_t d[3] = {5, 7, 3};
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) {
+      sl_dist da = sl_dist_scatter(a), db = sl_dist_scatter(b);
+      /* the same axis: uneven extents (rank 0 takes all it can) */
+      int64_t ln = 0;
+      if (a == b) {
+        ln = me == 0 ? d[b] - (P - 1) / 2 : (me <= (P - 1) / 2 ? 1 : 0);
+        db.local_n = &ln;
+      }
+      cplx *g = NULL;
+      sl_array *x = mc_array(3, d, SL_COMPLEX128, &da, 4, &g), *y = NULL;
+      CHECK_OK(sl_array_create(&y, 3, d, SL_COMPLEX128, &db));
+      CHECK_OK(sl_array_redistribute(y, x));
+      char what[96];
+      snprintf(what, sizeof what, "redistribute axis %d to %d", a, b);
+      mc_compare(y, g, what);
+      sl_op *op = NULL;
+      CHECK_OK(sl_op_redistribute(&op, x, y));
+      double err = 1;
+      if (op) CHECK_OK(sl_dottest(op, 7, &err));
+      CHECK(err < 1e-14, "%s: dot test %g", what, err);
+      sl_op_destroy(&op);
+      sl_array_destroy(&x);
+      sl_array_destroy(&y);
+      free(g);
+    }
+  /* errors: different dims; a mask */
+  int64_t d2[3] = {5, 7, 4};
+  sl_array *x = NULL, *y = NULL, *m = NULL;
+  CHECK_OK(sl_array_create(&x, 3, d, SL_FLOAT64, NULL));
+  CHECK_OK(sl_array_create(&y, 3, d2, SL_FLOAT64, NULL));
+  int rc = sl_array_redistribute(y, x);
+  CHECK(mc_same_error_everywhere(rc, SL_E_DIMS) && strstr(sl_last_error(), "dims"), "redistribute dims: %s", sl_last_error());
+  int *mask = calloc((size_t)P, sizeof *mask);
+  sl_dist dm = sl_dist_scatter(1);
+  dm.mask = mask;
+  CHECK_OK(sl_array_create(&m, 3, d, SL_FLOAT64, &dm));
+  mask[0] = 0;
+  rc = sl_array_redistribute(m, x);
+  CHECK(mc_same_error_everywhere(rc, SL_E_DIST) && strstr(sl_last_error(), "mask"), "redistribute mask: %s", sl_last_error());
+  rc = sl_array_redistribute(x, x);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "same"), "redistribute same: %s", sl_last_error());
+  free(mask);
+  sl_array_destroy(&x);
+  sl_array_destroy(&y);
+  sl_array_destroy(&m);
+}
+
+static void errors(void)
+{
+  int64_t d[2] = {6, 8};
+  sl_array *c = NULL, *r = NULL, *r1 = NULL;
+  CHECK_OK(sl_array_create(&c, 2, d, SL_COMPLEX128, NULL));
+  CHECK_OK(sl_array_create(&r, 2, d, SL_FLOAT64, NULL));
+  sl_op *op = NULL;
+  int ax0[1] = {0}, dup[2] = {1, 1}, bad[1] = {2};
+  int rc = sl_op_fft(&op, c, 1, NULL, SL_FFT_ORTHO, 1, -1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_DTYPE) && strstr(sl_last_error(), "real"), "real on complex: %s", sl_last_error());
+  rc = sl_op_fft(&op, r, 1, NULL, SL_FFT_ORTHO, 0, -1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_DTYPE) && strstr(sl_last_error(), "complex"), "complex on real: %s", sl_last_error());
+  rc = sl_op_fft(&op, r, 1, ax0, SL_FFT_ORTHO, 1, -1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_DIST) && strstr(sl_last_error(), "distributed"), "real axis distributed: %s", sl_last_error());
+  rc = sl_op_fft(&op, c, 2, dup, SL_FFT_ORTHO, 0, -1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "twice"), "duplicate axis: %s", sl_last_error());
+  rc = sl_op_fft(&op, c, 1, bad, SL_FFT_ORTHO, 0, -1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "axes"), "bad axis: %s", sl_last_error());
+  rc = sl_op_fft(&op, c, 1, NULL, (sl_fft_norm)9, 0, -1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "norm"), "bad norm: %s", sl_last_error());
+  rc = sl_op_fft(&op, c, 1, NULL, SL_FFT_ORTHO, 0, 5);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "out_axis"), "bad out_axis: %s", sl_last_error());
+  rc = sl_op_fft(&op, c, 3, NULL, SL_FFT_ORTHO, 0, -1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "naxes"), "bad naxes: %s", sl_last_error());
+  int64_t n1 = 10;
+  CHECK_OK(sl_array_create(&r1, 1, &n1, SL_COMPLEX128, NULL));
+  rc = sl_op_fft(&op, r1, 1, NULL, SL_FFT_ORTHO, 0, -1);
+  if (sl_size() > 1) CHECK(mc_same_error_everywhere(rc, SL_E_DIST) && strstr(sl_last_error(), "1-D"), "1-D distributed: %s", sl_last_error());
+  else CHECK(rc == SL_SUCCESS, "1-D on one rank: %s", sl_last_error());
+  sl_op_destroy(&op);
+  CHECK(op == NULL, "no operator after an error");
+  sl_array_destroy(&c);
+  sl_array_destroy(&r);
+  sl_array_destroy(&r1);
+}
+
+int main(int argc, char **argv)
+{
+  mc_init(&argc, &argv);
+  int64_t d2[2] = {7, 10}, d2b[2] = {3, 8}, d2c[2] = {7, 3}, d3[3] = {5, 6, 4}, d3r[3] = {6, 5, 9};
+  int a01[2] = {0, 1}, a12[2] = {1, 2}, a0[1] = {0}, a2[1] = {2}, a021[3] = {0, 2, 1};
+  run(2, d2, 0, 2, a01, 0, SL_FFT_ORTHO, -1, SL_COMPLEX128);
+  run(2, d2, 0, 2, a01, 0, SL_FFT_ORTHO, 1, SL_COMPLEX128);
+  run(2, d2b, 0, 2, a01, 0, SL_FFT_NONE, -1, SL_COMPLEX128);
+  run(2, d2c, 0, 2, a01, 0, SL_FFT_ONE_OVER_N, -1, SL_COMPLEX128);
+  run(3, d3, 1, 2, a12, 0, SL_FFT_NONE, -1, SL_COMPLEX128);
+  run(3, d3, 2, 1, a0, 0, SL_FFT_ORTHO, -1, SL_COMPLEX128);
+  run(3, d3, 0, 3, a021, 0, SL_FFT_ORTHO, 2, SL_COMPLEX128);
+  run(2, d2, 0, 2, a01, 1, SL_FFT_ORTHO, -1, SL_FLOAT64);
+  run(2, d2, 0, 2, a01, 1, SL_FFT_NONE, 1, SL_FLOAT64);
+  run(3, d3r, 0, 1, a2, 1, SL_FFT_ONE_OVER_N, -1, SL_FLOAT64);
+  run(3, d3r, 1, 3, (int[3]){1, 0, 2}, 1, SL_FFT_ORTHO, -1, SL_FLOAT64);
+  run(2, d2, 0, 2, a01, 0, SL_FFT_ORTHO, -1, SL_COMPLEX64);
+  run(2, d2, 0, 2, a01, 1, SL_FFT_ORTHO, -1, SL_FLOAT32);
+  redistribute();
+  errors();
+  return mc_finish("mpi_fft");
+}
