@@ -373,6 +373,17 @@ typedef enum { SL_FFT_ORTHO = 0, SL_FFT_NONE = 1, SL_FFT_ONE_OVER_N = 2 } sl_fft
  *  CPU, cuFFT on a GPU. */
 int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_fft_norm norm, int real, int out_axis);
 
+/** Collective. MDC, multidimensional convolution (pylops' MDC, twosided = 0): for a real model m (nt, nr,
+ *  nv) and data d (nt, ns, nv), both split along their second axis, d = F^H R^T Fredholm1(c G) R F m with F
+ *  the real FFT along time (sl_op_fft, ortho), R keeping the first nfmax <= nt/2 + 1 frequencies and
+ *  c = dt dr sqrt(nt). G (nfmax, ns, nr; complex64/complex128 for dt float32/float64) is split along
+ *  frequency: this rank gives its nfl consecutive slices (C order, copied; the ranks' nfl add up to nfmax,
+ *  rank order). The FFTs are distributed too: one all-to-all to the frequency split and one back. When G
+ *  is the FFT of a real kernel g along time (unnormalised, nfmax = nt/2 + 1), d is c times the circular
+ *  convolution of g and m in time, summed over receivers. */
+int sl_op_mdc(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns, int64_t nr, int64_t nt, int64_t nv, double dt,
+              double dr, sl_dtype dtype);
+
 /** How Halo fills the halo cells beyond the global edges. */
 typedef enum { SL_HALO_ZERO = 0, SL_HALO_PERIODIC = 1 } sl_halo_boundary;
 /** Collective. Halo on a Cartesian process grid (pylops-mpi's MPIHalo): the global N-D array dims[0..ndim)

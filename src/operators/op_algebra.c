@@ -5,12 +5,14 @@
 
 #include "operators/op_internal.h"
 
-static int check_parts(const char *fn, const sl_op *a, const sl_op *b)
+/* any_dtype: a product, whose parts meet at a's domain = b's range (checked with the layouts), so a
+ * real-to-complex part may feed a complex one */
+static int check_parts(const char *fn, const sl_op *a, const sl_op *b, int any_dtype)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s: argument 2 (a) is NULL", fn);
   SL_CHECK_ARG(b != NULL, SL_E_INVALID, "%s: argument 3 (b) is NULL", fn);
-  SL_CHECK_ARG(a->dtype == b->dtype, SL_E_DTYPE, "%s: arguments 2 (a) and 3 (b) differ in dtype (%s, %s)", fn,
+  SL_CHECK_ARG(any_dtype || a->dtype == b->dtype, SL_E_DTYPE, "%s: arguments 2 (a) and 3 (b) differ in dtype (%s, %s)", fn,
                sl_dtype_name(a->dtype), sl_dtype_name(b->dtype));
   return SL_SUCCESS;
 }
@@ -27,7 +29,7 @@ static int sum_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 static int sum_of(sl_op **out, sl_op *a, sl_op *b, double sign, const char *fn)
 {
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (out) is NULL", fn);
-  SL_TRY(check_parts(fn, a, b));
+  SL_TRY(check_parts(fn, a, b, 0));
   SL_TRY(sl_array_check_same(b->dom, "the domain of argument 3 (b)", a->dom, "the domain of argument 2 (a)"));
   SL_TRY(sl_array_check_same(b->rng, "the range of argument 3 (b)", a->rng, "the range of argument 2 (a)"));
   char name[160];
@@ -56,7 +58,7 @@ int sl_op_product(sl_op **out, sl_op *a, sl_op *b)
 {
   const char *fn = "sl_op_product";
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (out) is NULL", fn);
-  SL_TRY(check_parts(fn, a, b));
+  SL_TRY(check_parts(fn, a, b, 1));
   SL_TRY(sl_array_check_same(b->rng, "the range of argument 3 (b)", a->dom, "the domain of argument 2 (a)"));
   char name[160];
   snprintf(name, sizeof name, "(%.70s %.70s)", a->name, b->name);

@@ -200,6 +200,94 @@ static void redistribute(void)
   sl_array_destroy(&m);
 }
 
+static double gv(int64_t t, int64_t s, int64_t r) { return exp(-0.3 * (double)t) * cos(0.7 * (double)s + 0.4 * (double)r + 0.2 * (double)t); }
+static double mv(int64_t t, int64_t r, int64_t v) { return sin(0.9 * (double)t + 0.5 * (double)r - 0.8 * (double)v + 0.1); }
+
+/* MDC against sums written here: with nfmax = nt/2 + 1, c times the circular convolution in time summed over
+ * receivers; with fewer frequencies, the inverse real DFT (interior bins twice) of the truncated products. */
+static void mdc(int64_t nt, int64_t ns, int64_t nr, int64_t nv, int64_t nfmax, sl_dtype dt)
+{
+  int P = sl_size(), me = sl_rank();
+  int64_t nf = nt / 2 + 1, nfl = nfmax / P + (me < nfmax % P), f0 = 0;
+  for (int r = 0; r < me; r++) f0 += nfmax / P + (r < nfmax % P);
+  double ddt = 0.004, ddr = 10.0, c = ddt * ddr * sqrt((double)nt);
+  cplx *G = malloc(sizeof *G * (size_t)(nfmax * ns * nr));
+  for (int64_t f = 0; f < nfmax; f++)
+    for (int64_t s = 0; s < ns; s++)
+      for (int64_t r = 0; r < nr; r++) {
+        cplx z = 0;
+        for (int64_t t = 0; t < nt; t++) z += gv(t, s, r) * cexp(-2 * M_PI * I * (double)(f * t % nt) / (double)nt);
+        G[(f * ns + s) * nr + r] = z;
+      }
+  sl_dtype ct = dt == SL_FLOAT64 ? SL_COMPLEX128 : SL_COMPLEX64;
+  void *Gl = malloc(sl_dtype_size(ct) * (size_t)(nfl * ns * nr + 1));
+  mc_to_dtype(ct, nfl * ns * nr, G + f0 * ns * nr, Gl);
+  sl_op *op = NULL;
+  CHECK_OK(sl_op_mdc(&op, Gl, nfl, nfmax, ns, nr, nt, nv, ddt, ddr, dt));
+  free(Gl);
+  if (!op) {
+    free(G);
+    return;
+  }
+  int64_t mdims[3] = {nt, nr, nv}, ddims[3] = {nt, ns, nv};
+  double *m = malloc(sizeof *m * (size_t)(nt * nr * nv));
+  for (int64_t t = 0; t < nt; t++)
+    for (int64_t r = 0; r < nr; r++)
+      for (int64_t v = 0; v < nv; v++) m[(t * nr + r) * nv + v] = mv(t, r, v);
+  cplx *ref = calloc((size_t)(nt * ns * nv), sizeof *ref);
+  for (int64_t t = 0; t < nt; t++)
+    for (int64_t s = 0; s < ns; s++)
+      for (int64_t v = 0; v < nv; v++) {
+        double acc = 0;
+        if (nfmax == nf) {
+          for (int64_t r = 0; r < nr; r++)
+            for (int64_t tau = 0; tau < nt; tau++) acc += gv((t - tau + nt) % nt, s, r) * m[(tau * nr + r) * nv + v];
+          acc *= c;
+        } else {
+          for (int64_t f = 0; f < nfmax; f++) {
+            cplx D = 0;
+            for (int64_t r = 0; r < nr; r++) {
+              cplx M = 0;
+              for (int64_t tau = 0; tau < nt; tau++) M += m[(tau * nr + r) * nv + v] * cexp(-2 * M_PI * I * (double)(f * tau % nt) / (double)nt);
+              D += G[(f * ns + s) * nr + r] * M;
+            }
+            double w = is_interior(f, nt) ? 2 : 1;
+            acc += w * creal(D * cexp(2 * M_PI * I * (double)(f * t % nt) / (double)nt));
+          }
+          acc *= c / (double)nt;
+        }
+        ref[(t * ns + s) * nv + v] = acc;
+      }
+  sl_array *x = NULL, *y = NULL;
+  CHECK_OK(sl_op_create_domain(op, &x));
+  CHECK_OK(sl_op_create_range(op, &y));
+  CHECK(x && y && sl_array_ndim(x) == 3 && sl_array_dims(x)[0] == nt && sl_array_dims(x)[1] == nr && sl_array_dims(y)[1] == ns,
+        "MDC layouts");
+  void *mb = malloc(sl_dtype_size(dt) * (size_t)(nt * nr * nv));
+  cplx *mz = malloc(sizeof *mz * (size_t)(nt * nr * nv));
+  for (int64_t i = 0; i < nt * nr * nv; i++) mz[i] = m[i];
+  mc_to_dtype(dt, nt * nr * nv, mz, mb);
+  CHECK_OK(sl_array_scatter(x, -1, mb));
+  CHECK_OK(sl_op_apply(op, SL_FORWARD, x, y));
+  char what[120];
+  snprintf(what, sizeof what, "MDC %s nt %lld ns %lld nr %lld nv %lld nfmax %lld", sl_dtype_name(dt), (long long)nt, (long long)ns,
+           (long long)nr, (long long)nv, (long long)nfmax);
+  mc_compare(y, ref, what);
+  double err = 1;
+  CHECK_OK(sl_dottest(op, 5, &err));
+  CHECK(err < (dt == SL_FLOAT32 ? 1e-5 : 1e-13), "%s: dot test %g", what, err);
+  (void)mdims, (void)ddims;
+  free(mb), free(mz), free(m), free(ref), free(G);
+  sl_array_destroy(&x);
+  sl_array_destroy(&y);
+  sl_op_destroy(&op);
+  /* bad input: frequencies that do not add up, nfmax too large */
+  int rc = sl_op_mdc(&op, NULL, 0, nfmax, ns, nr, nt, nv, ddt, ddr, dt);
+  CHECK(mc_same_error_everywhere(rc, SL_E_DIMS) && strstr(sl_last_error(), "nfl"), "MDC nfl: %s", sl_last_error());
+  rc = sl_op_mdc(&op, NULL, 0, nf + 1, ns, nr, nt, nv, ddt, ddr, dt);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nfmax"), "MDC nfmax: %s", sl_last_error());
+}
+
 static void errors(void)
 {
   int64_t d[2] = {6, 8};
@@ -254,6 +342,9 @@ int main(int argc, char **argv)
   run(3, d3r, 1, 3, (int[3]){1, 0, 2}, 1, SL_FFT_ORTHO, -1, SL_FLOAT64);
   run(2, d2, 0, 2, a01, 0, SL_FFT_ORTHO, -1, SL_COMPLEX64);
   run(2, d2, 0, 2, a01, 1, SL_FFT_ORTHO, -1, SL_FLOAT32);
+  mdc(8, 3, 5, 2, 5, SL_FLOAT64);
+  mdc(9, 4, 3, 1, 3, SL_FLOAT64);
+  mdc(10, 2, 7, 3, 6, SL_FLOAT32);
   redistribute();
   errors();
   return mc_finish("mpi_fft");
