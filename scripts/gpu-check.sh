@@ -96,6 +96,14 @@ if want summa; then
       mpirun -n $np --bind-to none "$B/build/bench/bench_ops" --sizes 500 --summa 2000,4000 --reps 3
   done
 fi
+if want fftbench; then
+  STEP_TIMEOUT=120 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_fft on the GPU vs cuFFT" \
+    bench-fft-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_fft" --sizes 2048,4096,8192 --reps 5
+  STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_fft, 1 CPU vs FFTW" bench-fft-cpu.log \
+    mpirun -n 1 --bind-to none "$B/build/bench/bench_fft" --sizes 1024,2048 --reps 3
+  STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=4 step "bench_fft, 4 ranks x 4 CPUs" bench-fft-cpu4.log \
+    mpirun -n 4 --bind-to none "$B/build/bench/bench_fft" --sizes 2048,4096 --reps 3
+fi
 if want stencilbench || want keybench; then
   STEP_TIMEOUT=60 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) step "bench_stencil on the GPU" \
     bench-stencil-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 4000,8000 --reps 5

@@ -1,6 +1,7 @@
 /* One-dimensional FFTs along the middle axis of a contiguous C-order block (outer, n, inner): every line
  * of the block in one task. CPU: FFTW (guru interface, plans made once per shape under a lock and run
- * with the new-array calls, which are thread-safe); CUDA: cuFFT (plans made once per shape and worker, on
+ * with the new-array calls, which are thread-safe; FFTW_MEASURE on scratch arrays unless
+ * STARLOPS_FFTW_PLANNER=estimate); CUDA: cuFFT (plans made once per shape and worker, on
  * the worker's stream). Kinds: complex forward / backward in place, real-to-complex (n real samples to
  * n/2 + 1 bins), complex-to-real. After the transform (R2C, C2C) or before it (C2R) every bin is
  * multiplied by scale, and for the real kinds the interior bins (1 .. (n-1)/2) by `interior` too; C2R
@@ -11,6 +12,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "codelets/codelets.h"
 #include "codelets/kernel_fft.h"
@@ -58,7 +60,9 @@ static plan_entry *add_plan(const fft_shape *s, int kind, int inplace, int worke
   return e;
 }
 
-/* The FFTW plan of this shape (made on first use with FFTW_ESTIMATE, which leaves the arrays alone). */
+/* The FFTW plan of this shape, made on first use: with FFTW_MEASURE (the default) on scratch arrays of the
+ * same size, since measuring overwrites them, or with FFTW_ESTIMATE on the task's own arrays when
+ * STARLOPS_FFTW_PLANNER=estimate. FFTW_UNALIGNED lets the plan run on any buffer. */
 static void *fftw_plan_for(const fft_shape *s, int kind, void *in, void *out)
 {
   int inplace = in == out;
@@ -68,19 +72,34 @@ static void *fftw_plan_for(const fft_shape *s, int kind, void *in, void *out)
   if (!e) {
     int n = (int)s->n, nc = (int)(s->n / 2 + 1), inner = (int)s->inner;
     int ni = kind == FFT_C2R ? nc : n, no = kind == FFT_R2C ? nc : n;
+    const char *pl = getenv("STARLOPS_FFTW_PLANNER");
+    int measure = !(pl && !strcmp(pl, "estimate"));
+    size_t cel = s->dbl ? 16 : 8, rel = cel / 2;
+    size_t isz = (size_t)(s->outer * ni * inner) * (kind == FFT_R2C ? rel : cel);
+    size_t osz = (size_t)(s->outer * no * inner) * (kind == FFT_C2R ? rel : cel);
+    void *pi = in, *po = out;
+    if (measure) {
+      pi = s->dbl ? fftw_malloc(isz) : fftwf_malloc(isz);
+      po = inplace ? pi : s->dbl ? fftw_malloc(osz) : fftwf_malloc(osz);
+      if (!pi || !po) measure = 0, pi = in, po = out;
+    }
     fftw_iodim dim = {n, inner, inner};
     fftw_iodim loops[2] = {{(int)s->outer, ni * inner, no * inner}, {inner, 1, 1}};
-    unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED | (kind == FFT_C2R ? FFTW_DESTROY_INPUT : 0);
+    unsigned flags = (measure ? FFTW_MEASURE : FFTW_ESTIMATE) | FFTW_UNALIGNED | (kind == FFT_C2R ? FFTW_DESTROY_INPUT : 0);
     if (s->dbl) {
-      if (kind == FFT_R2C) plan = fftw_plan_guru_dft_r2c(1, &dim, 2, loops, in, out, flags);
-      else if (kind == FFT_C2R) plan = fftw_plan_guru_dft_c2r(1, &dim, 2, loops, in, out, flags);
-      else plan = fftw_plan_guru_dft(1, &dim, 2, loops, in, out, kind == FFT_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+      if (kind == FFT_R2C) plan = fftw_plan_guru_dft_r2c(1, &dim, 2, loops, pi, po, flags);
+      else if (kind == FFT_C2R) plan = fftw_plan_guru_dft_c2r(1, &dim, 2, loops, pi, po, flags);
+      else plan = fftw_plan_guru_dft(1, &dim, 2, loops, pi, po, kind == FFT_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
     } else {
       fftwf_iodim dimf = {n, inner, inner};
       fftwf_iodim loopsf[2] = {{(int)s->outer, ni * inner, no * inner}, {inner, 1, 1}};
-      if (kind == FFT_R2C) plan = fftwf_plan_guru_dft_r2c(1, &dimf, 2, loopsf, in, out, flags);
-      else if (kind == FFT_C2R) plan = fftwf_plan_guru_dft_c2r(1, &dimf, 2, loopsf, in, out, flags);
-      else plan = fftwf_plan_guru_dft(1, &dimf, 2, loopsf, in, out, kind == FFT_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+      if (kind == FFT_R2C) plan = fftwf_plan_guru_dft_r2c(1, &dimf, 2, loopsf, pi, po, flags);
+      else if (kind == FFT_C2R) plan = fftwf_plan_guru_dft_c2r(1, &dimf, 2, loopsf, pi, po, flags);
+      else plan = fftwf_plan_guru_dft(1, &dimf, 2, loopsf, pi, po, kind == FFT_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+    }
+    if (measure) {
+      if (po != pi) s->dbl ? fftw_free(po) : fftwf_free(po);
+      s->dbl ? fftw_free(pi) : fftwf_free(pi);
     }
     if (plan && !add_plan(s, kind, inplace, -1, plan)) plan = NULL;
   }
