@@ -2,7 +2,8 @@
 # The whole GPU check, for an offline GPU node: unpack the bundle, run the test suite with CUDA workers
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
-# Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all|suite|cuda|bench]
+# Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
+#   cudatests (CUDATESTS="prog:ranks ..."), keybench, stencilbench, fftbench, summa]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
 # the benchmarks)
