@@ -123,8 +123,8 @@ int main(int argc, char **argv)
   if (me == 0) {
     printf("# bench_fft: %d ranks, %d CPU + %d CUDA workers on rank 0, complex128 n x n split along axis 0, forward + adjoint, median of %d\n",
            sl_size(), sl_ncpu_workers(), sl_ncuda_workers(), reps);
-    printf("# ceiling: %s 2-D transform (FFTW planned with FFTW_MEASURE) of the whole n x n array in one process, forward + backward\n",
-           gpu ? "cuFFT" : "FFTW (one thread)");
+    printf("# ceiling: %s 2-D transform of the whole n x n array in one process, forward + backward\n",
+           gpu ? "cuFFT" : "FFTW (one thread, FFTW_MEASURE plan)");
     printf("| transform | n | time (ms) | GFLOP/s | ceiling GFLOP/s | ratio |\n|---|---|---|---|---|---|\n");
   }
   for (char *tok = strtok(sizes, ","); tok; tok = strtok(NULL, ",")) {
