@@ -106,6 +106,7 @@ demo: all
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/poisson_cg --n 128
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 3 --oversubscribe --bind-to none $(BUILD)/examples/least_squares --quiet --dtype complex128 --damp 0.1
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/sparse_fista --quiet
+	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 3 --oversubscribe --bind-to none $(BUILD)/examples/mdd --quiet
 
 install: all
 	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin
@@ -115,5 +116,5 @@ install: all
 	install -m 644 $(LIB_A) $(PREFIX)/lib/
 	install -m 755 $(TOOLS) $(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@STARPU_PREFIX@|$(STARPU_PREFIX)|g' \
-	    -e 's|@EXTRA_LIBS@|$(if $(HAVE_CUDA),-L$(CUDA_HOME)/lib64 -lcublas -lcudart)|g' mk/starlops.pc.in \
+	    -e 's|@EXTRA_LIBS@|$(if $(HAVE_CUDA),-L$(CUDA_HOME)/lib64 -lcublas -lcusparse -lcufft -lcudart)|g' mk/starlops.pc.in \
 	    > $(PREFIX)/lib/pkgconfig/starlops.pc
