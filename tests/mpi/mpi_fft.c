@@ -45,7 +45,8 @@ static cplx *reference(int nd, const int64_t *d, int naxes, const int *axes, int
   for (int i = 0; i < naxes; i++) N *= d[axes[i]];
   int64_t nreal = real ? d[ar] : 0;
   cplx *a = malloc(sizeof *a * (size_t)total), *b = malloc(sizeof *b * (size_t)total);
-  memcpy(a, x, sizeof *a * (size_t)total);
+  int64_t nin = adjoint && real ? total / d[ar] * (d[ar] / 2 + 1) : total; /* the adjoint reads the bins */
+  memcpy(a, x, sizeof *a * (size_t)nin);
   if (!adjoint) {
     /* the real axis first (n real samples to n/2 + 1 bins), then the others */
     for (int i = naxes - 1; i >= 0; i--) {
