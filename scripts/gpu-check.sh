@@ -108,6 +108,9 @@ fi
 if want stencilbench || want keybench; then
   STEP_TIMEOUT=60 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) step "bench_stencil on the GPU" \
     bench-stencil-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 4000,8000 --reps 5
+  STEP_TIMEOUT=60 STARLOPS_STENCIL_GENERIC=1 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) \
+    step "bench_stencil on the GPU, generic kernel" bench-stencil-gpu-generic.log \
+    mpirun -n 1 --bind-to none -x STARLOPS_STENCIL_GENERIC "$B/build/bench/bench_stencil" --sizes 4000,8000 --reps 5
 fi
 if want keybench; then
   STEP_TIMEOUT=120 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_ops: DGEMM vs cuBLAS" \
