@@ -106,11 +106,13 @@ if want fftbench; then
     mpirun -n 4 --bind-to none "$B/build/bench/bench_fft" --sizes 2048,4096 --reps 3
 fi
 if want stencilbench || want keybench; then
-  STEP_TIMEOUT=60 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) step "bench_stencil on the GPU" \
-    bench-stencil-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 4000,8000 --reps 5
-  STEP_TIMEOUT=60 STARLOPS_STENCIL_GENERIC=1 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) \
+  # STENCIL_CHUNK_BYTES and STENCIL_SIZES override the chunk size and the grid sizes
+  sc=${STENCIL_CHUNK_BYTES:-$((1 << 28))} ss=${STENCIL_SIZES:-4000,8000}
+  STEP_TIMEOUT=60 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc step "bench_stencil on the GPU" \
+    bench-stencil-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes "$ss" --reps 5
+  STEP_TIMEOUT=60 STARLOPS_STENCIL_GENERIC=1 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc \
     step "bench_stencil on the GPU, generic kernel" bench-stencil-gpu-generic.log \
-    mpirun -n 1 --bind-to none -x STARLOPS_STENCIL_GENERIC "$B/build/bench/bench_stencil" --sizes 4000,8000 --reps 5
+    mpirun -n 1 --bind-to none -x STARLOPS_STENCIL_GENERIC "$B/build/bench/bench_stencil" --sizes "$ss" --reps 5
 fi
 if want keybench; then
   STEP_TIMEOUT=120 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_ops: DGEMM vs cuBLAS" \
