@@ -98,15 +98,10 @@ int sl_redist_create(sl_redist **out, const sl_array *from, const sl_array *to, 
   }
   for (int r = 0; r < P; r++) {
     int64_t cs, cr;
-    /* to r: my source block within r's range along b; from r: r's source block within my range */
+    /* to r: my source block within r's range along b; from r: r's source block within my destination
+     * block (r's range along a, inside my block of local dims to->ldims), which is also what r sends */
     p->pack[r] = piece(from->dims, nd, from->ldims, a, ofa[me], b, ofb[r], to->counts[r], &cs);
-    int64_t ldr[SL_MAX_DIMS];
-    memcpy(ldr, from->dims, sizeof ldr);
-    ldr[a] = from->counts[r];
-    piece(from->dims, nd, ldr, a, ofa[r], b, ofb[me], to->counts[me], &cr);
-    /* where it lands in my destination block: r's range along a, inside my block (local dims to->ldims) */
-    int64_t cu;
-    p->unpack[r] = piece(to->dims, nd, to->ldims, b, ofb[me], a, ofa[r], from->counts[r], &cu);
+    p->unpack[r] = piece(to->dims, nd, to->ldims, b, ofb[me], a, ofa[r], from->counts[r], &cr);
     if (r == me) {
       nself = cs;
       continue;

@@ -7,7 +7,6 @@
  * multiplied by scale, and for the real kinds the interior bins (1 .. (n-1)/2) by `interior` too; C2R
  * also zeroes the imaginary parts of the bins 0 and n/2 it reads (so that it computes the real part of
  * the sum, the adjoint of R2C, on any input). */
-#include <complex.h>
 #include <fftw3.h>
 #include <math.h>
 #include <pthread.h>

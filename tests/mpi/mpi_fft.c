@@ -230,7 +230,6 @@ static void mdc(int64_t nt, int64_t ns, int64_t nr, int64_t nv, int64_t nfmax, s
     free(G);
     return;
   }
-  int64_t mdims[3] = {nt, nr, nv}, ddims[3] = {nt, ns, nv};
   double *m = malloc(sizeof *m * (size_t)(nt * nr * nv));
   for (int64_t t = 0; t < nt; t++)
     for (int64_t r = 0; r < nr; r++)
@@ -277,7 +276,6 @@ static void mdc(int64_t nt, int64_t ns, int64_t nr, int64_t nv, int64_t nfmax, s
   double err = 1;
   CHECK_OK(sl_dottest(op, 5, &err));
   CHECK(err < (dt == SL_FLOAT32 ? 1e-5 : 1e-13), "%s: dot test %g", what, err);
-  (void)mdims, (void)ddims;
   free(mb), free(mz), free(m), free(ref), free(G);
   sl_array_destroy(&x);
   sl_array_destroy(&y);
