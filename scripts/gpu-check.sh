@@ -3,7 +3,8 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   cudatests (CUDATESTS="prog:ranks ..."), keybench, stencilbench, fftbench, summa]
+#   cudatests (CUDATESTS="prog:ranks ..."), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels
+#   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
 # the benchmarks)
@@ -51,6 +52,8 @@ if want cuda; then
 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "test suite, compute codelets forced on CUDA" tests-cuda.log \
   "$B/build/tests/unit_tests" -j1 --filter 'mpi/*'
 step "CUDA kernels vs CPU kernels" tests-cuda-kernels.log "$B/build/tests/unit_tests" -j1 --filter 'cuda_kernels/*' --verbose
+step "stencil kernels on segments apart (CPU, CUDA)" tests-stencil-kernel.log "$B/build/tests/unit_tests" -j1 \
+  --filter 'stencil_kernel/*' --verbose
 STARPU_NCPU=1 step "demo, 2 ranks sharing the GPU" demo.log mpirun -n 2 --bind-to none "$E/demo_arrays" --verbose
 # the solvers with every compute codelet on the GPU, and on the CPUs only: the same iterations
 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 26)) step "poisson_cg 1024^2, CUDA, 1 rank" poisson-cuda.log \
@@ -84,6 +87,11 @@ fi
 
 # ---- focused: the newest test programs run directly with every compute codelet on the GPU (one chunk per
 # block), a minute each, and the key benchmarks ----
+if want kernels; then
+  step "CUDA kernels vs CPU kernels" tests-cuda-kernels.log "$B/build/tests/unit_tests" -j1 --filter 'cuda_kernels/*' --verbose
+  step "stencil kernels on segments apart (CPU, CUDA)" tests-stencil-kernel.log "$B/build/tests/unit_tests" -j1 \
+    --filter 'stencil_kernel/*' --verbose
+fi
 if want cudatests; then
   for t in ${CUDATESTS:-mpi_ops:1 mpi_solvers:1 mpi_stencils:1 mpi_stencils:2 mpi_solvers:2}; do
     set -- ${t/:/ }
@@ -91,6 +99,23 @@ if want cudatests; then
       "cuda-$1-$2.log" mpirun -n "$2" --bind-to none "$B/build/tests/mpi/$1"
   done
 fi
+# ---- default placement: every test program as a user runs it, no forced codelets and no chunk override
+# (the programs' own 100-byte chunks, at most 2 per worker: 32 per block with 16 workers), with the CUDA
+# worker (DEFAULTS_RANKS, default "1 2") and with STARPU_NCUDA=0 on every core (part defaults-cpu) ----
+DEFAULT_PROGS=${DEFAULT_PROGS:-mpi_arrays mpi_errors mpi_comm mpi_ops mpi_solvers mpi_stencils mpi_stack mpi_summa mpi_halo mpi_fft}
+run_defaults() { # label, extra env...
+  local label=$1; shift
+  for np in ${DEFAULTS_RANKS:-1 2}; do
+    for prog in $DEFAULT_PROGS; do
+      mkdir -p "$root/scratch-$prog-$np"
+      STEP_TIMEOUT=$((np == 1 ? 120 : 180)) step "$prog, $np rank(s), $label" "def-$label-$prog-$np.log" \
+        env "$@" mpirun -n "$np" --bind-to none "$B/build/tests/mpi/$prog" "$root/scratch-$prog-$np"
+    done
+  done
+}
+want defaults && run_defaults default
+want defaults-cpu && run_defaults cpu-only STARPU_NCUDA=0
+
 if want summa; then
   for np in 1 2 4; do
     STEP_TIMEOUT=90 STARPU_NCUDA=0 STARPU_NCPU=3 step "bench_ops --summa, $np rank(s) x 3 CPUs" "bench-summa-$np.log" \
@@ -172,6 +197,7 @@ grep -h "Synthesis" "$logs"/tests-*.log 2>/dev/null
 for f in bench-summa-1 bench-summa-2 bench-summa-4 bench-ops-gpu bench-ops-cpu bench-stencil-gpu bench-stencil-cpu bench-stencil-2r bench-solvers-gpu bench-solvers-cpu; do
   [ -f "$logs/$f.log" ] && { echo; echo "### $f"; grep "^|\|^#" "$logs/$f.log"; }
 done
+for f in "$logs"/def-*.log; do [ -f "$f" ] && printf '%-44s %s\n' "$(basename "$f" .log)" "$(grep -h "ranks: \|FAIL" "$f" | head -n 2 | tr '\n' ' ')"; done
 for f in "$logs"/cuda-mpi_*.log; do [ -f "$f" ] && { echo "### $(basename "$f")"; grep -v "^\[vm\|pmix\|dlopen\|Perhaps" "$f" | tail -n 6; }; done
 grep -h "^poisson_cg\|^  CGLS\|^  LSQR\|^  FISTA\|^  ISTA" "$logs"/poisson-*.log "$logs"/lsq-*.log "$logs"/fista-*.log 2>/dev/null
 echo; grep -h -E "^(mpi_comm|  stress)" "$logs"/comm-*.log 2>/dev/null

@@ -1,6 +1,6 @@
-/* The stencil codelet: one task per output chunk, reading the input chunks its rows reach and, only near
- * the block's ends along the distributed axis, the ghost planes; so the interior tasks run while the
- * boundary planes are exchanged. */
+/* The stencil codelet: one task per output chunk, reading the input chunks its rows reach (any number: past
+ * StarPU's STARPU_NMAXBUFS the task's handles are dynamic arrays) and, only near the block's ends along the
+ * distributed axis, the ghost planes; so the interior tasks run while the boundary planes are exchanged. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +44,7 @@ static void stencil_cpu(void *buffers[], void *cl_arg)
   st_input in;
   void *y = unpack(buffers, a, &in);
   if (kernel_stencil(&a->plan, a->single, &in, a->s, a->e, y) != 0)
-    sl_async_error(SL_E_RUNTIME, "sl_stencil: the input chunks are not contiguous in host memory");
+    sl_async_error(SL_E_RUNTIME, "sl_stencil: an input element is in none of the task's chunks");
 }
 
 #ifdef SL_HAVE_CUDA

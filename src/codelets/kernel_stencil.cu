@@ -24,10 +24,8 @@ __device__ static R st_load(const st_plan &p, const st_input &in, const st_term 
   if (rr >= 0 && rr < (I)t.nloc) {
     I fe = f + (I)dr * (I)t.stride;
     if (in.nseg == 1) return ((const R *)in.ptr[0])[(fe - (I)in.start[0]) * nc + comp];
-    for (int i = 0; i < in.nseg; i++)
-      if (fe >= (I)in.start[i] && fe < (I)(in.start[i] + in.len[i]))
-        return ((const R *)in.ptr[i])[(fe - (I)in.start[i]) * nc + comp];
-    return R(0);
+    int i = st_seg_find(&in, (int64_t)fe);
+    return i < 0 ? R(0) : ((const R *)in.ptr[i])[(fe - (I)in.start[i]) * nc + comp];
   }
   if (!t.ghosts) return R(0);
   I stride = (I)t.stride, od = f / (stride * (I)t.nloc), inn = f % stride;

@@ -17,7 +17,11 @@ extern "C" {
 typedef enum { ST_D1_FWD, ST_D1_BWD, ST_D1_C3, ST_D1_C5, ST_D2_FWD, ST_D2_BWD, ST_D2_C } st_kind;
 
 #define ST_MAX_TERMS SL_MAX_DIMS
-#define ST_MAX_SEGS 16
+/* Input segments one task may read. A task reads only the chunks its output range reaches: the range itself
+ * and, for each term, the range moved by -2, -1, +1 and +2 rows. The chunks of a block differ in length by at
+ * most one element, so a moved copy of a chunk's range meets at most two of them: 1 + 8 per term bounds
+ * the count for any chunking (op_stencil.c). */
+#define ST_MAX_SEGS (1 + 8 * ST_MAX_TERMS)
 
 /** One axis of a stencil sum. */
 typedef struct {
@@ -102,8 +106,8 @@ static inline void st_plan_finish(st_plan *p)
   for (int k = 0; k < p->nterms; k++) st_coeffs(&p->t[k], p->adjoint, 4, p->cint[k]);
 }
 
-/** The input block as segments (the chunks a task reads): element e of the block is at seg_ptr[i] +
- *  (e - seg_start[i]) for the segment holding it. */
+/** The input block as segments (the chunks a task reads, in increasing order of start): element e of the
+ *  block is at ptr[i] + (e - start[i]) for the segment holding it. Segments need not be adjacent in memory. */
 typedef struct {
   int nseg;
   int64_t start[ST_MAX_SEGS], len[ST_MAX_SEGS];
@@ -111,8 +115,21 @@ typedef struct {
   const void *glo, *ghi; /* ghost planes: (outer, wlo or whi, stride) of the distributed axis */
 } st_input;
 
-/** y (elements [s, e) of the block, contiguous) = the stencil sum of the input; the CPU version needs the
- *  segments contiguous in memory (they are chunks of one host buffer). single: float, else double. */
+/** The segment holding element f of the block, or -1 (binary search over the starts). */
+static inline SL_HD int st_seg_find(const st_input *in, int64_t f)
+{
+  int lo = 0, hi = in->nseg - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (f < in->start[mid]) hi = mid - 1;
+    else if (f >= in->start[mid] + in->len[mid]) lo = mid + 1;
+    else return mid;
+  }
+  return -1;
+}
+
+/** y (elements [s, e) of the block, contiguous) = the stencil sum of the input. single: float, else double.
+ *  Returns -1 when an element the sum needs is in no segment (a submission error). */
 int kernel_stencil(const st_plan *p, int single, const st_input *in, int64_t s, int64_t e, void *y);
 #ifdef SL_HAVE_CUDA
 int kernel_cuda_stencil(const st_plan *p, int single, const st_input *in, int64_t s, int64_t e, void *y, void *stream);

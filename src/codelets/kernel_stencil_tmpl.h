@@ -3,16 +3,27 @@
 #define ST_CAT(a, b) ST_CAT2(a, b)
 #define SFN(name) ST_CAT(name, SFX)
 
-/* Pointer to component 0 of input element (f, moved by dr rows along term t's axis, r + dr its row). */
-static const R *SFN(st_src_)(const st_plan *p, const st_term *t, const R *xb, const R *glo, const R *ghi, int64_t f,
-                             int64_t r, int64_t dr)
+/* A source of a row sum: input elements elem, elem + 1, ... (found in the segments), or a ghost run. */
+typedef struct {
+  const R *ghost; /* NULL: the input, from element elem */
+  int64_t elem;
+  R w;
+} SFN(st_source_);
+
+/* The source for input element (f, moved by dr rows along term t's axis, r + dr its row); 0 when it lies
+ * beyond the global edge (its weight is 0). */
+static int SFN(st_src_)(const st_plan *p, const st_term *t, const R *glo, const R *ghi, int64_t f, int64_t r, int64_t dr,
+                        SFN(st_source_) *src)
 {
   int64_t rr = r + dr, nc = p->ncomp;
-  if (rr >= 0 && rr < t->nloc) return xb + (f + dr * t->stride) * nc;
-  if (!t->ghosts) return NULL; /* beyond the global edge: the weight is 0 */
+  src->ghost = NULL;
+  src->elem = f + dr * t->stride;
+  if (rr >= 0 && rr < t->nloc) return 1;
+  if (!t->ghosts) return 0;
   int64_t od = f / (t->stride * t->nloc), in = f % t->stride;
-  if (rr < 0) return glo + ((od * p->wlo + (p->wlo + rr)) * t->stride + in) * nc;
-  return ghi + ((od * p->whi + (rr - t->nloc)) * t->stride + in) * nc;
+  if (rr < 0) src->ghost = glo + ((od * p->wlo + (p->wlo + rr)) * t->stride + in) * nc;
+  else src->ghost = ghi + ((od * p->whi + (rr - t->nloc)) * t->stride + in) * nc;
+  return 1;
 }
 
 /* y[q] = sum_k w[k] s[k][q] for q in [0, len): one pass, unrolled for the usual source counts. */
@@ -41,9 +52,36 @@ static void SFN(row_sum_)(int ns, const R *w, const R *const *src, R *y, int64_t
 
 #define ST_MAX_SRC (5 * ST_MAX_TERMS)
 
-static void SFN(stencil_)(const st_plan *p, const R *xb, const R *glo, const R *ghi, int64_t s, int64_t e, R *y)
+/* y[q] = sum_k w_k src_k[q] for q in [0, len) elements, the input sources each moved by `shift` elements: cut
+ * where a source crosses from one segment to the next, each piece one pass. -1 if a source is in no segment. */
+static int SFN(span_sum_)(const st_input *in, int nc, int ns, const SFN(st_source_) *src, int64_t shift, R *y, int64_t len)
+{
+  const R *ptr[ST_MAX_SRC];
+  R w[ST_MAX_SRC];
+  for (int i = 0; i < ns; i++) w[i] = src[i].w;
+  for (int64_t q = 0; q < len;) {
+    int64_t n = len - q;
+    for (int i = 0; i < ns; i++) {
+      if (src[i].ghost) {
+        ptr[i] = src[i].ghost + (shift + q) * nc;
+        continue;
+      }
+      int64_t el = src[i].elem + shift + q;
+      int g = st_seg_find(in, el);
+      if (g < 0) return -1;
+      ptr[i] = (const R *)in->ptr[g] + (el - in->start[g]) * nc;
+      if (in->start[g] + in->len[g] - el < n) n = in->start[g] + in->len[g] - el;
+    }
+    SFN(row_sum_)(ns, w, ptr, y + q * nc, n * nc);
+    q += n;
+  }
+  return 0;
+}
+
+static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_t e, R *y)
 {
   const int nd = p->ndim, last = nd - 1, nc = p->ncomp;
+  const R *glo = (const R *)in->glo, *ghi = (const R *)in->ghi;
   int64_t idx[SL_MAX_DIMS], rem = s;
   for (int d = last; d >= 0; d--) {
     idx[d] = p->ldims[d] ? rem % p->ldims[d] : 0;
@@ -58,8 +96,7 @@ static void SFN(stencil_)(const st_plan *p, const R *xb, const R *glo, const R *
     if (run > e - f) run = e - f;
     R *yr = y + (f - s) * nc;
     /* the sources of the terms along the other axes: whole input rows */
-    const R *src[ST_MAX_SRC];
-    R w[ST_MAX_SRC];
+    SFN(st_source_) src[ST_MAX_SRC];
     int ns = 0;
     for (int k = 0; k < p->nterms; k++) {
       const st_term *t = &p->t[k];
@@ -69,15 +106,12 @@ static void SFN(stencil_)(const st_plan *p, const R *xb, const R *glo, const R *
       if (st_interior(t, g)) for (int i = 0; i < 5; i++) c[i] = cint[k][i];
       else st_coeffs(t, p->adjoint, g, c);
       for (int dr = -2; dr <= 2; dr++) {
-        if (c[dr + 2] == 0.0) continue;
-        const R *sp = SFN(st_src_)(p, t, xb, glo, ghi, f, r, dr);
-        if (!sp) continue;
-        src[ns] = sp;
-        w[ns++] = (R)c[dr + 2];
+        if (c[dr + 2] == 0.0 || !SFN(st_src_)(p, t, glo, ghi, f, r, dr, &src[ns])) continue;
+        src[ns++].w = (R)c[dr + 2];
       }
     }
     if (lt < 0) {
-      SFN(row_sum_)(ns, w, src, yr, run * nc);
+      if (SFN(span_sum_)(in, nc, ns, src, 0, yr, run) != 0) return -1;
     } else {
       /* along the last axis: its interior joins the one pass; near the ends, element by element */
       const st_term *t = &p->t[lt];
@@ -85,30 +119,35 @@ static void SFN(stencil_)(const st_plan *p, const R *xb, const R *glo, const R *
       int64_t a = lo - k0 > 0 ? lo - k0 : 0, b = hi - k0 < run ? hi - k0 : run;
       if (a > run) a = run;
       if (b < a) b = a;
-      const R *x0 = xb + f * nc;
       if (a < b) {
         int n2 = ns;
-        const R *src2[ST_MAX_SRC];
-        R w2[ST_MAX_SRC];
-        for (int i = 0; i < ns; i++) src2[i] = src[i] + a * nc, w2[i] = w[i];
+        SFN(st_source_) src2[ST_MAX_SRC];
+        for (int i = 0; i < ns; i++) {
+          src2[i] = src[i];
+          if (src2[i].ghost) src2[i].ghost += a * nc;
+          else src2[i].elem += a;
+        }
         for (int dr = -2; dr <= 2; dr++)
-          if (cint[lt][dr + 2] != 0.0) src2[n2] = x0 + (a + dr) * nc, w2[n2++] = (R)cint[lt][dr + 2];
-        SFN(row_sum_)(n2, w2, src2, yr + a * nc, (b - a) * nc);
+          if (cint[lt][dr + 2] != 0.0) src2[n2++] = (SFN(st_source_)){.ghost = NULL, .elem = f + a + dr, .w = (R)cint[lt][dr + 2]};
+        if (SFN(span_sum_)(in, nc, n2, src2, 0, yr + a * nc, b - a) != 0) return -1;
       }
       for (int part = 0; part < 2; part++) {
         int64_t from = part ? b : 0, to = part ? run : a;
         if (from >= to) continue;
-        const R *src3[ST_MAX_SRC];
-        for (int i = 0; i < ns; i++) src3[i] = src[i] + from * nc;
-        SFN(row_sum_)(ns, w, src3, yr + from * nc, (to - from) * nc);
+        if (SFN(span_sum_)(in, nc, ns, src, from, yr + from * nc, to - from) != 0) return -1;
         for (int64_t kk = from; kk < to; kk++) {
           int64_t r = k0 + kk, g = r + t->off;
           double c[5];
           st_coeffs(t, p->adjoint, g, c);
           for (int dr = -2; dr <= 2; dr++) {
-            if (c[dr + 2] == 0.0) continue;
-            const R *sp = SFN(st_src_)(p, t, xb, glo, ghi, f + kk, r, dr);
-            if (!sp) continue;
+            SFN(st_source_) one;
+            if (c[dr + 2] == 0.0 || !SFN(st_src_)(p, t, glo, ghi, f + kk, r, dr, &one)) continue;
+            const R *sp = one.ghost;
+            if (!sp) {
+              int sg = st_seg_find(in, one.elem);
+              if (sg < 0) return -1;
+              sp = (const R *)in->ptr[sg] + (one.elem - in->start[sg]) * nc;
+            }
             for (int q = 0; q < nc; q++) yr[kk * nc + q] += (R)c[dr + 2] * sp[q];
           }
         }
@@ -121,6 +160,7 @@ static void SFN(stencil_)(const st_plan *p, const R *xb, const R *glo, const R *
       idx[d - 1]++;
     }
   }
+  return 0;
 }
 
 #undef ST_MAX_SRC

@@ -33,6 +33,38 @@ static void ghost_needs(const st_plan *p, int64_t s, int64_t e, int *lo, int *hi
   }
 }
 
+/* The input chunks a task writing output elements [s, e) reads, in increasing order: those meeting [s, e) or
+ * [s, e) moved by -2, -1, +1, +2 rows of any term (clipped to the block). Moved ranges as long as one chunk meet
+ * at most two chunks (their lengths differ by at most one), so at most 1 + 8 nterms <= ST_MAX_SEGS; `mark` has
+ * nc entries, zero on entry and on return. */
+static int needed_chunks(const st_plan *p, const int64_t *start, int nc, int64_t s, int64_t e, char *mark, int *list)
+{
+  int64_t n = start[nc];
+  for (int k = -1; k < p->nterms; k++)
+    for (int dr = -2; dr <= 2; dr++) {
+      if ((k < 0) != (dr == 0)) continue; /* the range itself once, then the moved copies */
+      int64_t sh = k < 0 ? 0 : dr * p->t[k].stride, lo = s + sh, hi = e + sh;
+      if (lo < 0) lo = 0;
+      if (hi > n) hi = n;
+      if (lo >= hi) continue;
+      int a = 0, b = nc - 1; /* the chunk holding lo */
+      while (a < b) {
+        int m = (a + b + 1) / 2;
+        if (start[m] <= lo) a = m;
+        else b = m - 1;
+      }
+      for (int c = a; c < nc && start[c] < hi; c++) mark[c] = 1;
+    }
+  int cnt = 0;
+  for (int c = 0; c < nc; c++)
+    if (mark[c]) {
+      mark[c] = 0;
+      if (cnt < ST_MAX_SEGS) list[cnt] = c;
+      cnt++;
+    }
+  return cnt;
+}
+
 static int stencil_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   st_plan p = *(const st_plan *)op->mat;
@@ -41,38 +73,41 @@ static int stencil_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
   int nc = y->nchunks;
   if (nc == 0) return SL_SUCCESS;
   int64_t *start = malloc(sizeof *start * (size_t)(nc + 1));
-  starpu_data_handle_t *hx = malloc(sizeof *hx * (size_t)nc);
-  if (!start || !hx) {
+  char *mark = calloc((size_t)nc, 1);
+  if (!start || !mark) {
     free(start);
-    free(hx);
+    free(mark);
     return sl_error(SL_E_NOMEM, "%s: out of memory", op->name);
   }
   start[0] = 0;
-  for (int c = 0; c < nc; c++) {
-    start[c + 1] = start[c] + (int64_t)starpu_vector_get_nx(sl_array_chunk(y, c));
-    hx[c] = sl_array_chunk(x, c);
-  }
+  for (int c = 0; c < nc; c++) start[c + 1] = start[c] + (int64_t)starpu_vector_get_nx(sl_array_chunk(y, c));
   /* STARLOPS_STENCIL_NO_OVERLAP=1 makes every task wait for the ghost planes: the benchmark's reference for
    * how much of the exchange the interior tasks hide */
   const char *no_overlap = getenv("STARLOPS_STENCIL_NO_OVERLAP");
   int serial = no_overlap && *no_overlap == '1' && has_ghosts(&p);
-  int64_t reach = 0;
-  for (int k = 0; k < p.nterms; k++) reach = 2 * p.t[k].stride > reach ? 2 * p.t[k].stride : reach;
   int rc = SL_SUCCESS;
   for (int c = 0; c < nc && rc == SL_SUCCESS; c++) {
-    int64_t s = start[c], e = start[c + 1], lo_e = s - reach, hi_e = e + reach;
-    int c0 = c, c1 = c;
-    while (c0 > 0 && start[c0] > lo_e) c0--;
-    while (c1 < nc - 1 && start[c1 + 1] < hi_e) c1++;
+    int64_t s = start[c], e = start[c + 1], seg_start[ST_MAX_SEGS];
+    int list[ST_MAX_SEGS];
+    starpu_data_handle_t hx[ST_MAX_SEGS];
+    int nin = needed_chunks(&p, start, nc, s, e, mark, list);
+    if (nin > ST_MAX_SEGS) {
+      rc = sl_error(SL_E_RUNTIME, "%s: a task would read %d chunks (at most %d)", op->name, nin, ST_MAX_SEGS);
+      break;
+    }
+    for (int i = 0; i < nin; i++) {
+      hx[i] = sl_array_chunk(x, list[i]);
+      seg_start[i] = start[list[i]];
+    }
     int lo = 0, hi = 0;
     ghost_needs(&p, s, e, &lo, &hi);
     if (serial) lo = hi = 1;
     sl_trace_block(0, c);
-    rc = codelet_stencil_submit(&p, op->dtype, lo ? op->aux_handle[0] : NULL, hi ? op->aux_handle[1] : NULL, c1 - c0 + 1,
-                                hx + c0, start + c0, sl_array_chunk(y, c), s, e);
+    rc = codelet_stencil_submit(&p, op->dtype, lo ? op->aux_handle[0] : NULL, hi ? op->aux_handle[1] : NULL, nin, hx,
+                                seg_start, sl_array_chunk(y, c), s, e);
   }
   free(start);
-  free(hx);
+  free(mark);
   return rc;
 }
 

@@ -104,6 +104,11 @@ sl_array *mc_array(int ndim, const int64_t *dims, sl_dtype dt, const sl_dist *di
   sl_array *a = NULL;
   CHECK_OK(sl_array_create(&a, ndim, dims, dt, dist));
   if (!a) return NULL;
+  /* $STARLOPS_TEST_MIN_CHUNKS: the many-chunk runs of the suite check that blocks really are cut that finely */
+  const char *minc = getenv("STARLOPS_TEST_MIN_CHUNKS");
+  if (minc && sl_array_local_size(a) >= atoi(minc))
+    CHECK(sl_array_nchunks(a) >= atoi(minc), "a block of %lld elements has %d chunks, fewer than STARLOPS_TEST_MIN_CHUNKS=%s",
+          (long long)sl_array_local_size(a), sl_array_nchunks(a), minc);
   int64_t n = sl_array_global_size(a);
   double complex *g = malloc(sizeof *g * (size_t)n);
   void *buf = malloc((size_t)n * sl_dtype_size(dt));

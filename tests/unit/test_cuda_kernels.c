@@ -8,18 +8,8 @@
 
 #include "codelets/kernel_vec.h"
 
+#include "unit_gpu.h"
 #ifdef SL_HAVE_CUDA
-#include <cuda_runtime_api.h>
-
-static int have_gpu(void)
-{
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return n > 0;
-}
 
 static double tol(sl_dtype dt) { return dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-5 : 1e-13; }
 

@@ -19,7 +19,7 @@ static int run_env(const char *env, int np, const char *prog, const char *args)
   char log[512], cmd[2048];
   snprintf(log, sizeof log, "%s/tests/%s-%d-%d.log", build_dir(), prog, np, serial++);
   snprintf(cmd, sizeof cmd,
-           "%s STARPU_NCPU=1 timeout -k 10 300 mpirun -n %d --oversubscribe --bind-to none %s/tests/mpi/%s %s > %s 2>&1",
+           "STARPU_NCPU=1 %s timeout -k 10 300 mpirun -n %d --oversubscribe --bind-to none %s/tests/mpi/%s %s > %s 2>&1",
            env ? env : "", np, build_dir(), prog, args ? args : "", log);
   int st = system(cmd);
   int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
@@ -58,6 +58,35 @@ RANKS_TEST(mpi_stack)
 RANKS_TEST(mpi_summa)
 RANKS_TEST(mpi_halo)
 RANKS_TEST(mpi_fft)
+
+/* Many chunks per block, as on a many-core node (a block is cut into up to twice as many chunks as the rank
+ * has workers): every program on 1 rank with 4 CPU workers and chunks of one element (up to 1024 per
+ * block), and on 3 ranks with 32 chunks per block; the programs check that their arrays really have that
+ * many chunks. */
+#define MANY_CHUNKS_TEST(prog)                                                                                  \
+  Test(many_chunks, prog##_1_rank_4_workers, .timeout = 400)                                                    \
+  {                                                                                                             \
+    cr_expect_eq(run_env("STARPU_NCPU=4 STARLOPS_MAX_CHUNKS=1024 STARLOPS_CHUNK_BYTES=4 STARLOPS_TEST_MIN_CHUNKS=40", \
+                         1, #prog, scratch_dir()),                                                              \
+                 0);                                                                                            \
+  }                                                                                                             \
+  Test(many_chunks, prog##_3_ranks, .timeout = 400)                                                             \
+  {                                                                                                             \
+    cr_expect_eq(run_env("STARLOPS_MAX_CHUNKS=32 STARLOPS_CHUNK_BYTES=4 STARLOPS_TEST_MIN_CHUNKS=32", 3, #prog,   \
+                         scratch_dir()),                                                                        \
+                 0);                                                                                            \
+  }
+
+MANY_CHUNKS_TEST(mpi_arrays)
+MANY_CHUNKS_TEST(mpi_errors)
+MANY_CHUNKS_TEST(mpi_comm)
+MANY_CHUNKS_TEST(mpi_ops)
+MANY_CHUNKS_TEST(mpi_solvers)
+MANY_CHUNKS_TEST(mpi_stencils)
+MANY_CHUNKS_TEST(mpi_stack)
+MANY_CHUNKS_TEST(mpi_summa)
+MANY_CHUNKS_TEST(mpi_halo)
+MANY_CHUNKS_TEST(mpi_fft)
 
 /* dmda-family schedulers run a per-worker hook when a task ends: collectives released by the progress
  * thread must end on a worker thread (comm_progress.c). */

@@ -1,0 +1,153 @@
+/* The stencil kernels on blocks cut into segments that lie apart in memory (as the chunks of an array do
+ * when StarPU allocates them on a worker): one element per segment, segments of a few elements, and one
+ * segment, against a naive loop over the weights of every row; forward and adjoint, real and complex
+ * (two components per element), 3-D and 4-D Laplacians over every axis. The CUDA kernel, where a GPU is
+ * present, on the same segments. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/kernel_stencil.h"
+#include "unit_gpu.h"
+
+static st_plan make_plan(int ndim, const int64_t *dims, int ncomp, int adjoint)
+{
+  st_plan p;
+  memset(&p, 0, sizeof p);
+  p.ndim = ndim;
+  p.ncomp = ncomp;
+  p.adjoint = adjoint;
+  p.wlo = p.whi = 2;
+  for (int d = 0; d < ndim; d++) p.ldims[d] = dims[d];
+  int kinds[4] = {ST_D2_C, ST_D1_C5, ST_D1_FWD, ST_D2_BWD};
+  for (int a = 0; a < ndim; a++) {
+    int64_t stride = 1;
+    for (int d = a + 1; d < ndim; d++) stride *= dims[d];
+    p.t[p.nterms++] = (st_term){.kind = kinds[a % 4], .edge = a % 2, .axis = a, .ghosts = 0, .n = dims[a], .off = 0,
+                                .nloc = dims[a], .stride = stride, .scale = 1.0 + 0.5 * a};
+  }
+  st_plan_finish(&p);
+  return p;
+}
+
+/* y[f] = sum over terms and dr of the row weights times x[f + dr stride], rows inside the block only. */
+static void naive(const st_plan *p, const double *x, int64_t n, double *y)
+{
+  for (int64_t f = 0; f < n; f++)
+    for (int c = 0; c < p->ncomp; c++) {
+      double acc = 0;
+      for (int k = 0; k < p->nterms; k++) {
+        const st_term *t = &p->t[k];
+        int64_t r = (f / t->stride) % t->nloc;
+        double w[5];
+        st_coeffs(t, p->adjoint, r, w);
+        for (int dr = -2; dr <= 2; dr++)
+          if (r + dr >= 0 && r + dr < t->nloc) acc += w[dr + 2] * x[(f + dr * t->stride) * p->ncomp + c];
+      }
+      y[f * p->ncomp + c] = acc;
+    }
+}
+
+/* The block cut into segments of seg elements, each in its own allocation, allocated last-first. */
+static void cut(const double *x, int64_t n, int ncomp, int64_t seg, st_input *in, double **owned)
+{
+  memset(in, 0, sizeof *in);
+  in->nseg = (int)((n + seg - 1) / seg);
+  cr_assert_leq(in->nseg, ST_MAX_SEGS);
+  for (int i = in->nseg - 1; i >= 0; i--) {
+    in->start[i] = i * seg;
+    in->len[i] = in->start[i] + seg > n ? n - in->start[i] : seg;
+    owned[i] = malloc(sizeof(double) * (size_t)(in->len[i] * ncomp));
+    memcpy(owned[i], x + in->start[i] * ncomp, sizeof(double) * (size_t)(in->len[i] * ncomp));
+    in->ptr[i] = owned[i];
+  }
+}
+
+static void expect_close(const double *a, const double *b, int64_t n, const char *what)
+{
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (fabs(a[i] - b[i]) > 1e-12 * fmax(1.0, fabs(b[i])) && bad++ < 3)
+      cr_expect(0, "%s [%lld]: %.17g, expected %.17g", what, (long long)i, a[i], b[i]);
+}
+
+#ifdef SL_HAVE_CUDA
+/* The CUDA kernel on device copies of the same segments. */
+static void check_cuda(const st_plan *p, const st_input *hin, int64_t n, const double *ref, const char *what)
+{
+  st_input din = *hin;
+  void *dptr[ST_MAX_SEGS];
+  for (int i = 0; i < hin->nseg; i++) {
+    size_t b = sizeof(double) * (size_t)(hin->len[i] * p->ncomp);
+    cr_assert_eq(cudaMalloc(&dptr[i], b), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(dptr[i], hin->ptr[i], b, cudaMemcpyHostToDevice), cudaSuccess);
+    din.ptr[i] = dptr[i];
+  }
+  double *dy = NULL, *y = malloc(sizeof(double) * (size_t)(n * p->ncomp));
+  cr_assert_eq(cudaMalloc((void **)&dy, sizeof(double) * (size_t)(n * p->ncomp)), cudaSuccess);
+  cr_assert_eq(kernel_cuda_stencil(p, 0, &din, 0, n, dy, NULL), cudaSuccess);
+  cr_assert_eq(cudaMemcpy(y, dy, sizeof(double) * (size_t)(n * p->ncomp), cudaMemcpyDeviceToHost), cudaSuccess);
+  expect_close(y, ref, n * p->ncomp, what);
+  for (int i = 0; i < hin->nseg; i++) cudaFree(dptr[i]);
+  cudaFree(dy);
+  free(y);
+}
+#endif
+
+Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
+{
+  int64_t d3[3] = {5, 4, 7}, d4[4] = {3, 4, 2, 5};
+  const int64_t *dims[2] = {d3, d4};
+  int nds[2] = {3, 4};
+#ifdef SL_HAVE_CUDA
+  int gpu = have_gpu();
+#endif
+  for (int c = 0; c < 2; c++)
+    for (int ncomp = 1; ncomp <= 2; ncomp++)
+      for (int adj = 0; adj < 2; adj++) {
+        st_plan p = make_plan(nds[c], dims[c], ncomp, adj);
+        int64_t n = 1;
+        for (int d = 0; d < nds[c]; d++) n *= dims[c][d];
+        double *x = malloc(sizeof(double) * (size_t)(n * ncomp)), *ref = malloc(sizeof(double) * (size_t)(n * ncomp)),
+               *y = malloc(sizeof(double) * (size_t)(n * ncomp));
+        for (int64_t i = 0; i < n * ncomp; i++) x[i] = sin(0.37 * (double)i) + 0.1 * (double)(i % 5);
+        naive(&p, x, n, ref);
+        int64_t segs[3] = {n, 7, 3};
+        for (int s = 0; s < 3; s++) {
+          if ((n + segs[s] - 1) / segs[s] > ST_MAX_SEGS) continue; /* a task never reads more than ST_MAX_SEGS */
+          st_input in;
+          double *owned[ST_MAX_SEGS];
+          cut(x, n, ncomp, segs[s], &in, owned);
+          char what[160];
+          snprintf(what, sizeof what, "%d-D, %d component(s), %s, segments of %lld", nds[c], ncomp,
+                   adj ? "adjoint" : "forward", (long long)segs[s]);
+          /* the whole block, then an output range from inside one segment to inside another */
+          cr_expect_eq(kernel_stencil(&p, 0, &in, 0, n, y), 0, "%s", what);
+          expect_close(y, ref, n * ncomp, what);
+          int64_t a = n / 3 + 1, b = n - 2;
+          cr_expect_eq(kernel_stencil(&p, 0, &in, a, b, y), 0, "%s", what);
+          expect_close(y, ref + a * ncomp, (b - a) * ncomp, what);
+#ifdef SL_HAVE_CUDA
+          if (gpu) check_cuda(&p, &in, n, ref, what);
+#endif
+          for (int i = 0; i < in.nseg; i++) free(owned[i]);
+        }
+        free(x);
+        free(ref);
+        free(y);
+      }
+}
+
+Test(stencil_kernel, an_element_in_no_segment_is_reported)
+{
+  int64_t dims[2] = {6, 5};
+  st_plan p = make_plan(2, dims, 1, 0);
+  double x[30] = {0}, y[30];
+  st_input in;
+  double *owned[ST_MAX_SEGS];
+  cut(x, 30, 1, 10, &in, owned);
+  in.nseg = 2; /* the last ten elements are missing: rows 4 and 5 of axis 0 read them */
+  cr_expect_eq(kernel_stencil(&p, 0, &in, 10, 20, y), -1);
+  for (int i = 0; i < 3; i++) free(owned[i]);
+}
