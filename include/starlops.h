@@ -282,6 +282,10 @@ sl_dtype sl_op_dtype(const sl_op *op);
 const char *sl_op_name(const sl_op *op);
 /** Drops the caller's reference; operators built from this one keep theirs. */
 int sl_op_destroy(sl_op **op);
+/** A solve keeps its work vectors on the operator it solves with, so the next solve on it allocates
+ *  nothing (at most 8 per side, laid out like the domain or range); this frees them now (sl_op_destroy
+ *  also does). Not collective. */
+int sl_op_free_workspace(sl_op *op);
 
 /* Elementary operators: domain and range are laid out like the given arrays (dims, dtype, distribution;
  * the arrays are not kept). Communication: none. */

@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   cudatests (CUDATESTS="prog:ranks ..."), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels
+#   cudatests (CUDATESTS="prog:ranks ..."), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -87,6 +87,18 @@ fi
 
 # ---- focused: the newest test programs run directly with every compute codelet on the GPU (one chunk per
 # block), a minute each, and the key benchmarks ----
+# ---- what a user meets first (bench_setup): no variables set, the scheduler's own placement over 2 chunks
+# per worker (STARLOPS_CODELET_WHERE=any), and the tuned run (forced CUDA, 1 GiB chunks); then the CPUs ----
+if want setup; then
+  for cfg in "default:" "any:STARLOPS_CODELET_WHERE=any" "tuned:STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30))" \
+             "cpu:STARPU_NCUDA=0"; do
+    label=${cfg%%:*} envs=${cfg#*:}
+    args="--setup 8000 --sizes 4000,16000 --cg 1000 --reps 5"
+    [ "$label" = cpu ] && args="--setup 1000 --sizes 1000,4000 --cg 1000 --reps 5"
+    STEP_TIMEOUT=150 step "bench_setup, $label" "bench-setup-$label.log" env $envs mpirun -n 1 --bind-to none \
+      "$B/build/bench/bench_setup" $args
+  done
+fi
 if want kernels; then
   step "CUDA kernels vs CPU kernels" tests-cuda-kernels.log "$B/build/tests/unit_tests" -j1 --filter 'cuda_kernels/*' --verbose
   step "stencil kernels on segments apart (CPU, CUDA)" tests-stencil-kernel.log "$B/build/tests/unit_tests" -j1 \
@@ -102,7 +114,7 @@ fi
 # ---- default placement: every test program as a user runs it, no forced codelets and no chunk override
 # (the programs' own 100-byte chunks, at most 2 per worker: 32 per block with 16 workers), with the CUDA
 # worker (DEFAULTS_RANKS, default "1 2") and with STARPU_NCUDA=0 on every core (part defaults-cpu) ----
-DEFAULT_PROGS=${DEFAULT_PROGS:-mpi_arrays mpi_errors mpi_comm mpi_ops mpi_solvers mpi_stencils mpi_stack mpi_summa mpi_halo mpi_fft}
+DEFAULT_PROGS=${DEFAULT_PROGS:-mpi_arrays mpi_errors mpi_comm mpi_ops mpi_solvers mpi_stencils mpi_stack mpi_summa mpi_halo mpi_fft mpi_memory}
 run_defaults() { # label, extra env...
   local label=$1; shift
   for np in ${DEFAULTS_RANKS:-1 2}; do
@@ -194,7 +206,7 @@ echo "|---|---|---|---|"
 for r in "${rows[@]}"; do [ -n "$r" ] && echo "$r"; done
 echo
 grep -h "Synthesis" "$logs"/tests-*.log 2>/dev/null
-for f in bench-summa-1 bench-summa-2 bench-summa-4 bench-ops-gpu bench-ops-cpu bench-stencil-gpu bench-stencil-cpu bench-stencil-2r bench-solvers-gpu bench-solvers-cpu; do
+for f in bench-setup-default bench-setup-any bench-setup-tuned bench-setup-cpu bench-summa-1 bench-summa-2 bench-summa-4 bench-ops-gpu bench-ops-cpu bench-stencil-gpu bench-stencil-cpu bench-stencil-2r bench-solvers-gpu bench-solvers-cpu; do
   [ -f "$logs/$f.log" ] && { echo; echo "### $f"; grep "^|\|^#" "$logs/$f.log"; }
 done
 for f in "$logs"/def-*.log; do [ -f "$f" ] && printf '%-44s %s\n' "$(basename "$f" .log)" "$(grep -h "ranks: \|FAIL" "$f" | head -n 2 | tr '\n' ' ')"; done

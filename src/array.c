@@ -130,10 +130,15 @@ static int chunk_count(int64_t nlocal, size_t elsize)
   return n < 1 ? 1 : (int)n;
 }
 
-static int register_block(sl_array *a, void *buffer)
+/* placed: a block of one chunk with no host home (StarPU allocates it on the worker that first writes it,
+ * which is the zero fill submitted here; destroying it copies nothing back); else a host block. */
+static int register_block(sl_array *a, void *buffer, int placed)
 {
   size_t bytes = (size_t)a->nlocal * a->elsize;
-  if (a->nlocal > 0) {
+  if (placed && a->nlocal > 0 && chunk_count(a->nlocal, a->elsize) == 1) {
+    starpu_vector_data_register(&a->handle, -1, 0, (uint32_t)a->nlocal, a->elsize);
+    a->placed = 1;
+  } else if (a->nlocal > 0) {
     if (buffer) {
       a->data = buffer;
     } else {
@@ -165,7 +170,9 @@ static int register_block(sl_array *a, void *buffer)
   return SL_SUCCESS;
 }
 
-static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
+/* storage 0: a layout (dims, dtype, distribution, chunking) with no block, handles or ghost buffers. */
+static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist,
+                     int storage)
 {
   SL_CHECK_INIT();
   sl_dist dflt = sl_dist_default();
@@ -232,7 +239,9 @@ static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[
   a->ldims[axis] = counts[sl_ctx.rank];
   for (int g = 0; g < group->rank && d->partition == SL_SCATTER; g++) a->offset += counts[group->members[g]];
   a->nlocal = a->outer * a->ldims[axis] * a->inner;
-  rc = register_block(a, buffer);
+  a->layout_only = !storage;
+  rc = storage ? register_block(a, buffer, 0) : SL_SUCCESS;
+  if (!storage) a->nchunks = chunk_count(a->nlocal, a->elsize);
   if (rc != SL_SUCCESS) {
     sl_array_destroy(&a);
     return rc;
@@ -243,13 +252,18 @@ static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[
 
 int sl_array_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
 {
-  return array_new(a, NULL, ndim, dims, dt, dist);
+  return array_new(a, NULL, ndim, dims, dt, dist, 1);
+}
+
+int sl_layout_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
+{
+  return array_new(a, NULL, ndim, dims, dt, dist, 0);
 }
 
 int sl_array_wrap(sl_array **a, void *buffer, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
 {
   sl_array *tmp = NULL;
-  SL_TRY(array_new(a ? &tmp : NULL, buffer, ndim, dims, dt, dist));
+  SL_TRY(array_new(a ? &tmp : NULL, buffer, ndim, dims, dt, dist, 1));
   /* A NULL buffer is legal only where the local block is empty; only this rank knows, so agree on it. */
   int code = buffer || tmp->nlocal == 0
                ? SL_SUCCESS
@@ -264,15 +278,59 @@ int sl_array_wrap(sl_array **a, void *buffer, int ndim, const int64_t dims[], sl
   return SL_SUCCESS;
 }
 
+int sl_array_clone(sl_array **out, const sl_array *like, int storage)
+{
+  *out = NULL;
+  if (like->nparts) return sl_stack_clone(out, like, storage);
+  sl_array *a = calloc(1, sizeof *a);
+  int64_t *counts = malloc(sizeof *counts * (size_t)sl_ctx.size);
+  if (!a || !counts) {
+    free(a);
+    free(counts);
+    return sl_error(SL_E_NOMEM, "sl_array_create_like: out of memory");
+  }
+  memcpy(counts, like->counts, sizeof *counts * (size_t)sl_ctx.size);
+  a->ndim = like->ndim;
+  memcpy(a->dims, like->dims, sizeof a->dims);
+  memcpy(a->ldims, like->ldims, sizeof a->ldims);
+  a->dtype = like->dtype;
+  a->elsize = like->elsize;
+  a->partition = like->partition;
+  a->axis = like->axis;
+  a->group = like->group; /* groups live until sl_finalize */
+  a->counts = counts;
+  a->offset = like->offset;
+  a->nlocal = like->nlocal;
+  a->outer = like->outer;
+  a->inner = like->inner;
+  a->ghost_lo = like->ghost_lo;
+  a->ghost_hi = like->ghost_hi;
+  a->layout_only = !storage;
+  int rc = storage ? register_block(a, NULL, storage == 2) : SL_SUCCESS;
+  if (!storage) a->nchunks = chunk_count(a->nlocal, a->elsize);
+  if (rc == SL_SUCCESS && a->placed) rc = sl_array_fill(a, SL_REAL(0));
+  if (rc != SL_SUCCESS) {
+    sl_array_destroy(&a);
+    return rc;
+  }
+  *out = a;
+  return SL_SUCCESS;
+}
+
 int sl_array_create_like(sl_array **a, const sl_array *like)
 {
-  SL_CHECK_ARG(like != NULL, SL_E_INVALID, "sl_array_create_like: argument 2 (like) is NULL");
-  if (like->nparts) return sl_stack_create_like(a, like);
-  sl_dist d = {.partition = like->partition, .axis = like->axis, .mask = like->group->mask,
-               .ghost_lo = like->ghost_lo, .ghost_hi = like->ghost_hi};
-  int64_t n = like->ldims[like->axis];
-  if (like->partition == SL_SCATTER) d.local_n = &n;
-  return sl_array_create(a, like->ndim, like->dims, like->dtype, &d);
+  SL_CHECK_INIT();
+  int rc = a ? SL_SUCCESS : sl_error(SL_E_INVALID, "sl_array_create_like: argument 1 (a) is NULL");
+  if (rc == SL_SUCCESS && !like) rc = sl_error(SL_E_INVALID, "sl_array_create_like: argument 2 (like) is NULL");
+  sl_array *tmp = NULL;
+  if (rc == SL_SUCCESS) rc = sl_array_clone(&tmp, like, 1);
+  rc = sl_agree(sl_ctx.comm, rc); /* the layout was agreed when `like` was made: only the allocation can differ */
+  if (rc != SL_SUCCESS) {
+    sl_array_destroy(&tmp);
+    return rc;
+  }
+  *a = tmp;
+  return SL_SUCCESS;
 }
 
 int sl_array_destroy(sl_array **pa)

@@ -16,7 +16,8 @@ int sl_array_acquire(sl_array *a, sl_access mode, void **ptr)
   SL_CHECK_ARG(!a->acquired, SL_E_STATE, "sl_array_acquire: argument 1 (a) is already acquired");
   for (int c = 0; c < a->nchunks; c++) SL_CHECK_STARPU(starpu_data_acquire(sl_array_chunk(a, c), starpu_mode(mode)));
   a->acquired = 1;
-  *ptr = a->data;
+  /* a placed block (one chunk, no host home) gets its host copy from StarPU on acquire */
+  *ptr = a->placed ? (void *)starpu_data_get_local_ptr(a->handle) : a->data;
   return sl_async_error_take();
 }
 

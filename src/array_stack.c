@@ -50,12 +50,12 @@ int sl_array_stack(sl_array **out, int n, sl_array **parts)
   return SL_SUCCESS;
 }
 
-int sl_stack_create_like(sl_array **a, const sl_array *like)
+int sl_stack_clone(sl_array **a, const sl_array *like, int storage)
 {
   sl_array **parts = calloc((size_t)like->nparts, sizeof *parts);
   if (!parts) return sl_error(SL_E_NOMEM, "sl_array_create_like: out of memory");
   int rc = SL_SUCCESS;
-  for (int i = 0; i < like->nparts && rc == SL_SUCCESS; i++) rc = sl_array_create_like(&parts[i], like->parts[i]);
+  for (int i = 0; i < like->nparts && rc == SL_SUCCESS; i++) rc = sl_array_clone(&parts[i], like->parts[i], storage);
   if (rc == SL_SUCCESS) rc = sl_array_stack(a, like->nparts, parts);
   for (int i = 0; i < like->nparts; i++) sl_array_destroy(&parts[i]); /* NULL when the stack took them */
   free(parts);

@@ -109,18 +109,6 @@ static int start_starpu(int *argc, char ***argv, const sl_options *o)
   return SL_SUCCESS;
 }
 
-static void setup_chunking(const sl_options *o)
-{
-  const char *env = getenv("STARLOPS_CHUNK_BYTES");
-  size_t bytes = o->chunk_bytes;
-  if (bytes == 0 && env && *env) bytes = (size_t)strtoull(env, NULL, 10);
-  sl_ctx.chunk_bytes = bytes ? bytes : (size_t)4 << 20;
-  int nworkers = sl_ctx.ncpu + sl_ctx.ncuda;
-  sl_ctx.max_chunks = 2 * (nworkers > 0 ? nworkers : 1);
-  const char *maxc = getenv("STARLOPS_MAX_CHUNKS");
-  if (maxc && atoi(maxc) > 0) sl_ctx.max_chunks = atoi(maxc);
-}
-
 /* Stops everything sl_init started, in reverse order (also after a failed sl_init). */
 static void teardown(void)
 {
@@ -148,9 +136,10 @@ int sl_init(int *argc, char ***argv, const sl_options *opts)
     return sl_error(SL_E_INVALID, "sl_init: argument 3 (opts): ncpus and ncuda must be >= -1");
   memset(&sl_ctx, 0, sizeof sl_ctx);
   SL_TRY(start_mpi(argc, argv, o));
+  SL_TRY(sl_agree(sl_ctx.comm, sl_settings_read(o)));
   SL_TRY(sl_agree(sl_ctx.comm, setup_tracing(o)));
   SL_TRY(start_starpu(argc, argv, o));
-  setup_chunking(o);
+  sl_settings_place();
   int rc = sl_agree(sl_ctx.comm, sl_codelets_init());
   if (rc == SL_SUCCESS) rc = comm_init();
   if (rc != SL_SUCCESS) { /* leave nothing running; MPI stays up when the program had started it */
@@ -234,6 +223,9 @@ int sl_info_print(FILE *out)
       fprintf(out, "  rank %-3d      %d CPU workers, %d CUDA workers\n", r, all[2 * r], all[2 * r + 1]);
     fprintf(out, "  scheduler:    %s\n", sched_name);
     fprintf(out, "  comm backend: %s\n", sl_comm_backend_name());
+    fprintf(out, "  placement:    compute codelets on %s%s\n",
+            sl_ctx.where == STARPU_CUDA ? "CUDA workers" : (sl_ctx.where == STARPU_CPU ? "CPU workers" : "any worker"),
+            sl_ctx.set.where == SL_WHERE_AUTO ? " (auto)" : " (STARLOPS_CODELET_WHERE)");
     fprintf(out, "  chunk bytes:  %zu (at most %d chunks per block)\n", sl_ctx.chunk_bytes, sl_ctx.max_chunks);
 #ifdef SL_HAVE_CUDA
     const char *cuda = "yes";

@@ -39,6 +39,26 @@ int sl_async_error_take(void);
     if (!(cond)) return sl_error((code), __VA_ARGS__);                                                \
   } while (0)
 
+/* ---- settings (settings.c): every STARLOPS_* variable, read once by sl_init -------------------------- */
+enum { SL_WHERE_AUTO, SL_WHERE_ANY, SL_WHERE_CPU, SL_WHERE_CUDA };
+typedef struct {
+  int where;                 /* STARLOPS_CODELET_WHERE: SL_WHERE_* */
+  size_t chunk_bytes;        /* sl_options.chunk_bytes or STARLOPS_CHUNK_BYTES; 0: the default */
+  int max_chunks;            /* STARLOPS_MAX_CHUNKS; 0: the default */
+  int stencil_no_overlap;    /* STARLOPS_STENCIL_NO_OVERLAP=1 */
+  int stencil_generic;       /* STARLOPS_STENCIL_GENERIC=1 */
+  int fftw_estimate;         /* STARLOPS_FFTW_PLANNER=estimate */
+  int comm_stage_host;       /* STARLOPS_COMM_STAGE_HOST=1 */
+  int comm_gpu_staging;      /* STARLOPS_COMM_GPU_STAGING=1 */
+  int comm_spin_set;
+  double comm_spin_s;        /* STARLOPS_COMM_SPIN_US, in seconds */
+  char comm[16];             /* STARLOPS_COMM */
+} sl_settings;
+/** Reads and validates every setting (before StarPU starts). */
+int sl_settings_read(const sl_options *o);
+/** Placement and chunking from the settings and the workers (after StarPU starts). */
+void sl_settings_place(void);
+
 /* ---- runtime context (context.c) ---------------------------------------------------------------- */
 struct sl_context {
   int initialized;
@@ -46,6 +66,8 @@ struct sl_context {
   MPI_Comm comm;           /* duplicate of the user's communicator, for collectives of the main thread */
   int rank, size;
   int ncpu, ncuda;
+  sl_settings set;
+  uint32_t where;          /* the workers compute codelets may run on (STARPU_CPU, STARPU_CUDA or both) */
   size_t chunk_bytes;
   int max_chunks;          /* chunks per local block at most */
   int tracing;
@@ -105,6 +127,8 @@ struct sl_array {
   void *ghost[2];
   starpu_data_handle_t ghost_handle[2];
   int acquired;
+  int layout_only;          /* a layout (an operator's domain or range): no block, no handles */
+  int placed;               /* one chunk registered with no host home: on the device that first wrote it */
   int nparts;               /* a stacked array (sl_array_stack): its parts, owned; 0 for a plain array */
   struct sl_array **parts;
   struct sl_scalar **pscal; /* one reduction result per part (reused; StarPU orders the reuses) */
@@ -112,7 +136,14 @@ struct sl_array {
 /** Refuses a stacked array where only plain ones work. */
 #define SL_CHECK_PLAIN(fn, a)                                                                         \
   SL_CHECK_ARG(!(a) || (a)->nparts == 0, SL_E_INVALID, "%s: a stacked array is not accepted here (use its parts: sl_array_stack_part)", fn)
-int sl_stack_create_like(sl_array **a, const sl_array *like);
+/** A new array laid out like `like`: a layout (storage 0), an array with a zeroed host block (1), or a
+ *  library temporary (2) whose block, when it is one chunk, has no host home: StarPU allocates it where the
+ *  zero fill runs (the GPU when compute runs there) and drops it at destruction. Local: the layout was
+ *  agreed when `like` was made; the caller agrees the verdict where it must. */
+int sl_array_clone(sl_array **out, const sl_array *like, int storage);
+/** Collective, as sl_array_create: a layout only (no block, no handles), for operators' domains and ranges. */
+int sl_layout_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist);
+int sl_stack_clone(sl_array **a, const sl_array *like, int storage);
 void sl_stack_free(sl_array *a);
 /** The stacked-array branch of a reduction: s = combination of the parts' reductions (array_stack.c). */
 int sl_stack_reduce(int kind, double p, double root_p, const sl_array *x, const sl_array *y, sl_scalar *s, sl_dtype result);

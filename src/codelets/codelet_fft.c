@@ -71,8 +71,7 @@ static void *fftw_plan_for(const fft_shape *s, int kind, void *in, void *out)
   if (!e) {
     int n = (int)s->n, nc = (int)(s->n / 2 + 1), inner = (int)s->inner;
     int ni = kind == FFT_C2R ? nc : n, no = kind == FFT_R2C ? nc : n;
-    const char *pl = getenv("STARLOPS_FFTW_PLANNER");
-    int measure = !(pl && !strcmp(pl, "estimate"));
+    int measure = !sl_ctx.set.fftw_estimate;
     size_t cel = s->dbl ? 16 : 8, rel = cel / 2;
     size_t isz = (size_t)(s->outer * ni * inner) * (kind == FFT_R2C ? rel : cel);
     size_t osz = (size_t)(s->outer * no * inner) * (kind == FFT_C2R ? rel : cel);

@@ -6,22 +6,13 @@
 
 void codelet_reduce_shutdown(void);
 
-/* STARLOPS_CODELET_WHERE=cuda|cpu restricts the compute codelets to one kind of worker (the combine
- * tasks stay on the CPU): it lets a test or a benchmark check one implementation on its own. */
-uint32_t codelet_where(void)
-{
-  const char *w = getenv("STARLOPS_CODELET_WHERE");
-  if (!w || !*w || !strcmp(w, "any")) return STARPU_CPU | STARPU_CUDA;
-  if (!strcmp(w, "cuda") && sl_ctx.ncuda > 0) return STARPU_CUDA;
-  return STARPU_CPU;
-}
+/* Where the compute codelets run (sl_settings_place: the GPUs when a rank has CUDA workers, unless
+ * STARLOPS_CODELET_WHERE says otherwise); the combine tasks stay on the CPU. */
+uint32_t codelet_where(void) { return sl_ctx.where; }
 
 int sl_codelets_init(void)
 {
-  const char *w = getenv("STARLOPS_CODELET_WHERE");
-  if (w && *w && strcmp(w, "any") && strcmp(w, "cpu") && strcmp(w, "cuda"))
-    return sl_error(SL_E_INVALID, "STARLOPS_CODELET_WHERE must be any, cpu or cuda, not '%s'", w);
-  if (w && !strcmp(w, "cuda") && sl_ctx.ncuda == 0)
+  if (sl_ctx.set.where == SL_WHERE_CUDA && sl_ctx.ncuda == 0)
     return sl_error(SL_E_BACKEND, "STARLOPS_CODELET_WHERE=cuda, but this rank has no CUDA worker");
   codelet_vec_init();
   codelet_reduce_init();

@@ -7,16 +7,6 @@
 
 #include "codelets/kernel_stencil.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-/* STARLOPS_STENCIL_GENERIC=1: the generic kernel only (the reference the tiled one is measured against). */
-static int getenv_generic(void)
-{
-  const char *g = getenv("STARLOPS_STENCIL_GENERIC");
-  return g && !strcmp(g, "1");
-}
-
 template <typename R, typename I>
 __device__ static R st_load(const st_plan &p, const st_input &in, const st_term &t, I f, I r, int dr, int comp)
 {
@@ -113,7 +103,7 @@ static void launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R
   int64_t n = 1;
   for (int d = 0; d < p->ndim; d++) n *= p->ldims[d];
   int64_t L = p->ldims[p->ndim - 1];
-  if (in->nseg == 1 && n * p->ncomp < ((int64_t)1 << 30) && !getenv_generic()) {
+  if (in->nseg == 1 && n * p->ncomp < ((int64_t)1 << 30) && !p->generic) {
     int row0 = (int)(s / L), nrows = (int)((e - 1) / L + 1 - row0);
     dim3 block(32, 8), grid((unsigned)((L + 31) / 32), (unsigned)((nrows + 7) / 8 > 65535 ? 65535 : (nrows + 7) / 8));
     if (p->ncomp == 1) stencil_tiled_k<R, 1><<<grid, block, 0, st>>>(*p, *in, s, e, y, (int)L, row0, nrows);

@@ -38,6 +38,7 @@ typedef struct {
 /** A stencil sum on a block of ndim local dims (elements of ncomp reals). */
 typedef struct {
   int nterms, adjoint, ndim, ncomp;
+  int generic;     /* CUDA: the generic kernel only (STARLOPS_STENCIL_GENERIC=1, the benchmark's reference) */
   int64_t ldims[SL_MAX_DIMS];
   int wlo, whi;    /* ghost widths along the distributed axis (when a term has ghosts) */
   st_term t[ST_MAX_TERMS];

@@ -67,12 +67,7 @@ static int gpus_distinct(void)
 
 static int select_backend(void)
 {
-  const char *want = getenv("STARLOPS_COMM");
-  if (!want || !*want) want = "auto";
-  int rc = SL_SUCCESS;
-  if (strcmp(want, "auto") && strcmp(want, "mpi") && strcmp(want, "mpi-cuda") && strcmp(want, "nccl"))
-    rc = sl_error(SL_E_INVALID, "STARLOPS_COMM must be auto, mpi, mpi-cuda or nccl, not '%s'", want);
-  SL_TRY(sl_agree(sl_ctx.comm, rc));
+  const char *want = sl_ctx.set.comm; /* validated by sl_settings_read */
   /* what every rank can do: [0] CUDA workers, [1] CUDA-aware MPI, [2] NCCL built in */
   int mine[3] = {sl_ctx.ncuda > 0, mpi_cuda_aware(), 0}, all[3];
 #ifdef SL_HAVE_NCCL

@@ -235,10 +235,8 @@ static void exec_nccl(void *buffers[], void *arg)
 
 int coll_codelet_init(comm_backend b)
 {
-  const char *sh = getenv("STARLOPS_COMM_STAGE_HOST");
-  stage_host = sh && atoi(sh) == 1;
-  const char *spin = getenv("STARLOPS_COMM_SPIN_US");
-  if (spin && *spin) spin_seconds = atof(spin) * 1e-6;
+  stage_host = sl_ctx.set.comm_stage_host;
+  if (sl_ctx.set.comm_spin_set) spin_seconds = sl_ctx.set.comm_spin_s;
   struct starpu_codelet *cl = &cl_coll;
   starpu_codelet_init(cl);
   cl->name = "sl_collective";
@@ -248,8 +246,7 @@ int coll_codelet_init(comm_backend b)
    * pinned, cached main-memory replicates. starlops' own staging (exec_staged: device -> pool -> MPI ->
    * device) is behind STARLOPS_COMM_GPU_STAGING=1: with two ranks on one H200 it gave wrong results in the
    * stress test (a few small float collectives), not yet explained (docs/comm.md). */
-  const char *gs = getenv("STARLOPS_COMM_GPU_STAGING");
-  if (b == COMM_BACKEND_MPI && !(gs && atoi(gs) == 1)) cl->where = STARPU_CPU;
+  if (b == COMM_BACKEND_MPI && !sl_ctx.set.comm_gpu_staging) cl->where = STARPU_CPU;
   cl->cpu_funcs[0] = exec_host;
 #ifdef SL_HAVE_CUDA
   cl->cuda_funcs[0] = b == COMM_BACKEND_MPI_CUDA ? exec_device : exec_staged;

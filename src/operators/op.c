@@ -16,14 +16,29 @@ int sl_op_new(sl_op **out, const char *name, const sl_array *dom_like, const sl_
   op->apply = fn;
   op->sign = 1.0;
   op->scale = SL_REAL(1.0);
-  int rc = sl_array_create_like(&op->dom, dom_like);
-  if (rc == SL_SUCCESS) rc = sl_array_create_like(&op->rng, rng_like);
+  int rc = sl_array_clone(&op->dom, dom_like, 0);
+  if (rc == SL_SUCCESS) rc = sl_array_clone(&op->rng, rng_like, 0);
   if (rc != SL_SUCCESS) {
     sl_op *tmp = op;
     sl_op_destroy(&tmp);
     return rc;
   }
   *out = op;
+  return SL_SUCCESS;
+}
+
+int sl_op_scratch(sl_op *op, int slot, const sl_array *like, sl_array **t)
+{
+  if (!op->scratch[slot]) SL_TRY(sl_array_clone(&op->scratch[slot], like, 2));
+  *t = op->scratch[slot];
+  return SL_SUCCESS;
+}
+
+int sl_op_free_workspace(sl_op *op)
+{
+  SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_op_free_workspace: argument 1 (op) is NULL");
+  for (int s = 0; s < 2; s++)
+    while (op->nws[s] > 0) sl_array_destroy(&op->ws[s][--op->nws[s]]);
   return SL_SUCCESS;
 }
 
@@ -41,7 +56,8 @@ int sl_op_destroy(sl_op **opp)
   if (!op || --op->refs > 0) return SL_SUCCESS;
   sl_array_destroy(&op->dom);
   sl_array_destroy(&op->rng);
-  sl_array_destroy(&op->tmp);
+  for (int i = 0; i < 2; i++) sl_array_destroy(&op->scratch[i]);
+  sl_op_free_workspace(op);
   sl_array_destroy(&op->data);
   sl_array_destroy(&op->data_conj);
   sl_op_destroy(&op->a);

@@ -1,6 +1,7 @@
 /* The operator algebra: sum, difference, product, scaling, adjoint, transpose, conjugate, power. A
  * composite submits its parts' tasks in order; StarPU's data dependencies make them one task graph. Every
- * temporary is allocated once, when the composite is built. */
+ * temporary is allocated once, at the composite's first apply: building a composite allocates nothing of
+ * vector size. */
 #include <stdio.h>
 
 #include "operators/op_internal.h"
@@ -17,10 +18,11 @@ static int check_parts(const char *fn, const sl_op *a, const sl_op *b, int any_d
   return SL_SUCCESS;
 }
 
-/* ---- a + sign b: y = A x; y += sign B x (the temporary: op->rng forward, op->dom adjoint) ---------- */
+/* ---- a + sign b: y = A x; y += sign B x (the temporaries: like the range forward, the domain adjoint) */
 static int sum_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  sl_array *t = mode == SL_FORWARD ? op->rng : op->dom;
+  sl_array *t = NULL;
+  SL_TRY(sl_op_scratch(op, mode == SL_FORWARD ? 0 : 1, y, &t));
   SL_TRY(op->a->apply(op->a, mode, x, y));
   SL_TRY(op->b->apply(op->b, mode, x, t));
   return sl_array_axpby(y, SL_REAL(op->sign), t, SL_REAL(1.0));
@@ -50,8 +52,10 @@ int sl_op_diff(sl_op **out, sl_op *a, sl_op *b) { return sum_of(out, a, b, -1.0,
 static int product_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   sl_op *first = mode == SL_FORWARD ? op->b : op->a, *second = mode == SL_FORWARD ? op->a : op->b;
-  SL_TRY(first->apply(first, mode, x, op->tmp));
-  return second->apply(second, mode, op->tmp, y);
+  sl_array *t = NULL;
+  SL_TRY(sl_op_scratch(op, 0, op->a->dom, &t));
+  SL_TRY(first->apply(first, mode, x, t));
+  return second->apply(second, mode, t, y);
 }
 
 int sl_op_product(sl_op **out, sl_op *a, sl_op *b)
@@ -66,10 +70,8 @@ int sl_op_product(sl_op **out, sl_op *a, sl_op *b)
   SL_TRY(sl_op_new(&o, name, b->dom, a->rng, product_apply));
   o->a = sl_op_ref(a);
   o->b = sl_op_ref(b);
-  int rc = sl_array_create_like(&o->tmp, a->dom);
-  if (rc != SL_SUCCESS) sl_op_destroy(&o);
   *out = o;
-  return rc;
+  return SL_SUCCESS;
 }
 
 /* ---- s a: y = A x, y *= s (conj(s) for the adjoint) ----------------------------------------------- */
@@ -110,8 +112,9 @@ static int adjoint_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
 static int conj_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y, int transpose)
 {
   sl_op_mode inner = transpose ? (mode == SL_FORWARD ? SL_ADJOINT : SL_FORWARD) : mode;
-  sl_array *t = mode == SL_FORWARD ? op->dom : op->rng; /* laid out like x */
   if (!sl_dtype_is_complex(op->dtype)) return op->a->apply(op->a, inner, x, y);
+  sl_array *t = NULL;
+  SL_TRY(sl_op_scratch(op, mode == SL_FORWARD ? 0 : 1, x, &t));
   SL_TRY(sl_array_conj(t, x));
   SL_TRY(op->a->apply(op->a, inner, t, y));
   return sl_array_conj(y, y);

@@ -50,8 +50,8 @@ int sl_op_csr(sl_op **op, int64_t nrows, int64_t ncols, const int64_t *rowptr, c
   dd.local_n = &ncols;
   rd.local_n = &nrows;
   sl_array *dom = NULL, *rng = NULL;
-  rc = sl_array_create(&dom, 1, &tot[1], dt, &dd);
-  if (rc == SL_SUCCESS) rc = sl_array_create(&rng, 1, &tot[0], dt, &rd);
+  rc = sl_layout_create(&dom, 1, &tot[1], dt, &dd);
+  if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, 1, &tot[0], dt, &rd);
   sl_op *o = NULL;
   if (rc == SL_SUCCESS) rc = sl_op_new(&o, "CSR", dom, rng, csr_apply);
   sl_array_destroy(&dom);

@@ -199,9 +199,9 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
   int64_t na = sl_array_local_dims(like)[a];
   sl_dist da = sl_dist_scatter(a);
   da.local_n = &na;
-  rc = sl_array_create(&f->la, nd, cd, ct, &da);
+  rc = sl_layout_create(&f->la, nd, cd, ct, &da);
   sl_dist db = sl_dist_scatter(f->b);
-  if (rc == SL_SUCCESS && f->b >= 0) rc = sl_array_create(&f->lb, nd, cd, ct, &db);
+  if (rc == SL_SUCCESS && f->b >= 0) rc = sl_layout_create(&f->lb, nd, cd, ct, &db);
   size_t cel = sl_dtype_size(ct);
   const double zero[2] = {0, 0};
   if (rc == SL_SUCCESS) {
@@ -218,7 +218,7 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
   sl_array *dom = NULL;
   sl_dist dd = sl_dist_scatter(a);
   dd.local_n = &na;
-  if (rc == SL_SUCCESS) rc = sl_array_create(&dom, nd, sl_array_dims(like), sl_array_dtype(like), &dd);
+  if (rc == SL_SUCCESS) rc = sl_layout_create(&dom, nd, sl_array_dims(like), sl_array_dtype(like), &dd);
   sl_op *o = NULL;
   char name[96];
   int n = snprintf(name, sizeof name, "%sFFT(axes", real ? "R" : "");

@@ -29,8 +29,8 @@ int sl_op_fredholm1(sl_op **op, const void *G, int64_t nsl, int64_t nx, int64_t 
   sl_dist d = sl_dist_default();
   d.local_n = &nsl;
   sl_array *dom = NULL, *rng = NULL;
-  rc = sl_array_create(&dom, 3, ddims, dt, &d);
-  if (rc == SL_SUCCESS) rc = sl_array_create(&rng, 3, rdims, dt, &d);
+  rc = sl_layout_create(&dom, 3, ddims, dt, &d);
+  if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, 3, rdims, dt, &d);
   sl_op *o = NULL;
   if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Fredholm1", dom, rng, sl_op_matrix_apply);
   sl_array_destroy(&dom);

@@ -268,8 +268,8 @@ int sl_op_halo(sl_op **op, int ndim, const int64_t dims[], const int grid[], con
   dd.local_n = &ld;
   rd.local_n = &lr;
   sl_array *dom = NULL, *rng = NULL;
-  if (rc == SL_SUCCESS) rc = sl_array_create(&dom, 1, &nd, dt, &dd);
-  if (rc == SL_SUCCESS) rc = sl_array_create(&rng, 1, &nr, dt, &rd);
+  if (rc == SL_SUCCESS) rc = sl_layout_create(&dom, 1, &nd, dt, &dd);
+  if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, 1, &nr, dt, &rd);
   sl_op *o = NULL;
   char name[96];
   snprintf(name, sizeof name, "Halo(%dD, %s)", ndim, bnd == SL_HALO_ZERO ? "zero" : "periodic");

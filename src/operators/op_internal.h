@@ -5,6 +5,7 @@
 #include "internal.h"
 
 enum { SL_STACK_NONE, SL_STACK_V, SL_STACK_H };
+#define SL_OP_WS_MAX 8 /* work vectors an operator keeps per side between solves */
 
 /** Submits the tasks of y = op x (mode SL_FORWARD) or y = op^H x; arguments already checked. */
 typedef int (*sl_op_apply_fn)(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y);
@@ -13,10 +14,12 @@ struct sl_op {
   int refs;
   char name[160];
   sl_dtype dtype;
-  sl_array *dom, *rng;    /* templates of the layouts, also usable as temporaries by the operator */
+  sl_array *dom, *rng;    /* the layouts of the domain and range: no storage (sl_array_clone) */
   sl_op_apply_fn apply;
   sl_op *a, *b;           /* parts (composites) */
-  sl_array *tmp;          /* one intermediate (product: a's domain) */
+  sl_array *scratch[2];   /* temporaries, made at the first apply that needs them (sl_op_scratch) */
+  sl_array *ws[2][SL_OP_WS_MAX]; /* solver work vectors kept for the next solve: [0] domain, [1] range */
+  int nws[2];
   sl_array *data;         /* an operator's own data (diagonal: d, conj(d)) */
   sl_array *data_conj;
   double sign;            /* sum: +1, difference: -1 */
@@ -34,6 +37,9 @@ struct sl_op {
   void (*priv_free)(void *priv);
 };
 
+/** Scratch array `slot` (0 or 1) of op laid out like `like`, made at the first call (local: an apply's error
+ *  is the caller's). */
+int sl_op_scratch(sl_op *op, int slot, const sl_array *like, sl_array **t);
 /** A new operator of the given layouts (templates created like dom_like and rng_like) with one reference. */
 int sl_op_new(sl_op **out, const char *name, const sl_array *dom_like, const sl_array *rng_like, sl_op_apply_fn fn);
 /** Submits the tasks of an operator that works on the chunks of x and y (nx, ny of them; 0 on a rank that

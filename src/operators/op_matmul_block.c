@@ -47,8 +47,8 @@ int sl_op_matmul_block(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
   dy.local_n = &yloc;
   sl_array *dom = NULL, *rng = NULL;
   rc = sl_agree(sl_ctx.comm, rc);
-  if (rc == SL_SUCCESS) rc = sl_array_create(&dom, 2, xd, dt, &dx);
-  if (rc == SL_SUCCESS) rc = sl_array_create(&rng, 1, &yd, dt, &dy);
+  if (rc == SL_SUCCESS) rc = sl_layout_create(&dom, 2, xd, dt, &dx);
+  if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, 1, &yd, dt, &dy);
   free(mask);
   comm_channel *col = NULL;
   if (rc == SL_SUCCESS) rc = sl_op_grid_channel(fn, j, i, &col);

@@ -71,8 +71,8 @@ static int matrix_of(sl_op **op, int kind, const void *A, int64_t nrows, int64_t
   if (kind != SL_STACK_V) dd.local_n = &ncols;
   if (kind != SL_STACK_H) rd.local_n = &nrows;
   sl_array *dom = NULL, *rng = NULL;
-  rc = sl_array_create(&dom, nd, ddims, dt, &dd);
-  if (rc == SL_SUCCESS) rc = sl_array_create(&rng, nd, rdims, dt, &rd);
+  rc = sl_layout_create(&dom, nd, ddims, dt, &dd);
+  if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, nd, rdims, dt, &rd);
   sl_op *o = NULL;
   if (rc == SL_SUCCESS)
     rc = sl_op_new(&o, kind == SL_STACK_V ? "VStack(MatrixMult)" : (kind == SL_STACK_H ? "HStack(MatrixMult)" : "MatrixMult"), dom, rng, sl_op_matrix_apply);

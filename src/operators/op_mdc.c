@@ -62,8 +62,8 @@ int sl_op_mdc(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns,
   const int t0[1] = {0};
   rc = sl_op_fredholm1(&fred, g, nsl, ns, nr, nv, ct);
   free(g);
-  if (rc == SL_SUCCESS) rc = sl_array_create(&m, 3, mdims, dtype, &split);
-  if (rc == SL_SUCCESS) rc = sl_array_create(&d, 3, ddims, dtype, &split);
+  if (rc == SL_SUCCESS) rc = sl_layout_create(&m, 3, mdims, dtype, &split);
+  if (rc == SL_SUCCESS) rc = sl_layout_create(&d, 3, ddims, dtype, &split);
   if (rc == SL_SUCCESS) rc = sl_op_fft(&fm, m, 1, t0, SL_FFT_ORTHO, 1, -1);
   if (rc == SL_SUCCESS) rc = sl_op_fft(&fs, d, 1, t0, SL_FFT_ORTHO, 1, -1);
   if (rc == SL_SUCCESS) rc = sl_op_adjoint(&fsh, fs);

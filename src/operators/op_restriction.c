@@ -38,7 +38,7 @@ int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int6
   sl_dist rd = sl_dist_default();
   rd.local_n = &n;
   sl_array *rng = NULL;
-  rc = sl_array_create(&rng, 1, &tot, like->dtype, &rd);
+  rc = sl_layout_create(&rng, 1, &tot, like->dtype, &rd);
   sl_op *o = NULL;
   if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Restriction", like, rng, restriction_apply);
   sl_array_destroy(&rng);

@@ -22,9 +22,11 @@ static int stack_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *
     return SL_SUCCESS;
   }
   SL_TRY(op->parts[0]->apply(op->parts[0], mode, x->parts[0], y));
+  sl_array *t = NULL;
+  if (op->nparts > 1) SL_TRY(sl_op_scratch(op, 0, y, &t));
   for (int i = 1; i < op->nparts; i++) {
-    SL_TRY(op->parts[i]->apply(op->parts[i], mode, x->parts[i], op->tmp));
-    SL_TRY(sl_array_axpby(y, SL_REAL(1), op->tmp, SL_REAL(1)));
+    SL_TRY(op->parts[i]->apply(op->parts[i], mode, x->parts[i], t));
+    SL_TRY(sl_array_axpby(y, SL_REAL(1), t, SL_REAL(1)));
   }
   return SL_SUCCESS;
 }
@@ -51,7 +53,7 @@ static int stacked_like(sl_op **ops, int n, int range, sl_array **out)
   sl_array **a = calloc((size_t)n, sizeof *a);
   if (!a) return sl_error(SL_E_NOMEM, "stacked operator: out of memory");
   int rc = SL_SUCCESS;
-  for (int i = 0; i < n && rc == SL_SUCCESS; i++) rc = sl_array_create_like(&a[i], range ? ops[i]->rng : ops[i]->dom);
+  for (int i = 0; i < n && rc == SL_SUCCESS; i++) rc = sl_array_clone(&a[i], range ? ops[i]->rng : ops[i]->dom, 0);
   if (rc == SL_SUCCESS) rc = sl_array_stack(out, n, a);
   for (int i = 0; i < n; i++) sl_array_destroy(&a[i]);
   free(a);
@@ -92,9 +94,6 @@ static int make(sl_op **out, const char *fn, int kind, int n, sl_op **ops)
   o->parts = calloc((size_t)n, sizeof *o->parts);
   if (!o->parts) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   for (int i = 0; rc == SL_SUCCESS && i < n; i++) o->parts[o->nparts++] = sl_op_ref(ops[i]);
-  /* the temporary of the sums: the unstacked side */
-  if (rc == SL_SUCCESS && kind == STACK_V && n > 1) rc = sl_array_create_like(&o->tmp, ops[0]->dom);
-  if (rc == SL_SUCCESS && kind == STACK_H && n > 1) rc = sl_array_create_like(&o->tmp, ops[0]->rng);
   return sl_op_finish(out, o, rc);
 }
 

@@ -83,8 +83,8 @@ static int stencil_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
   for (int c = 0; c < nc; c++) start[c + 1] = start[c] + (int64_t)starpu_vector_get_nx(sl_array_chunk(y, c));
   /* STARLOPS_STENCIL_NO_OVERLAP=1 makes every task wait for the ghost planes: the benchmark's reference for
    * how much of the exchange the interior tasks hide */
-  const char *no_overlap = getenv("STARLOPS_STENCIL_NO_OVERLAP");
-  int serial = no_overlap && *no_overlap == '1' && has_ghosts(&p);
+  int serial = sl_ctx.set.stencil_no_overlap && has_ghosts(&p);
+  p.generic = sl_ctx.set.stencil_generic;
   int rc = SL_SUCCESS;
   for (int c = 0; c < nc && rc == SL_SUCCESS; c++) {
     int64_t s = start[c], e = start[c + 1], seg_start[ST_MAX_SEGS];

@@ -174,8 +174,8 @@ int sl_op_matmul_summa(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
   dd.local_n = &dloc;
   rd.local_n = &rloc;
   sl_array *dom = NULL, *rng = NULL;
-  if (rc == SL_SUCCESS) rc = sl_array_create(&dom, 1, &ddim, dt, &dd);
-  if (rc == SL_SUCCESS) rc = sl_array_create(&rng, 1, &rdim, dt, &rd);
+  if (rc == SL_SUCCESS) rc = sl_layout_create(&dom, 1, &ddim, dt, &dd);
+  if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, 1, &rdim, dt, &rd);
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&s->t[0], rng);
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&s->t[1], rng);
   sl_op *o = NULL;

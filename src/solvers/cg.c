@@ -76,7 +76,7 @@ static void pcg_coeffs(double *const *v, const void *arg)
 static int classic(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
 {
   sl_array *t[3] = {NULL}; /* r, c, Ac */
-  int rc = solver_arrays(t, 3, A->dom);
+  int rc = solver_arrays(A, 0, t, 3);
   sl_array *r = t[0], *c = t[1], *Ac = t[2];
   const sl_array *rn[1] = {r}, *none[1] = {NULL}, *cv[1] = {c}, *acv[1] = {Ac};
   if (rc == SL_SUCCESS) rc = solver_residual(sv, A, y, x, r, Ac);
@@ -96,14 +96,14 @@ static int classic(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
     if (rc == SL_SUCCESS) rc = sl_array_axpby_h(c, SL_REAL(1), NULL, 0, r, SL_REAL(1), sv->hstate, slot(BETA));
     if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
   }
-  solver_arrays_free(t, 3);
+  solver_arrays_free(A, 0, t, 3);
   return rc;
 }
 
 static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
 {
   sl_array *t[6] = {NULL}; /* r, w, q, z, s, p */
-  int rc = solver_arrays(t, 6, A->dom);
+  int rc = solver_arrays(A, 0, t, 6);
   sl_array *r = t[0], *w = t[1], *q = t[2], *z = t[3], *s = t[4], *p = t[5];
   const sl_array *xs[2] = {r, w}, *ys[2] = {NULL, r};
   if (rc == SL_SUCCESS) rc = solver_residual(sv, A, y, x, r, q);
@@ -132,7 +132,7 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
     if (rc == SL_SUCCESS) rc = sl_array_axpby_h(w, SL_REAL(1), sv->hstate, slot(MALPHA), z, SL_REAL(1), NULL, 0);
     if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
   }
-  solver_arrays_free(t, 6);
+  solver_arrays_free(A, 0, t, 6);
   return rc;
 }
 

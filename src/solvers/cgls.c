@@ -53,8 +53,8 @@ static int normal_residual(sl_op *A, const sl_array *s, const sl_array *x, sl_ar
 static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
 {
   sl_array *d[2] = {NULL}, *g[2] = {NULL}; /* domain: r, c; range: s, q */
-  int rc = solver_arrays(d, 2, A->dom);
-  if (rc == SL_SUCCESS) rc = solver_arrays(g, 2, A->rng);
+  int rc = solver_arrays(A, 0, d, 2);
+  if (rc == SL_SUCCESS) rc = solver_arrays(A, 1, g, 2);
   sl_array *r = d[0], *c = d[1], *s = g[0], *q = g[1];
   struct cgls_arg arg = {sv->o.damp * sv->o.damp};
   const sl_array *rs[3] = {r, s, x}, *qc[2] = {q, c}, *none[3] = {NULL, NULL, NULL};
@@ -78,8 +78,8 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
     if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_FORWARD, c, q);
     if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
   }
-  solver_arrays_free(d, 2);
-  solver_arrays_free(g, 2);
+  solver_arrays_free(A, 0, d, 2);
+  solver_arrays_free(A, 1, g, 2);
   return rc;
 }
 

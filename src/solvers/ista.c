@@ -49,8 +49,8 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x, int fist
   sv->info->alpha = alpha;
   double thresh = o->eps * alpha * 0.5;
   sl_array *d[3] = {NULL}, *g[1] = {NULL}; /* domain: xold (then the update), grad, z; range: res */
-  if (rc == SL_SUCCESS) rc = solver_arrays(d, fista ? 3 : 2, A->dom);
-  if (rc == SL_SUCCESS) rc = solver_arrays(g, 1, A->rng);
+  if (rc == SL_SUCCESS) rc = solver_arrays(A, 0, d, fista ? 3 : 2);
+  if (rc == SL_SUCCESS) rc = solver_arrays(A, 1, g, 1);
   sl_array *xold = d[0], *grad = d[1], *z = fista ? d[2] : x, *res = g[0];
   if (rc == SL_SUCCESS && fista) rc = sl_array_copy(z, x);
   if (rc == SL_SUCCESS && sv->o.show && sl_ctx.rank == 0)
@@ -82,8 +82,8 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x, int fist
     if (rc == SL_SUCCESS) rc = solver_step(sv, ista_record, &arg, sizeof arg, 3, sv->sc);
     if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
   }
-  solver_arrays_free(d, 3);
-  solver_arrays_free(g, 1);
+  solver_arrays_free(A, 0, d, 3);
+  solver_arrays_free(A, 1, g, 1);
   return rc;
 }
 

@@ -134,8 +134,8 @@ static void lsqr_step_b(double *const *v, const void *arg)
 static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
 {
   sl_array *d[3] = {NULL}, *g[2] = {NULL}; /* domain: v, w, A^H u; range: u, A v */
-  int rc = solver_arrays(d, 3, A->dom);
-  if (rc == SL_SUCCESS) rc = solver_arrays(g, 2, A->rng);
+  int rc = solver_arrays(A, 0, d, 3);
+  if (rc == SL_SUCCESS) rc = solver_arrays(A, 1, g, 2);
   sl_array *v = d[0], *w = d[1], *atu = d[2], *u = g[0], *av = g[1];
   const sl_solver_options *o = &sv->o;
   struct lsqr_arg arg = {o->damp, o->atol, o->btol, o->conlim > 0 ? 1.0 / o->conlim : 0.0, o->niter, 0};
@@ -174,8 +174,8 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
     sv->info->arnorm = *at(sv->state, ARNORM);
     sv->info->xnorm = *at(sv->state, XNORM);
   }
-  solver_arrays_free(d, 3);
-  solver_arrays_free(g, 2);
+  solver_arrays_free(A, 0, d, 3);
+  solver_arrays_free(A, 1, g, 2);
   return rc;
 }
 

@@ -36,15 +36,34 @@ const char *sl_stop_reason_name(sl_stop_reason r)
   return "unknown";
 }
 
-int solver_arrays(sl_array **a, int nt, const sl_array *like)
+int solver_arrays(sl_op *A, int side, sl_array **a, int nt)
 {
-  for (int i = 0; i < nt; i++) SL_TRY(sl_array_create_like(&a[i], like));
-  return SL_SUCCESS;
+  /* the work vectors of the previous solve on A when it kept them (zeroed: a solve starts as on new ones),
+   * new ones for the rest; one agreement for the allocations */
+  int rc = SL_SUCCESS;
+  for (int i = 0; i < nt; i++) a[i] = NULL;
+  for (int i = 0; i < nt && rc == SL_SUCCESS; i++) {
+    if (A->nws[side] > 0) {
+      a[i] = A->ws[side][--A->nws[side]];
+      rc = sl_array_fill(a[i], SL_REAL(0));
+    } else {
+      rc = sl_array_clone(&a[i], side ? A->rng : A->dom, 2);
+    }
+  }
+  rc = sl_agree(sl_ctx.comm, rc);
+  if (rc != SL_SUCCESS) solver_arrays_free(A, side, a, nt);
+  return rc;
 }
 
-void solver_arrays_free(sl_array **a, int nt)
+void solver_arrays_free(sl_op *A, int side, sl_array **a, int nt)
 {
-  for (int i = 0; i < nt; i++) sl_array_destroy(&a[i]);
+  for (int i = 0; i < nt; i++) {
+    if (a[i] && A->nws[side] < SL_OP_WS_MAX) {
+      A->ws[side][A->nws[side]++] = a[i];
+      a[i] = NULL;
+    }
+    sl_array_destroy(&a[i]);
+  }
 }
 
 static const char *rule_text(sl_tol_rule r)

@@ -51,8 +51,10 @@ int solver_residual(sl_solver *sv, sl_op *A, const sl_array *y, const sl_array *
 int solver_check_square(const char *fn, sl_op *A);
 /** Slot i of the state handle, for sl_array_axpby_h (offset in doubles). */
 static inline int slot(int i) { return 2 * i; }
-/** Creates nt arrays like `like`. */
-int solver_arrays(sl_array **a, int nt, const sl_array *like);
-void solver_arrays_free(sl_array **a, int nt);
+/** Takes nt work vectors laid out like the domain (side 0) or range (side 1) of A: kept by an earlier solve
+ *  on A (zeroed), or new (collective: the verdict is agreed). solver_arrays_free gives them back to A, which
+ *  keeps up to SL_OP_WS_MAX per side until sl_op_free_workspace or sl_op_destroy. */
+int solver_arrays(sl_op *A, int side, sl_array **a, int nt);
+void solver_arrays_free(sl_op *A, int side, sl_array **a, int nt);
 
 #endif

@@ -58,6 +58,7 @@ RANKS_TEST(mpi_stack)
 RANKS_TEST(mpi_summa)
 RANKS_TEST(mpi_halo)
 RANKS_TEST(mpi_fft)
+RANKS_TEST(mpi_memory)
 
 /* Many chunks per block, as on a many-core node (a block is cut into up to twice as many chunks as the rank
  * has workers): every program on 1 rank with 4 CPU workers and chunks of one element (up to 1024 per
@@ -88,6 +89,18 @@ MANY_CHUNKS_TEST(mpi_summa)
 MANY_CHUNKS_TEST(mpi_halo)
 MANY_CHUNKS_TEST(mpi_fft)
 
+/* One chunk per block (STARLOPS_MAX_CHUNKS=1, as on a GPU node by default): library temporaries (operator
+ * scratch, solver work vectors) are then placed blocks with no host home, zero-filled by a task. */
+#define ONE_CHUNK_TEST(prog)                                                                                    \
+  Test(one_chunk, prog##_2_ranks, .timeout = 400)                                                               \
+  {                                                                                                             \
+    cr_expect_eq(run_env("STARLOPS_MAX_CHUNKS=1", 2, #prog, scratch_dir()), 0);                                 \
+  }
+ONE_CHUNK_TEST(mpi_ops)
+ONE_CHUNK_TEST(mpi_solvers)
+ONE_CHUNK_TEST(mpi_stack)
+ONE_CHUNK_TEST(mpi_memory)
+
 /* dmda-family schedulers run a per-worker hook when a task ends: collectives released by the progress
  * thread must end on a worker thread (comm_progress.c). */
 Test(mpi, mpi_comm_under_dmdas_2_ranks, .timeout = 400)
@@ -103,6 +116,23 @@ Test(mpi, comm_backend_selection, .timeout = 400)
   cr_expect_eq(run_env("STARLOPS_COMM=auto STARPU_NCUDA=0 STARLOPS_CODELET_WHERE=any", 3, "mpi_comm_select", "0 mpi"), 0);
   cr_expect_eq(run_env("STARLOPS_COMM=nccl STARPU_NCUDA=0 STARLOPS_CODELET_WHERE=any", 2, "mpi_comm_select", "-6 nccl is not available"), 0);
   cr_expect_eq(run_env("STARLOPS_COMM=mpi-cuda STARPU_NCUDA=0 STARLOPS_CODELET_WHERE=any", 3, "mpi_comm_select", "-6 mpi-cuda is not available"), 0);
+}
+
+/* Every STARLOPS_* setting is validated by sl_init: a bad value fails on every rank with the same message,
+ * naming the variable. */
+Test(mpi, settings_are_validated, .timeout = 400)
+{
+  const char *bad[][2] = {{"STARLOPS_CHUNK_BYTES=-5", "STARLOPS_CHUNK_BYTES"}, {"STARLOPS_CHUNK_BYTES=lots", "STARLOPS_CHUNK_BYTES"},
+                          {"STARLOPS_MAX_CHUNKS=0", "STARLOPS_MAX_CHUNKS"},    {"STARLOPS_CODELET_WHERE=gpu", "STARLOPS_CODELET_WHERE"},
+                          {"STARLOPS_STENCIL_NO_OVERLAP=yes", "STARLOPS_STENCIL_NO_OVERLAP"},
+                          {"STARLOPS_FFTW_PLANNER=fast", "STARLOPS_FFTW_PLANNER"},
+                          {"STARLOPS_COMM_SPIN_US=-1", "STARLOPS_COMM_SPIN_US"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char args[128];
+    snprintf(args, sizeof args, "-1 %s", bad[i][1]);
+    cr_expect_eq(run_env(bad[i][0], 2, "mpi_comm_select", args), 0, "%s", bad[i][0]);
+  }
+  cr_expect_eq(run_env("STARLOPS_CODELET_WHERE=auto STARLOPS_MAX_CHUNKS=7 STARLOPS_CHUNK_BYTES=1000", 2, "mpi_comm_select", "0 mpi"), 0);
 }
 
 /* Written on 3 ranks, checked by NumPy, read back on 1, 2 and 4; written by NumPy, read on 3. */

@@ -1,0 +1,100 @@
+/* Every STARLOPS_* setting, read once by sl_init into the context (docs/install.md#settings lists them):
+ * validated here, so a bad value is an error at start-up, never a surprise on a hot path. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* A whole non-negative decimal number (at most max), or an error naming the variable. */
+static int parse_count(const char *name, const char *v, unsigned long long max, unsigned long long *out)
+{
+  char *end = NULL;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (!*v || *v == '-' || *v == '+' || errno || *end || n > max)
+    return sl_error(SL_E_INVALID, "sl_init: %s must be a whole number from 1 to %llu, not '%s'", name, max, v);
+  *out = n;
+  return SL_SUCCESS;
+}
+
+/* 0 or 1 (unset: 0). */
+static int parse_flag(const char *name, int *out)
+{
+  const char *v = getenv(name);
+  *out = 0;
+  if (!v || !*v) return SL_SUCCESS;
+  if (strcmp(v, "0") && strcmp(v, "1")) return sl_error(SL_E_INVALID, "sl_init: %s must be 0 or 1, not '%s'", name, v);
+  *out = v[0] == '1';
+  return SL_SUCCESS;
+}
+
+int sl_settings_read(const sl_options *o)
+{
+  sl_settings *s = &sl_ctx.set;
+  memset(s, 0, sizeof *s);
+  const char *v = getenv("STARLOPS_CODELET_WHERE");
+  s->where = SL_WHERE_AUTO;
+  if (v && *v) {
+    if (!strcmp(v, "auto")) s->where = SL_WHERE_AUTO;
+    else if (!strcmp(v, "any")) s->where = SL_WHERE_ANY;
+    else if (!strcmp(v, "cpu")) s->where = SL_WHERE_CPU;
+    else if (!strcmp(v, "cuda")) s->where = SL_WHERE_CUDA;
+    else return sl_error(SL_E_INVALID, "sl_init: STARLOPS_CODELET_WHERE must be auto, any, cpu or cuda, not '%s'", v);
+  }
+  unsigned long long n = 0;
+  s->chunk_bytes = o->chunk_bytes;
+  v = getenv("STARLOPS_CHUNK_BYTES");
+  if (s->chunk_bytes == 0 && v && *v) {
+    SL_TRY(parse_count("STARLOPS_CHUNK_BYTES", v, (unsigned long long)1 << 50, &n));
+    if (n == 0) return sl_error(SL_E_INVALID, "sl_init: STARLOPS_CHUNK_BYTES must be a whole number from 1 to 2^50, not '0'");
+    s->chunk_bytes = (size_t)n;
+  }
+  v = getenv("STARLOPS_MAX_CHUNKS");
+  if (v && *v) {
+    SL_TRY(parse_count("STARLOPS_MAX_CHUNKS", v, 1 << 20, &n));
+    if (n == 0) return sl_error(SL_E_INVALID, "sl_init: STARLOPS_MAX_CHUNKS must be a whole number from 1 to 1048576, not '0'");
+    s->max_chunks = (int)n;
+  }
+  SL_TRY(parse_flag("STARLOPS_STENCIL_NO_OVERLAP", &s->stencil_no_overlap));
+  SL_TRY(parse_flag("STARLOPS_STENCIL_GENERIC", &s->stencil_generic));
+  SL_TRY(parse_flag("STARLOPS_COMM_STAGE_HOST", &s->comm_stage_host));
+  SL_TRY(parse_flag("STARLOPS_COMM_GPU_STAGING", &s->comm_gpu_staging));
+  v = getenv("STARLOPS_FFTW_PLANNER");
+  if (v && *v && strcmp(v, "measure") && strcmp(v, "estimate"))
+    return sl_error(SL_E_INVALID, "sl_init: STARLOPS_FFTW_PLANNER must be measure or estimate, not '%s'", v);
+  s->fftw_estimate = v && !strcmp(v, "estimate");
+  v = getenv("STARLOPS_COMM_SPIN_US");
+  if (v && *v) {
+    char *end = NULL;
+    double us = strtod(v, &end);
+    if (*end || !(us >= 0 && us <= 1e6))
+      return sl_error(SL_E_INVALID, "sl_init: STARLOPS_COMM_SPIN_US must be a number of microseconds from 0 to 1e6, not '%s'", v);
+    s->comm_spin_s = us * 1e-6;
+    s->comm_spin_set = 1;
+  }
+  v = getenv("STARLOPS_COMM");
+  snprintf(s->comm, sizeof s->comm, "%s", v && *v ? v : "auto");
+  if (strcmp(s->comm, "auto") && strcmp(s->comm, "mpi") && strcmp(s->comm, "mpi-cuda") && strcmp(s->comm, "nccl"))
+    return sl_error(SL_E_INVALID, "STARLOPS_COMM must be auto, mpi, mpi-cuda or nccl, not '%s'", v);
+  return SL_SUCCESS;
+}
+
+/* Where the compute codelets run and how blocks are cut, once the workers are known. With CUDA workers and
+ * no STARLOPS_CODELET_WHERE (auto), compute codelets run on the GPUs: every one has a CUDA implementation,
+ * and the memory-bound ones (all but dense products) run several times faster there than on all the
+ * cores together, while an uncalibrated scheduler would send large chunks to CPU workers. Blocks then get
+ * one chunk per GPU (StarPU runs a task on one worker; more chunks only add task overhead). */
+void sl_settings_place(void)
+{
+  sl_settings *s = &sl_ctx.set;
+  int where = s->where;
+  if (where == SL_WHERE_AUTO) where = sl_ctx.ncuda > 0 ? SL_WHERE_CUDA : SL_WHERE_ANY;
+  if (where == SL_WHERE_CUDA && sl_ctx.ncuda == 0) where = SL_WHERE_CPU;
+  sl_ctx.where = where == SL_WHERE_CUDA ? STARPU_CUDA : (where == SL_WHERE_CPU ? STARPU_CPU : STARPU_CPU | STARPU_CUDA);
+  sl_ctx.chunk_bytes = s->chunk_bytes ? s->chunk_bytes : (size_t)4 << 20;
+  int workers = sl_ctx.where == STARPU_CUDA ? sl_ctx.ncuda : sl_ctx.ncpu + sl_ctx.ncuda;
+  sl_ctx.max_chunks = s->max_chunks ? s->max_chunks
+                      : sl_ctx.where == STARPU_CUDA ? (workers > 0 ? workers : 1)
+                                                    : 2 * (workers > 0 ? workers : 1);
+}
