@@ -4,8 +4,11 @@
  *     whole-solve time / niter for niter = 20 and 100, the first solve and a second one on the same
  *     operator; the ratio of the niter = 20 figure to the niter = 100 one shows the set-up a solve pays;
  *   operations: FirstDerivative (centered, axis 0) and the Laplacian, forward + adjoint, at the given sizes;
- *     a dot of 1M elements; CG on L^H L per iteration at --cg n (second solve / niter).
- *   mpirun -n P bench_setup [--setup N] [--sizes n1,n2] [--cg N] [--reps R]
+ *     a dot of 1M elements; CG on L^H L per iteration at --cg n (second solve / niter);
+ *   memory (--memory MIB): host resident set and free device memory (cudaMemGetInfo, where a GPU is visible)
+ *     around building ten views of an Identity on a float64 vector of MIB MiB, their first applies, and 100
+ *     solves (CG, 3 iterations) on the same operator.
+ *   mpirun -n P bench_setup [--setup N] [--sizes n1,n2] [--cg N] [--memory MIB] [--reps R]
  * Times: median of R after a warm-up, slowest rank, each job submitted then waited for. */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +17,10 @@
 
 #include "starlops.h"
 #include "bench_util.h"
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+#include <unistd.h>
 
 static int reps = 5;
 
@@ -183,9 +190,91 @@ static void ops_table(const int64_t *sizes, int nsizes, int64_t cg_n)
   }
 }
 
+static double rss_mib(void)
+{
+  long pages = 0, res = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (!f) return -1;
+  if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = -1;
+  fclose(f);
+  return (double)res * (double)sysconf(_SC_PAGESIZE) / 1048576.0;
+}
+
+/* used device memory in MiB (the first device), -1 without one */
+static double device_used_mib(void)
+{
+#ifdef SL_HAVE_CUDA
+  size_t fr = 0, total = 0;
+  if (sl_ncuda_workers() > 0 && cudaMemGetInfo(&fr, &total) == cudaSuccess) return (double)(total - fr) / 1048576.0;
+  (void)cudaGetLastError();
+#endif
+  return -1;
+}
+
+static void memory_row(const char *what, double r0, double d0)
+{
+  TRY(sl_wait());
+  double r = rss_mib(), d = device_used_mib();
+  if (sl_rank() == 0) printf("| %s | %+.1f | %+.1f |\n", what, r - r0, d < 0 ? 0.0 : d - d0);
+}
+
+static void memory_table(int64_t mib)
+{
+  int64_t n = mib * 131072; /* float64 elements */
+  sl_array *x = NULL, *y = NULL;
+  TRY(sl_array_create(&x, 1, &n, SL_FLOAT64, NULL));
+  TRY(sl_array_create_like(&y, x));
+  TRY(sl_array_fill(x, SL_REAL(1.0)));
+  sl_op *id = NULL, *v[10] = {NULL};
+  TRY(sl_op_identity(&id, x));
+  TRY(sl_op_apply(id, SL_FORWARD, x, y)); /* both vectors where the compute runs */
+  TRY(sl_wait());
+  double r0 = rss_mib(), d0 = device_used_mib();
+  if (sl_rank() == 0)
+    printf("\n## Memory: growth from a float64 vector of %lld MiB per rank and its Identity (MiB; device: cudaMemGetInfo)\n"
+           "| step | host RSS | device |\n|---|---|---|\n", (long long)(mib / sl_size()));
+  TRY(sl_op_adjoint(&v[0], id));
+  TRY(sl_op_scaled(&v[1], id, SL_REAL(3.0)));
+  TRY(sl_op_transpose(&v[2], v[1]));
+  TRY(sl_op_sum(&v[3], v[2], id));
+  TRY(sl_op_product(&v[4], v[3], v[1]));
+  TRY(sl_op_conj(&v[5], v[4]));
+  TRY(sl_op_diff(&v[6], v[5], v[0]));
+  TRY(sl_op_adjoint(&v[7], v[6]));
+  TRY(sl_op_scaled(&v[8], v[7], SL_REAL(0.5)));
+  TRY(sl_op_product(&v[9], v[8], v[8]));
+  memory_row("ten views built", r0, d0);
+  for (int i = 0; i < 10; i++) TRY(sl_op_apply(v[i], SL_FORWARD, x, y));
+  memory_row("each view applied once (temporaries made)", r0, d0);
+  for (int i = 9; i >= 0; i--) sl_op_destroy(&v[i]);
+  sl_solver_options o;
+  sl_solver_options_default(&o);
+  o.niter = 3;
+  o.tol = 0;
+  o.check_every = 3;
+  double r1 = 0, d1 = 0;
+  for (int k = 1; k <= 100; k++) {
+    TRY(sl_solve_cg(id, y, x, &o, NULL));
+    if (k == 1) {
+      TRY(sl_wait());
+      r1 = rss_mib(), d1 = device_used_mib();
+      memory_row("views destroyed, 1 solve", r0, d0);
+    }
+    if (k == 10) memory_row("10 solves", r0, d0);
+  }
+  memory_row("100 solves", r0, d0);
+  TRY(sl_wait());
+  double r100 = rss_mib(), d100 = device_used_mib();
+  if (sl_rank() == 0)
+    printf("solves 2-100: host RSS %+.1f MiB, device %+.1f MiB\n", r100 - r1, d100 < 0 ? 0.0 : d100 - d1);
+  sl_op_destroy(&id);
+  sl_array_destroy(&x);
+  sl_array_destroy(&y);
+}
+
 int main(int argc, char **argv)
 {
-  int64_t setup_n = 1000, sizes[8] = {1000, 2000}, cg_n = 1000;
+  int64_t setup_n = 1000, sizes[8] = {1000, 2000}, cg_n = 1000, memory = 0;
   int nsizes = 2;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--setup") && i + 1 < argc) {
@@ -193,12 +282,14 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
       nsizes = 0;
       for (char *p = strtok(argv[++i], ","); p && nsizes < 8; p = strtok(NULL, ",")) sizes[nsizes++] = atoll(p);
+    } else if (!strcmp(argv[i], "--memory") && i + 1 < argc) {
+      memory = atoll(argv[++i]);
     } else if (!strcmp(argv[i], "--cg") && i + 1 < argc) {
       cg_n = atoll(argv[++i]);
     } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = atoi(argv[++i]);
     } else {
-      fprintf(stderr, "usage: bench_setup [--setup N] [--sizes n1,n2] [--cg N] [--reps R]\n");
+      fprintf(stderr, "usage: bench_setup [--setup N] [--sizes n1,n2] [--cg N] [--memory MIB] [--reps R]\n");
       return 2;
     }
   }
@@ -208,7 +299,8 @@ int main(int argc, char **argv)
     return 1;
   }
   TRY(sl_info_print(stdout));
+  if (memory > 0) memory_table(memory);
   if (setup_n > 0) setup_table(setup_n);
-  ops_table(sizes, nsizes, cg_n);
+  if (nsizes > 0 && sizes[0] > 0) ops_table(sizes, nsizes, cg_n);
   return sl_finalize() == SL_SUCCESS ? 0 : 1;
 }
