@@ -131,7 +131,7 @@ static int chunk_count(int64_t nlocal, size_t elsize)
 }
 
 /* placed: a block of one chunk with no host home (StarPU allocates it on the worker that first writes it,
- * which is the zero fill submitted here; destroying it copies nothing back); else a host block. */
+ * which is its zero fill; destroying it copies nothing back); else a host block. */
 static int register_block(sl_array *a, void *buffer, int placed)
 {
   size_t bytes = (size_t)a->nlocal * a->elsize;
@@ -143,8 +143,7 @@ static int register_block(sl_array *a, void *buffer, int placed)
       a->data = buffer;
     } else {
       if (starpu_malloc(&a->data, bytes) != 0) return sl_error(SL_E_NOMEM, "sl_array_create: cannot allocate %zu bytes", bytes);
-      a->owns_data = 1;
-      memset(a->data, 0, bytes);
+      a->owns_data = 1; /* zeroed by a fill task (zero_fill), where the compute runs */
     }
     starpu_vector_data_register(&a->handle, STARPU_MAIN_RAM, (uintptr_t)a->data, (uint32_t)a->nlocal, a->elsize);
   }
@@ -168,6 +167,13 @@ static int register_block(sl_array *a, void *buffer, int placed)
     starpu_vector_data_register(&a->ghost_handle[s], STARPU_MAIN_RAM, (uintptr_t)a->ghost[s], (uint32_t)n, a->elsize);
   }
   return SL_SUCCESS;
+}
+
+/* A block starlops allocated starts at zero: a fill task per chunk, run where the compute runs (on the GPU
+ * there, so the host block is neither written nor copied up). */
+static int zero_fill(sl_array *a)
+{
+  return a->owns_data || a->placed ? sl_array_fill(a, SL_REAL(0)) : SL_SUCCESS;
 }
 
 /* storage 0: a layout (dims, dtype, distribution, chunking) with no block, handles or ghost buffers. */
@@ -242,6 +248,7 @@ static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[
   a->layout_only = !storage;
   rc = storage ? register_block(a, buffer, 0) : SL_SUCCESS;
   if (!storage) a->nchunks = chunk_count(a->nlocal, a->elsize);
+  if (rc == SL_SUCCESS) rc = zero_fill(a);
   if (rc != SL_SUCCESS) {
     sl_array_destroy(&a);
     return rc;
@@ -308,7 +315,7 @@ int sl_array_clone(sl_array **out, const sl_array *like, int storage)
   a->layout_only = !storage;
   int rc = storage ? register_block(a, NULL, storage == 2) : SL_SUCCESS;
   if (!storage) a->nchunks = chunk_count(a->nlocal, a->elsize);
-  if (rc == SL_SUCCESS && a->placed) rc = sl_array_fill(a, SL_REAL(0));
+  if (rc == SL_SUCCESS) rc = zero_fill(a);
   if (rc != SL_SUCCESS) {
     sl_array_destroy(&a);
     return rc;
