@@ -176,7 +176,24 @@ static int zero_fill(sl_array *a)
   return a->owns_data || a->placed ? sl_array_fill(a, SL_REAL(0)) : SL_SUCCESS;
 }
 
-/* storage 0: a layout (dims, dtype, distribution, chunking) with no block, handles or ghost buffers. */
+/* Ends the making of a, whose layout is set: storage 0 leaves it a layout (dims, dtype, distribution,
+ * chunking; no block, handles or ghost buffers), 1 gives it a host block (buffer, or a zeroed new one), 2 a
+ * library temporary (placed when it is one chunk). Hands a to *out, or destroys it on failure. */
+static int give_storage(sl_array **out, sl_array *a, void *buffer, int storage)
+{
+  a->layout_only = !storage;
+  int rc = storage ? register_block(a, buffer, storage == 2) : SL_SUCCESS;
+  if (!storage) a->nchunks = chunk_count(a->nlocal, a->elsize);
+  if (rc == SL_SUCCESS) rc = zero_fill(a);
+  if (rc != SL_SUCCESS) {
+    sl_array_destroy(&a);
+    return rc;
+  }
+  *out = a;
+  return SL_SUCCESS;
+}
+
+/* storage 0: a layout, 1: an array (give_storage). */
 static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist,
                      int storage)
 {
@@ -245,16 +262,7 @@ static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[
   a->ldims[axis] = counts[sl_ctx.rank];
   for (int g = 0; g < group->rank && d->partition == SL_SCATTER; g++) a->offset += counts[group->members[g]];
   a->nlocal = a->outer * a->ldims[axis] * a->inner;
-  a->layout_only = !storage;
-  rc = storage ? register_block(a, buffer, 0) : SL_SUCCESS;
-  if (!storage) a->nchunks = chunk_count(a->nlocal, a->elsize);
-  if (rc == SL_SUCCESS) rc = zero_fill(a);
-  if (rc != SL_SUCCESS) {
-    sl_array_destroy(&a);
-    return rc;
-  }
-  *out = a;
-  return SL_SUCCESS;
+  return give_storage(out, a, buffer, storage);
 }
 
 int sl_array_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
@@ -312,16 +320,7 @@ int sl_array_clone(sl_array **out, const sl_array *like, int storage)
   a->inner = like->inner;
   a->ghost_lo = like->ghost_lo;
   a->ghost_hi = like->ghost_hi;
-  a->layout_only = !storage;
-  int rc = storage ? register_block(a, NULL, storage == 2) : SL_SUCCESS;
-  if (!storage) a->nchunks = chunk_count(a->nlocal, a->elsize);
-  if (rc == SL_SUCCESS) rc = zero_fill(a);
-  if (rc != SL_SUCCESS) {
-    sl_array_destroy(&a);
-    return rc;
-  }
-  *out = a;
-  return SL_SUCCESS;
+  return give_storage(out, a, NULL, storage);
 }
 
 int sl_array_create_like(sl_array **a, const sl_array *like)
