@@ -78,7 +78,7 @@ int sl_array_axpby_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int
                      sl_cscalar beta, starpu_data_handle_t hb, int ib)
 {
   for (int i = 0; i < y->nparts; i++) SL_TRY(sl_array_axpby_h(y->parts[i], alpha, ha, ia, x->parts[i], beta, hb, ib));
-  codelet_vec_params p = {{alpha.re, alpha.im}, {beta.re, beta.im}, ha ? ia : 0, hb ? ib : 0, 0, 0};
+  codelet_vec_params p = {.a = {alpha.re, alpha.im}, .b = {beta.re, beta.im}, .ia = ha ? ia : 0, .ib = hb ? ib : 0};
   starpu_data_handle_t one = sl_one_handle();
   for (int c = 0; c < y->nchunks; c++) {
     sl_trace_block(0, c);
@@ -93,7 +93,7 @@ int sl_array_axpby_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int
 int sl_array_scale_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int ia)
 {
   for (int i = 0; i < y->nparts; i++) SL_TRY(sl_array_scale_h(y->parts[i], alpha, ha, ia));
-  codelet_vec_params p = {{alpha.re, alpha.im}, {0, 0}, ha ? ia : 0, 0, 0, 0};
+  codelet_vec_params p = {.a = {alpha.re, alpha.im}, .ia = ha ? ia : 0};
   for (int c = 0; c < y->nchunks; c++)
     SL_TRY(codelet_vec_submit_p(SL_VEC_SCALES, y->dtype,
                                 (starpu_data_handle_t[4]){sl_array_chunk(y, c), ha ? ha : sl_one_handle(), NULL, NULL},
@@ -119,7 +119,7 @@ int sl_array_threshold(sl_array *dst, const sl_array *src, sl_thresh kind, doubl
   SL_CHECK_ARG(thresh >= 0 && isfinite(thresh), SL_E_INVALID,
                "sl_array_threshold: argument 4 (thresh) must be finite and >= 0, got %g", thresh);
   for (int i = 0; i < dst->nparts; i++) SL_TRY(sl_array_threshold(dst->parts[i], src->parts[i], kind, thresh));
-  codelet_vec_params p = {{0, 0}, {0, 0}, 0, 0, (int)kind, thresh};
+  codelet_vec_params p = {.kind = (int)kind, .t = thresh};
   for (int c = 0; c < dst->nchunks; c++)
     SL_TRY(codelet_vec_submit_p(SL_VEC_THRESH, dst->dtype,
                                 (starpu_data_handle_t[4]){sl_array_chunk(dst, c), sl_array_chunk(src, c), NULL, NULL}, &p));

@@ -1,28 +1,29 @@
-/* sl_array_fill_random: reproducible uniform values, independent of the workers. */
+/* sl_array_fill_random: reproducible uniform values, independent of the workers and of the chunking. */
 #include <stdint.h>
 
 #include "internal.h"
+#include "codelets/codelets.h"
 
-/* Fills a's local block with uniform values in [-1, 1) from seed and the block's place: the rank within
- * its group for scattered arrays (so replicas of masked arrays agree), nothing for replicated ones. */
+/* Fills a's local block with uniform values in [-1, 1) from seed and the block's place (the rank within its
+ * group for scattered arrays, so replicas of masked arrays agree; nothing for replicated ones): one task
+ * per chunk, each value a hash of the key and its position in the block, so the values do not depend on
+ * where the tasks run or how the block is cut. */
 int sl_array_fill_random(sl_array *a, unsigned seed)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_fill_random: argument 1 (a) is NULL");
+  SL_CHECK_ARG(!a->acquired, SL_E_STATE, "sl_array_fill_random: argument 1 (a) is acquired by the host; release it first");
   for (int i = 0; i < a->nparts; i++) SL_TRY(sl_array_fill_random(a->parts[i], seed + 7919u * (unsigned)(i + 1)));
   if (a->nparts) return SL_SUCCESS;
-  void *p = NULL;
-  SL_TRY(sl_array_acquire(a, SL_WRITE, &p));
   int place = a->partition == SL_BROADCAST ? 0 : a->group->rank + 1;
-  uint64_t s = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)seed << 32) ^ (uint64_t)place * 0xbf58476d1ce4e5b9ULL;
-  int64_t n = sl_array_local_size(a) * (sl_dtype_is_complex(sl_array_dtype(a)) ? 2 : 1);
-  int single = sl_array_dtype(a) == SL_FLOAT32 || sl_array_dtype(a) == SL_COMPLEX64;
-  for (int64_t i = 0; p && i < n; i++) {
-    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-    double v = (double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-    if (single) ((float *)p)[i] = (float)v;
-    else ((double *)p)[i] = v;
+  codelet_vec_params p = {.key = 0};
+  p.key = ((uint64_t)seed << 32) ^ (uint64_t)place * 0xd1b54a32d192ed03ULL;
+  int ncomp = sl_dtype_is_complex(a->dtype) ? 2 : 1;
+  for (int c = 0; c < a->nchunks; c++) {
+    starpu_data_handle_t h = sl_array_chunk(a, c);
+    sl_trace_block(0, c);
+    SL_TRY(codelet_vec_submit_p(SL_VEC_RANDOM, a->dtype, (starpu_data_handle_t[4]){h, NULL, NULL, NULL}, &p));
+    p.off += (int64_t)starpu_vector_get_nx(h) * ncomp;
   }
-  return sl_array_release(a);
+  return SL_SUCCESS;
 }
-

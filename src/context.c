@@ -115,6 +115,7 @@ static void teardown(void)
   starpu_task_wait_for_all();
   sl_codelets_shutdown();
   sl_group_free_all();
+  sl_block_cache_empty();
   comm_shutdown();
   if (sl_ctx.ncuda > 0) {
     starpu_cusparse_shutdown();

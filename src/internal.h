@@ -104,6 +104,15 @@ typedef struct sl_group {
 int sl_group_get(const int *mask, sl_group **g);
 void sl_group_free_all(void);
 
+/* ---- host blocks (block_cache.c) ---- */
+/** A host block of `bytes` for an array: one the cache kept from a destroyed array of that size, else a new
+ *  starpu_malloc (pinned where CUDA workers are present). Contents are undefined. 0 on success. */
+int sl_block_alloc(void **p, size_t bytes);
+/** Gives a block from sl_block_alloc back: kept for reuse (within the cache's bounds) or freed. */
+void sl_block_free(void *p, size_t bytes);
+/** Frees every cached block (sl_finalize, before StarPU stops). */
+void sl_block_cache_empty(void);
+
 /* ---- arrays (array.c) --------------------------------------------------------------------------- */
 struct sl_array {
   int ndim;

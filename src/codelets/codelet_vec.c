@@ -29,6 +29,7 @@ static const struct {
   [SL_VEC_AXPBYS] = {"sl_axpbys", 4, {STARPU_RW, STARPU_R, STARPU_R, STARPU_R}},
   [SL_VEC_SCALES] = {"sl_scales", 2, {STARPU_RW, STARPU_R}},
   [SL_VEC_THRESH] = {"sl_threshold", 2, {STARPU_W, STARPU_R}},
+  [SL_VEC_RANDOM] = {"sl_random", 1, {STARPU_W}},
 };
 
 static struct starpu_codelet cl_vec[SL_VEC_NOPS];
@@ -72,6 +73,7 @@ static void vec_cpu(void *buffers[], void *cl_arg)
     kernel_scale(va->dt, n, p[0], ca);
     break;
   case SL_VEC_THRESH: kernel_threshold(va->dt, n, p[0], p[1], q->kind, q->t); break;
+  case SL_VEC_RANDOM: kernel_random(va->dt, n, p[0], q->key, q->off); break;
   default: break;
   }
 }
@@ -102,6 +104,7 @@ static void vec_cuda(void *buffers[], void *cl_arg)
     break;
   case SL_VEC_SCALES: rc = kernel_cuda_scales(va->dt, n, p[0], q->a, (const double *)p[1] + q->ia, s); break;
   case SL_VEC_THRESH: rc = kernel_cuda_threshold(va->dt, n, p[0], p[1], q->kind, q->t, s); break;
+  case SL_VEC_RANDOM: rc = kernel_cuda_random(va->dt, n, p[0], q->key, q->off, s); break;
   default: break;
   }
   if (rc != cudaSuccess)
@@ -151,7 +154,7 @@ int codelet_vec_submit_p(sl_vec_op op, sl_dtype dt, const starpu_data_handle_t h
 int codelet_vec_submit(sl_vec_op op, sl_dtype dt, starpu_data_handle_t h0, starpu_data_handle_t h1,
                        starpu_data_handle_t h2, const double a[2], const double b[2])
 {
-  codelet_vec_params p = {{0, 0}, {0, 0}, 0, 0, 0, 0};
+  codelet_vec_params p = {.ia = 0};
   if (a) memcpy(p.a, a, sizeof p.a);
   if (b) memcpy(p.b, b, sizeof p.b);
   return codelet_vec_submit_p(op, dt, (starpu_data_handle_t[4]){h0, h1, h2, NULL}, &p);

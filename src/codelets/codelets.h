@@ -28,16 +28,19 @@ typedef enum {
   SL_VEC_AXPBYS, /* h0 (RW) = (a h2[ia]) h1 (R) + (b h3[ib]) h0, h2 and h3 variables of doubles (R) */
   SL_VEC_SCALES, /* h0 (RW) = (a h1[ia]) h0, h1 a variable (R) */
   SL_VEC_THRESH, /* h0 (W) = thresholding of h1 (R) at t (kind) */
+  SL_VEC_RANDOM, /* h0 (W) = uniform values in [-1, 1) from key, its first real component numbered off */
   SL_VEC_NOPS
 } sl_vec_op;
 
 /** Parameters of an element-wise task: constants a, b; offsets (in doubles) of the (re, im) pairs read
- *  from scalar handles; thresholding kind and level. */
+ *  from scalar handles; thresholding kind and level; random fill key and the chunk's first component. */
 typedef struct {
   double a[2], b[2];
   int ia, ib;
   int kind;
   double t;
+  uint64_t key;
+  int64_t off;
 } codelet_vec_params;
 /** Submits one element-wise task on handles h[0..] (vectors of equal length, then variables). */
 int codelet_vec_submit_p(sl_vec_op op, sl_dtype dt, const starpu_data_handle_t h[4], const codelet_vec_params *p);

@@ -36,6 +36,12 @@ void kernel_fill(sl_dtype dt, int64_t n, void *x, const double a[2])
   f[dt](n, x, a);
 }
 
+void kernel_random(sl_dtype dt, int64_t n, void *x, uint64_t key, int64_t off)
+{
+  static void (*const f[])(int64_t, void *, uint64_t, int64_t) = SL_TABLE(random_);
+  f[dt](n, x, key, off);
+}
+
 void kernel_scale(sl_dtype dt, int64_t n, void *x, const double a[2])
 {
   static void (*const f[])(int64_t, void *, const double *) = SL_TABLE(scale_);

@@ -31,6 +31,11 @@ template <typename R, int C> __global__ void fill_k(int64_t n, R *x, R ar, R ai)
   }
 }
 
+template <typename R, int C> __global__ void random_k(int64_t n, R *x, uint64_t key, int64_t off)
+{
+  GRID_STRIDE(j, n * C) x[j] = (R)kernel_random_value(key, off + j);
+}
+
 template <typename R, int C> __global__ void scale_k(int64_t n, R *x, R ar, R ai)
 {
   GRID_STRIDE(i, n)
@@ -232,6 +237,15 @@ extern "C" int kernel_cuda_fill(sl_dtype dt, int64_t n, void *x, const double a[
 {
   if (n <= 0) return cudaSuccess;
 #define L(R, C) fill_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)x, (R)a[0], (R)a[1])
+  DISPATCH(dt, L)
+#undef L
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_random(sl_dtype dt, int64_t n, void *x, uint64_t key, int64_t off, void *stream)
+{
+  if (n <= 0) return cudaSuccess;
+#define L(R, C) random_k<R, C><<<grid_for(n * C), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)x, key, off)
   DISPATCH(dt, L)
 #undef L
   return cudaGetLastError();

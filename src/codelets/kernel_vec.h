@@ -72,8 +72,26 @@ static inline SL_HD void sl_cmul2(const double a[2], const double b[2], double c
   c[1] = i;
 }
 
+#ifdef __CUDACC__
+#define SL_HD __host__ __device__
+#else
+#define SL_HD
+#endif
+/** Uniform value in [-1, 1) for real component j of a block filled from key: a counter-based hash
+ *  (splitmix64's finaliser), so any chunk, on any worker, CPU or GPU, computes the same values. */
+static inline SL_HD double kernel_random_value(uint64_t key, int64_t j)
+{
+  uint64_t z = key + (uint64_t)(j + 1) * 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
 /* x = a */
 void kernel_fill(sl_dtype dt, int64_t n, void *x, const double a[2]);
+/* x[j] = kernel_random_value(key, off + j) for the n elements' real components j */
+void kernel_random(sl_dtype dt, int64_t n, void *x, uint64_t key, int64_t off);
 /* x = a x */
 void kernel_scale(sl_dtype dt, int64_t n, void *x, const double a[2]);
 /* y = a x + b y; y is not read when b == 0 */
@@ -93,6 +111,7 @@ void kernel_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const v
 #ifdef SL_HAVE_CUDA
 /* CUDA versions on device pointers, queued on stream; they return a cudaError_t as int. */
 int kernel_cuda_fill(sl_dtype dt, int64_t n, void *x, const double a[2], void *stream);
+int kernel_cuda_random(sl_dtype dt, int64_t n, void *x, uint64_t key, int64_t off, void *stream);
 int kernel_cuda_scale(sl_dtype dt, int64_t n, void *x, const double a[2], void *stream);
 int kernel_cuda_axpby(sl_dtype dt, int64_t n, void *y, const void *x, const double a[2], const double b[2],
                       void *stream);

@@ -17,6 +17,12 @@ static void FN(fill_)(int64_t n, void *xv, const double a[2])
   }
 }
 
+static void FN(random_)(int64_t n, void *xv, uint64_t key, int64_t off)
+{
+  R *x = xv;
+  for (int64_t j = 0; j < n * (CPLX ? 2 : 1); j++) x[j] = (R)kernel_random_value(key, off + j);
+}
+
 static void FN(scale_)(int64_t n, void *xv, const double a[2])
 {
   R *x = xv;

@@ -80,6 +80,9 @@ Test(cuda_kernels, match_the_cpu_kernels)
       kernel_fill(dt, n, z, a);
       cr_assert_eq(kernel_cuda_fill(dt, n, dz, a, NULL), cudaSuccess);
       expect_same(dt, n, z, dz, "fill");
+      kernel_random(dt, n, z, 0x1234567ULL, 99);
+      cr_assert_eq(kernel_cuda_random(dt, n, dz, 0x1234567ULL, 99, NULL), cudaSuccess);
+      expect_same(dt, n, z, dz, "random");
       double *scratch, *out;
       cr_assert_eq(cudaMalloc((void **)&scratch, SL_CUDA_REDUCE_SCRATCH_DOUBLES * sizeof(double)), cudaSuccess);
       cr_assert_eq(cudaMalloc((void **)&out, 2 * sizeof(double)), cudaSuccess);

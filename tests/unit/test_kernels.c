@@ -131,3 +131,44 @@ Test(kernels, reductions_of_nothing_are_identities)
   sl_red_combine(SL_RED_MAXABS, acc, (double[2]){2, 0});
   cr_expect(acc[0] == 3);
 }
+
+/* splitmix64 as a sequential generator seeded with key: its k-th output (k = 1, 2, ...). */
+static double splitmix_nth(uint64_t key, int64_t k)
+{
+  uint64_t state = key, z = 0;
+  for (int64_t i = 0; i < k; i++) {
+    state += 0x9e3779b97f4a7c15ULL;
+    z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z = z ^ (z >> 31);
+  }
+  return (double)(z >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+Test(kernels, random_fill_is_splitmix64_by_position)
+{
+  const uint64_t key = 0xabcdef0123ULL;
+  for (int t = 0; t < 4; t++) {
+    sl_dtype dt = all[t];
+    int comps = sl_dtype_is_complex(dt) ? 2 : 1;
+    void *whole = calloc(N, 16), *cut = calloc(N, 16);
+    kernel_random(dt, N, whole, key, 5);
+    /* the same block filled as two chunks: the second numbered from where the first ends */
+    kernel_random(dt, 11, cut, key, 5);
+    kernel_random(dt, N - 11, (char *)cut + 11 * sl_dtype_size(dt), key, 5 + 11 * comps);
+    double sum = 0;
+    for (int j = 0; j < N * comps; j++) {
+      double w = dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? ((float *)whole)[j] : ((double *)whole)[j];
+      double c = dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? ((float *)cut)[j] : ((double *)cut)[j];
+      double ref = splitmix_nth(key, 5 + j + 1);
+      cr_expect(fabs(w - ref) <= tol(dt) * fmax(1, fabs(ref)), "%s [%d]: got %g want %g", sl_dtype_name(dt), j, w, ref);
+      cr_expect(w == c, "%s [%d]: one chunk %g, two chunks %g", sl_dtype_name(dt), j, w, c);
+      cr_expect(w >= -1.0 && w < 1.0 + tol(dt), "%s [%d]: %g outside [-1, 1)", sl_dtype_name(dt), j, w);
+      sum += w;
+    }
+    cr_expect(fabs(sum / (N * comps)) < 0.35, "%s: mean %g of %d uniform values", sl_dtype_name(dt), sum / (N * comps), N * comps);
+    free(whole);
+    free(cut);
+  }
+}
