@@ -42,6 +42,7 @@ enum {
   SL_E_FORMAT = -9,   /**< a file's content is malformed (e.g. a bad .npy header or a truncated file) */
   SL_E_STATE = -10,   /**< starlops is not initialised, or already initialised */
   SL_E_RUNTIME = -11, /**< a StarPU, CUDA or cuBLAS call failed */
+  SL_E_NUMERIC = -12, /**< a computation met a non-finite value (NaN or Inf in the data or the operator) */
 };
 
 /** Name of a status code ("SL_E_DIMS: dimension mismatch"). */
@@ -140,6 +141,8 @@ int sl_array_create_like(sl_array **a, const sl_array *like);
 /** Waits for the array's tasks and frees it. NULL is accepted. */
 int sl_array_destroy(sl_array **a);
 
+/* Accessors (local): a NULL array gives 0 (ndim, nchunks), -1 (sizes, offset, axis, count, dtype,
+ * partition) or NULL (dims). */
 int sl_array_ndim(const sl_array *a);
 sl_dtype sl_array_dtype(const sl_array *a);
 /** Global dims, this rank's local dims, and this rank's first global index along the distributed axis. */
@@ -457,6 +460,8 @@ typedef enum {
   SL_STOP_LSQR_ATOL = 5, /**< LSQR: ||A^H r|| / (||A|| ||r||) <= atol (least-squares solution) */
   SL_STOP_LSQR_CONLIM = 6, /**< LSQR: the condition estimate reached conlim */
   SL_STOP_LSQR_EPS = 7,  /**< LSQR: a test reached machine precision */
+  SL_STOP_NONFINITE = 8, /**< a residual, norm or coefficient became NaN or Inf (the solve returns
+                              SL_E_NUMERIC; info.iterations is the iteration that first saw it) */
 } sl_stop_reason;
 
 /** Name of a stop reason ("tolerance reached"). */

@@ -25,6 +25,15 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
   return h;
 }
 
+int sl_size_product(int n, const int64_t *dims, int64_t elsize, int64_t *bytes)
+{
+  int64_t p = elsize;
+  for (int i = 0; i < n; i++)
+    if (dims[i] < 0 || __builtin_mul_overflow(p, dims[i], &p)) return SL_E_DIMS;
+  *bytes = p;
+  return SL_SUCCESS;
+}
+
 static int validate_local(int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *d, int *axis)
 {
   SL_CHECK_ARG(ndim >= 1 && ndim <= SL_MAX_DIMS, SL_E_INVALID,
@@ -34,6 +43,9 @@ static int validate_local(int ndim, const int64_t dims[], sl_dtype dt, const sl_
     SL_CHECK_ARG(dims[i] >= 1, SL_E_DIMS, "sl_array_create: argument 3 (dims): dims[%d] = %lld must be >= 1", i,
                  (long long)dims[i]);
   SL_CHECK_ARG(sl_dtype_valid(dt), SL_E_DTYPE, "sl_array_create: argument 4 (dt) is not a valid dtype (%d)", (int)dt);
+  int64_t bytes = 0;
+  SL_CHECK_ARG(sl_size_product(ndim, dims, (int64_t)sl_dtype_size(dt), &bytes) == SL_SUCCESS, SL_E_DIMS,
+               "sl_array_create: argument 3 (dims): the array's size in bytes overflows 64 bits");
   SL_CHECK_ARG(d->partition == SL_SCATTER || d->partition == SL_BROADCAST, SL_E_DIST,
                "sl_array_create: argument 5 (dist): partition %d is neither SL_SCATTER nor SL_BROADCAST",
                (int)d->partition);
@@ -46,6 +58,9 @@ static int validate_local(int ndim, const int64_t dims[], sl_dtype dt, const sl_
   }
   SL_CHECK_ARG(*axis >= 0 && *axis < ndim, SL_E_DIST,
                "sl_array_create: argument 5 (dist): axis %d is out of range for %d dimensions", d->axis, ndim);
+  for (int r = 0; d->mask && r < sl_ctx.size; r++)
+    SL_CHECK_ARG(d->mask[r] >= 0, SL_E_DIST, "sl_array_create: argument 5 (dist): mask[%d] = %d is negative (mask values "
+                 "are group numbers, >= 0)", r, d->mask[r]);
   SL_CHECK_ARG(!d->local_n || *d->local_n >= 0, SL_E_DIST,
                "sl_array_create: argument 5 (dist): local_n = %lld is negative", d->local_n ? (long long)*d->local_n : 0LL);
   SL_CHECK_ARG(d->ghost_lo >= 0 && d->ghost_hi >= 0, SL_E_DIST,
@@ -214,7 +229,9 @@ static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[
     free(counts);
     return sl_error(SL_E_NOMEM, "sl_array_create: out of memory");
   }
+  sl_watch_begin("sl_array_create's agreement of the layout (a collective call)");
   int rc = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, recs, sizeof mine, MPI_BYTE, sl_ctx.comm);
+  sl_watch_end();
   if (rc != MPI_SUCCESS) code = sl_error_mpi(rc, "MPI_Allgather", __FILE__, __LINE__);
   int first_bad = -1;
   for (int r = 0; r < P && first_bad < 0; r++)
@@ -342,6 +359,8 @@ int sl_array_create_like(sl_array **a, const sl_array *like)
 int sl_array_destroy(sl_array **pa)
 {
   if (!pa || !*pa) return SL_SUCCESS;
+  if (!sl_ctx.initialized) /* StarPU has stopped: its handles are gone with it */
+    return sl_error(SL_E_STATE, "sl_array_destroy: called after sl_finalize; destroy arrays before it");
   sl_array *a = *pa;
   if (a->nparts) {
     sl_stack_free(a);
@@ -349,6 +368,7 @@ int sl_array_destroy(sl_array **pa)
     return SL_SUCCESS;
   }
   if (a->acquired) sl_array_release(a);
+  if (a->ghosts_acquired) sl_array_release_ghosts(a);
   if (a->handle) {
     if (a->nchunks > 1) starpu_data_unpartition(a->handle, STARPU_MAIN_RAM);
     starpu_data_unregister(a->handle);
@@ -395,26 +415,29 @@ int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, co
   return SL_SUCCESS;
 }
 
-int sl_array_ndim(const sl_array *a) { return a->ndim; }
-sl_dtype sl_array_dtype(const sl_array *a) { return a->dtype; }
-const int64_t *sl_array_dims(const sl_array *a) { return a->dims; }
-const int64_t *sl_array_local_dims(const sl_array *a) { return a->ldims; }
-int64_t sl_array_local_offset(const sl_array *a) { return a->offset; }
+/* Accessors: NULL gives 0 (ndim, nchunks), -1 (sizes, offsets, axis, dtype, partition) or NULL (dims). */
+int sl_array_ndim(const sl_array *a) { return a ? a->ndim : 0; }
+sl_dtype sl_array_dtype(const sl_array *a) { return a ? a->dtype : (sl_dtype)-1; }
+const int64_t *sl_array_dims(const sl_array *a) { return a ? a->dims : NULL; }
+const int64_t *sl_array_local_dims(const sl_array *a) { return a ? a->ldims : NULL; }
+int64_t sl_array_local_offset(const sl_array *a) { return a ? a->offset : -1; }
 int64_t sl_array_local_size(const sl_array *a)
 {
+  if (!a) return -1;
   int64_t n = a->nlocal;
   for (int i = 0; i < a->nparts; i++) n += sl_array_local_size(a->parts[i]);
   return n;
 }
-sl_partition sl_array_partition(const sl_array *a) { return a->partition; }
-int sl_array_axis(const sl_array *a) { return a->axis; }
-int sl_array_nchunks(const sl_array *a) { return a->nchunks; }
+sl_partition sl_array_partition(const sl_array *a) { return a ? a->partition : (sl_partition)-1; }
+int sl_array_axis(const sl_array *a) { return a ? a->axis : -1; }
+int sl_array_nchunks(const sl_array *a) { return a ? a->nchunks : 0; }
 
 int64_t sl_array_global_size(const sl_array *a)
 {
+  if (!a) return -1;
   int64_t n = 1;
   for (int i = 0; i < a->ndim; i++) n *= a->dims[i];
   return n;
 }
 
-int64_t sl_array_count_of(const sl_array *a, int r) { return r >= 0 && r < sl_ctx.size ? a->counts[r] : -1; }
+int64_t sl_array_count_of(const sl_array *a, int r) { return a && a->counts && r >= 0 && r < sl_ctx.size ? a->counts[r] : -1; }

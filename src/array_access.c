@@ -8,13 +8,18 @@ static enum starpu_data_access_mode starpu_mode(sl_access m)
 
 int sl_array_acquire(sl_array *a, sl_access mode, void **ptr)
 {
+  SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_acquire: argument 1 (a) is NULL");
   SL_CHECK_PLAIN("sl_array_acquire", a);
   SL_CHECK_ARG(mode >= SL_READ && mode <= SL_READ_WRITE, SL_E_INVALID,
                "sl_array_acquire: argument 2 (mode) must be SL_READ, SL_WRITE or SL_READ_WRITE");
   SL_CHECK_ARG(ptr != NULL, SL_E_INVALID, "sl_array_acquire: argument 3 (ptr) is NULL");
   SL_CHECK_ARG(!a->acquired, SL_E_STATE, "sl_array_acquire: argument 1 (a) is already acquired");
-  for (int c = 0; c < a->nchunks; c++) SL_CHECK_STARPU(starpu_data_acquire(sl_array_chunk(a, c), starpu_mode(mode)));
+  sl_watch_begin("sl_array_acquire (the tasks writing the array, collectives included)");
+  int rc = 0;
+  for (int c = 0; c < a->nchunks && rc == 0; c++) rc = starpu_data_acquire(sl_array_chunk(a, c), starpu_mode(mode));
+  sl_watch_end();
+  if (rc != 0) return sl_error_starpu(rc, "starpu_data_acquire", __FILE__, __LINE__);
   a->acquired = 1;
   /* a placed block (one chunk, no host home) gets its host copy from StarPU on acquire */
   *ptr = a->placed ? (void *)starpu_data_get_local_ptr(a->handle) : a->data;
@@ -23,6 +28,7 @@ int sl_array_acquire(sl_array *a, sl_access mode, void **ptr)
 
 int sl_array_release(sl_array *a)
 {
+  SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_release: argument 1 (a) is NULL");
   SL_CHECK_ARG(a->acquired, SL_E_STATE, "sl_array_release: argument 1 (a) is not acquired");
   for (int c = 0; c < a->nchunks; c++) starpu_data_release(sl_array_chunk(a, c));
@@ -32,8 +38,12 @@ int sl_array_release(sl_array *a)
 
 int sl_array_acquire_ghosts(sl_array *a, void **lo, void **hi)
 {
+  SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_acquire_ghosts: argument 1 (a) is NULL");
   SL_CHECK_PLAIN("sl_array_acquire_ghosts", a);
+  SL_CHECK_ARG(!a->ghosts_acquired, SL_E_STATE, "sl_array_acquire_ghosts: the ghosts of argument 1 (a) are already "
+               "acquired; release them first");
+  a->ghosts_acquired = 1;
   void **out[2] = {lo, hi};
   for (int s = 0; s < 2; s++) {
     if (a->ghost_handle[s]) SL_CHECK_STARPU(starpu_data_acquire(a->ghost_handle[s], STARPU_RW));
@@ -44,7 +54,11 @@ int sl_array_acquire_ghosts(sl_array *a, void **lo, void **hi)
 
 int sl_array_release_ghosts(sl_array *a)
 {
+  SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_release_ghosts: argument 1 (a) is NULL");
+  SL_CHECK_ARG(a->ghosts_acquired, SL_E_STATE, "sl_array_release_ghosts: the ghosts of argument 1 (a) are not acquired "
+               "(sl_array_acquire_ghosts first)");
+  a->ghosts_acquired = 0;
   for (int s = 0; s < 2; s++)
     if (a->ghost_handle[s]) starpu_data_release(a->ghost_handle[s]);
   return SL_SUCCESS;

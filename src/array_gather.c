@@ -45,17 +45,18 @@ static int check_args(const char *fn, const sl_array *a, int root, const void *g
 {
   int code = SL_SUCCESS;
   if (!a) code = sl_error(SL_E_INVALID, "%s: argument 1 (a) is NULL", fn);
+  else if (a->nparts)
+    code = sl_error(SL_E_INVALID, "%s: a stacked array is not accepted here (use its parts: sl_array_stack_part)", fn);
   else if (root < -1 || root >= sl_ctx.size)
     code = sl_error(SL_E_INVALID, "%s: argument 2 (root) = %d is not -1 or a rank in 0..%d", fn, root, sl_ctx.size - 1);
   else if (!global && (root == -1 || root == sl_ctx.rank))
     code = sl_error(SL_E_INVALID, "%s: argument 3 (global) is NULL on rank %d, which needs it", fn, sl_ctx.rank);
-  return sl_agree(sl_ctx.comm, code);
+  return SL_AGREE(fn, code, SL_SAME_I("argument 2 (root)", root));
 }
 
 int sl_array_gather(sl_array *a, int root, void *global)
 {
   SL_CHECK_INIT();
-  SL_CHECK_PLAIN("sl_array_gather", a);
   SL_TRY(check_args("sl_array_gather", a, root, global));
   int receiver = root == -1 || root == sl_ctx.rank;
   void *local = NULL;
@@ -103,7 +104,6 @@ int sl_array_gather(sl_array *a, int root, void *global)
 int sl_array_scatter(sl_array *a, int root, const void *global)
 {
   SL_CHECK_INIT();
-  SL_CHECK_PLAIN("sl_array_scatter", a);
   SL_TRY(check_args("sl_array_scatter", a, root, global));
   void *local = NULL;
   SL_TRY(sl_array_acquire(a, SL_WRITE, &local));

@@ -1,7 +1,11 @@
 /* Collective .npy read and write through MPI-IO: rank 0 handles the header, and every rank reads or
  * writes its own (outer, n, inner) slab through a subarray file view, so any P writes and any Q reads. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +32,7 @@ static int set_view(MPI_File fh, const sl_array *a, size_t disp, int active, MPI
 }
 
 /* Reads or writes this rank's slab (count 0 when inactive). */
-static int transfer(MPI_File fh, sl_array *a, size_t disp, int active, int writing)
+static int transfer(MPI_File fh, const char *path, sl_array *a, size_t disp, int active, int writing)
 {
   MPI_Datatype el = MPI_DATATYPE_NULL, ft = MPI_DATATYPE_NULL;
   void *local = NULL;
@@ -39,7 +43,13 @@ static int transfer(MPI_File fh, sl_array *a, size_t disp, int active, int writi
     int count = active ? (int)a->nlocal : 0;
     MPI_Status st;
     int mpi = writing ? MPI_File_write_all(fh, local, count, el, &st) : MPI_File_read_all(fh, local, count, el, &st);
-    if (mpi != MPI_SUCCESS) rc = sl_error_mpi(mpi, writing ? "MPI_File_write_all" : "MPI_File_read_all", __FILE__, __LINE__);
+    if (mpi != MPI_SUCCESS) {
+      char msg[MPI_MAX_ERROR_STRING] = "";
+      int len = 0;
+      MPI_Error_string(mpi, msg, &len);
+      rc = sl_error(SL_E_IO, "%s: cannot %s '%s' on rank %d: %s", writing ? "sl_array_save_npy" : "sl_array_load_npy",
+                    writing ? "write" : "read", path, sl_ctx.rank, msg);
+    }
   }
   if (ft != MPI_DATATYPE_NULL) MPI_Type_free(&ft);
   if (el != MPI_DATATYPE_NULL) MPI_Type_free(&el);
@@ -54,26 +64,58 @@ int sl_array_save_npy(sl_array *a, const char *path)
   if (!a) code = sl_error(SL_E_INVALID, "sl_array_save_npy: argument 1 (a) is NULL");
   else if (!path) code = sl_error(SL_E_INVALID, "sl_array_save_npy: argument 2 (path) is NULL");
   else if (a->nparts) code = sl_error(SL_E_INVALID, "sl_array_save_npy: a stacked array is not accepted here (save its parts)");
-  SL_TRY(sl_agree(sl_ctx.comm, code));
+  else if (a->acquired) code = sl_error(SL_E_STATE, "sl_array_save_npy: argument 1 (a) is acquired by the host; release it first");
+  struct stat sb;
+  if (code == SL_SUCCESS && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+    code = sl_error(SL_E_IO, "sl_array_save_npy: '%s' exists and is not a regular file (on rank %d)", path, sl_ctx.rank);
+  SL_TRY(SL_AGREE("sl_array_save_npy", code, sl_same_s("argument 2 (path)", path)));
   char header[4096];
   size_t hlen = 0;
   SL_TRY(npy_header_format(header, sizeof header, a->dtype, a->ndim, a->dims, &hlen));
-  MPI_File fh;
-  int mpi = MPI_File_open(sl_ctx.comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+  /* rank 0 creates the file and writes the header with plain POSIX calls first: a target that refuses or
+   * drops writes (a device, /proc) is then one agreed error before any collective file operation */
+  int hrc = SL_SUCCESS;
+  if (sl_ctx.rank == 0) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) hrc = sl_error(SL_E_IO, "sl_array_save_npy: cannot open '%s' for writing: %s", path, strerror(errno));
+    else {
+      ssize_t w = pwrite(fd, header, hlen, 0);
+      if (w != (ssize_t)hlen)
+        hrc = sl_error(SL_E_IO, "sl_array_save_npy: cannot write '%s': %s", path, w < 0 ? strerror(errno) : "short write");
+      if (close(fd) != 0 && hrc == SL_SUCCESS)
+        hrc = sl_error(SL_E_IO, "sl_array_save_npy: cannot write '%s': %s", path, strerror(errno));
+    }
+  }
+  SL_TRY(sl_agree(sl_ctx.comm, hrc));
+  MPI_File fh = MPI_FILE_NULL;
+  int mpi = MPI_File_open(sl_ctx.comm, path, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+  int orc = SL_SUCCESS;
   if (mpi != MPI_SUCCESS) {
     char msg[MPI_MAX_ERROR_STRING];
     int len;
     MPI_Error_string(mpi, msg, &len);
-    return sl_agree(sl_ctx.comm, sl_error(SL_E_IO, "sl_array_save_npy: cannot open '%s' for writing: %s", path, msg));
+    orc = sl_error(SL_E_IO, "sl_array_save_npy: cannot open '%s' for writing: %s", path, msg);
   }
+  orc = sl_agree(sl_ctx.comm, orc); /* the open may fail on some ranks only (a file the kernel keeps apart) */
+  if (orc != SL_SUCCESS) {
+    if (fh != MPI_FILE_NULL) MPI_File_close(&fh);
+    return orc;
+  }
+  int64_t total = 0;
+  if (sl_size_product(a->ndim, a->dims, (int64_t)a->elsize, &total) != SL_SUCCESS) total = -1;
   int rc = SL_SUCCESS;
-  mpi = MPI_File_set_size(fh, 0);
-  if (mpi == MPI_SUCCESS && sl_ctx.rank == 0) mpi = MPI_File_write_at(fh, 0, header, (int)hlen, MPI_BYTE, MPI_STATUS_IGNORE);
-  if (mpi != MPI_SUCCESS) rc = sl_error_mpi(mpi, "MPI_File_write_at", __FILE__, __LINE__);
   /* One replica writes: the mask group holding rank 0 (only rank 0 for a broadcast array). */
   int active = a->partition == SL_BROADCAST ? sl_ctx.rank == 0 : (!a->group->mask || a->group->mask[sl_ctx.rank] == a->group->mask[0]);
-  rc = sl_agree(sl_ctx.comm, rc);
-  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, transfer(fh, a, hlen, active, 1));
+  rc = sl_agree(sl_ctx.comm, transfer(fh, path, a, hlen, active, 1));
+  if (rc == SL_SUCCESS) { /* the file must hold what was written (some targets accept writes and keep nothing) */
+    MPI_Offset got = -1;
+    mpi = MPI_File_sync(fh);
+    if (mpi == MPI_SUCCESS) mpi = MPI_File_get_size(fh, &got);
+    if (mpi != MPI_SUCCESS || (long long)got != (long long)hlen + total)
+      rc = sl_error(SL_E_IO, "sl_array_save_npy: '%s' holds %lld bytes after writing %lld: the write did not reach the file",
+                    path, (long long)got, (long long)hlen + total);
+    rc = sl_agree(sl_ctx.comm, rc);
+  }
   MPI_File_close(&fh);
   return rc;
 }
@@ -112,28 +154,37 @@ int sl_array_load_npy(sl_array **out, const char *path, const sl_dist *dist)
   int code = SL_SUCCESS;
   if (!out) code = sl_error(SL_E_INVALID, "sl_array_load_npy: argument 1 (a) is NULL");
   else if (!path) code = sl_error(SL_E_INVALID, "sl_array_load_npy: argument 2 (path) is NULL");
-  SL_TRY(sl_agree(sl_ctx.comm, code));
+  /* every rank reads the file: each checks that it sees it, a regular file of one size */
+  struct stat sb;
+  int64_t size = -1;
+  if (code == SL_SUCCESS) {
+    if (stat(path, &sb) != 0)
+      code = sl_error(SL_E_IO, "sl_array_load_npy: cannot open '%s' on rank %d: %s", path, sl_ctx.rank, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+      code = sl_error(SL_E_IO, "sl_array_load_npy: '%s' is not a regular file (on rank %d)", path, sl_ctx.rank);
+    else size = (int64_t)sb.st_size;
+  }
+  SL_TRY(SL_AGREE("sl_array_load_npy", code, sl_same_s("argument 2 (path)", path),
+                  SL_SAME_I("the size of the file argument 2 (path) names", size)));
   *out = NULL;
   struct npy_info info;
   long long fsize = 0;
   SL_TRY(read_header(path, &info, &fsize));
-  long long need = (long long)info.header_len;
-  long long count = 1;
-  for (int i = 0; i < info.ndim; i++) count *= info.dims[i];
-  need += count * (long long)sl_dtype_size(info.dtype);
+  int64_t bytes = 0;
+  if (sl_size_product(info.ndim, info.dims, (int64_t)sl_dtype_size(info.dtype), &bytes) != SL_SUCCESS)
+    return sl_error(SL_E_FORMAT, "sl_array_load_npy: '%s': the shape in the header overflows 64-bit sizes", path);
+  long long need = (long long)info.header_len + (long long)bytes;
   if (fsize < need)
     return sl_error(SL_E_FORMAT, "sl_array_load_npy: '%s' is truncated: %lld bytes, the header promises %lld", path,
                     fsize, need);
   sl_array *a = NULL;
   SL_TRY(sl_array_create(&a, info.ndim, info.dims, info.dtype, dist));
-  MPI_File fh;
+  MPI_File fh = MPI_FILE_NULL;
   int mpi = MPI_File_open(sl_ctx.comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
   int rc = mpi == MPI_SUCCESS ? SL_SUCCESS : sl_error(SL_E_IO, "sl_array_load_npy: MPI cannot open '%s'", path);
   rc = sl_agree(sl_ctx.comm, rc);
-  if (rc == SL_SUCCESS) {
-    rc = sl_agree(sl_ctx.comm, transfer(fh, a, info.header_len, 1, 0));
-    MPI_File_close(&fh);
-  }
+  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, transfer(fh, path, a, info.header_len, 1, 0));
+  if (fh != MPI_FILE_NULL) MPI_File_close(&fh);
   if (rc != SL_SUCCESS) {
     sl_array_destroy(&a);
     return rc;

@@ -74,27 +74,55 @@ int sl_stack_reduce(int kind, double p, double root_p, const sl_array *x, const 
   return rc;
 }
 
+/* The local checks of a public reduction (y: 1 when the call takes a second array). */
+static int public_check(const char *fn, const sl_array *x, int two, const sl_array *y, const sl_scalar *s)
+{
+  SL_CHECK_ARG(x != NULL, SL_E_INVALID, "%s: argument 1 (x) is NULL", fn);
+  SL_CHECK_ARG(!two || y != NULL, SL_E_INVALID, "%s: argument 2 (y) is NULL", fn);
+  SL_CHECK_ARG(s != NULL, SL_E_INVALID, "%s: argument %d (s), the result scalar, is NULL", fn, two ? 3 : 2);
+  SL_CHECK_ARG(!x->acquired, SL_E_STATE, "%s: argument 1 (x) is acquired by the host; release it first", fn);
+  if (two) SL_TRY(sl_array_check_same(x, "argument 1 (x)", y, "argument 2 (y)"));
+  return SL_SUCCESS;
+}
+
+/* Public reductions are collective: the verdict is agreed before any task is submitted (a rank that refused
+ * its arguments would leave the others waiting in the allreduce). */
 int sl_array_dot(const sl_array *x, const sl_array *y, sl_scalar *s)
 {
-  SL_CHECK_ARG(y != NULL, SL_E_INVALID, "sl_array_dot: argument 2 (y) is NULL");
-  return reduce("sl_array_dot", SL_RED_DOT, 0, 0, x, y, s, x ? x->dtype : SL_FLOAT64);
+  SL_CHECK_INIT();
+  SL_TRY(SL_AGREE("sl_array_dot", public_check("sl_array_dot", x, 1, y, s), SL_SAME_I("the reduction called (dot, vdot, sum or norm)", 1),
+                  sl_same_d("argument 2 (ord)", 0)));
+  return reduce("sl_array_dot", SL_RED_DOT, 0, 0, x, y, s, x->dtype);
 }
 
 int sl_array_vdot(const sl_array *x, const sl_array *y, sl_scalar *s)
 {
-  SL_CHECK_ARG(y != NULL, SL_E_INVALID, "sl_array_vdot: argument 2 (y) is NULL");
-  return reduce("sl_array_vdot", SL_RED_VDOT, 0, 0, x, y, s, x ? x->dtype : SL_FLOAT64);
+  SL_CHECK_INIT();
+  SL_TRY(SL_AGREE("sl_array_vdot", public_check("sl_array_vdot", x, 1, y, s), SL_SAME_I("the reduction called (dot, vdot, sum or norm)", 2),
+                  sl_same_d("argument 2 (ord)", 0)));
+  return reduce("sl_array_vdot", SL_RED_VDOT, 0, 0, x, y, s, x->dtype);
 }
 
 int sl_array_sum(const sl_array *x, sl_scalar *s)
 {
-  return reduce("sl_array_sum", SL_RED_SUM, 0, 0, x, NULL, s, x ? x->dtype : SL_FLOAT64);
+  SL_CHECK_INIT();
+  SL_TRY(SL_AGREE("sl_array_sum", public_check("sl_array_sum", x, 0, NULL, s), SL_SAME_I("the reduction called (dot, vdot, sum or norm)", 3),
+                  sl_same_d("argument 2 (ord)", 0)));
+  return reduce("sl_array_sum", SL_RED_SUM, 0, 0, x, NULL, s, x->dtype);
 }
 
 int sl_array_norm(const sl_array *x, double ord, sl_scalar *s)
 {
-  SL_CHECK_ARG(!isnan(ord) && (ord >= 0 || ord == -INFINITY), SL_E_INVALID,
-               "sl_array_norm: argument 2 (ord) must be >= 0, INFINITY or -INFINITY, got %g", ord);
+  SL_CHECK_INIT();
+  int rc = public_check("sl_array_norm", x, 0, NULL, s);
+  if (rc == SL_SUCCESS && !(!isnan(ord) && (ord >= 0 || ord == -INFINITY)))
+    rc = sl_error(SL_E_INVALID, "sl_array_norm: argument 2 (ord) must be >= 0, INFINITY or -INFINITY, got %g", ord);
+  SL_TRY(SL_AGREE("sl_array_norm", rc, SL_SAME_I("the reduction called (dot, vdot, sum or norm)", 4), sl_same_d("argument 2 (ord)", ord)));
+  return sl_array_norm_p(x, ord, s);
+}
+
+int sl_array_norm_p(const sl_array *x, double ord, sl_scalar *s)
+{
   sl_dtype rt = x ? sl_dtype_real(x->dtype) : SL_FLOAT64;
   if (ord == INFINITY) return reduce("sl_array_norm", SL_RED_MAXABS, 0, 0, x, NULL, s, rt);
   if (ord == -INFINITY) return reduce("sl_array_norm", SL_RED_MINABS, 0, 0, x, NULL, s, rt);

@@ -61,7 +61,10 @@ static int setup_tracing(const sl_options *o)
 
 static int start_mpi(int *argc, char ***argv, const sl_options *o)
 {
-  int inited = 0, provided = 0;
+  int inited = 0, provided = 0, finalized = 0;
+  SL_CHECK_MPI(MPI_Finalized(&finalized));
+  if (finalized) return sl_error(SL_E_STATE, "sl_init: MPI has been finalised; starlops needs it running (sl_finalize "
+                                 "finalises MPI when sl_init started it)");
   SL_CHECK_MPI(MPI_Initialized(&inited));
   if (inited) {
     SL_CHECK_MPI(MPI_Query_thread(&provided));
@@ -113,6 +116,7 @@ static int start_starpu(int *argc, char ***argv, const sl_options *o)
 static void teardown(void)
 {
   starpu_task_wait_for_all();
+  sl_watch_stop();
   sl_codelets_shutdown();
   sl_group_free_all();
   sl_block_cache_empty();
@@ -133,15 +137,31 @@ int sl_init(int *argc, char ***argv, const sl_options *opts)
   sl_options defaults;
   sl_options_default(&defaults);
   const sl_options *o = opts ? opts : &defaults;
-  if (o->ncpus < -1 || o->ncuda < -1)
-    return sl_error(SL_E_INVALID, "sl_init: argument 3 (opts): ncpus and ncuda must be >= -1");
   memset(&sl_ctx, 0, sizeof sl_ctx);
   SL_TRY(start_mpi(argc, argv, o));
-  SL_TRY(sl_agree(sl_ctx.comm, sl_settings_read(o)));
-  SL_TRY(sl_agree(sl_ctx.comm, setup_tracing(o)));
+  /* one agreement: every rank's verdict on its settings, and the settings every rank must share */
+  int rc = sl_settings_read(o);
+  if (rc == SL_SUCCESS) rc = setup_tracing(o);
+  const sl_settings *s = &sl_ctx.set;
+  rc = SL_AGREE("sl_init", rc, SL_SAME_I("STARLOPS_CODELET_WHERE", s->where),
+                SL_SAME_I("STARLOPS_CHUNK_BYTES (or options.chunk_bytes)", s->chunk_bytes),
+                SL_SAME_I("STARLOPS_MAX_CHUNKS", s->max_chunks), sl_same_s("STARLOPS_COMM", s->comm),
+                SL_SAME_I("STARLOPS_STENCIL_NO_OVERLAP", s->stencil_no_overlap),
+                SL_SAME_I("STARLOPS_STENCIL_GENERIC", s->stencil_generic),
+                SL_SAME_I("STARLOPS_COMM_STAGE_HOST", s->comm_stage_host),
+                SL_SAME_I("STARLOPS_COMM_GPU_STAGING", s->comm_gpu_staging),
+                SL_SAME_I("STARLOPS_FFTW_PLANNER", s->fftw_estimate),
+                SL_SAME_I("STARLOPS_TRACE (set on some ranks only)", sl_ctx.tracing),
+                SL_SAME_I("STARLOPS_TRACE_REGION", sl_ctx.trace_region));
+  if (rc != SL_SUCCESS) {
+    MPI_Comm_free(&sl_ctx.comm);
+    if (sl_ctx.own_mpi) MPI_Finalize();
+    return rc;
+  }
   SL_TRY(start_starpu(argc, argv, o));
   sl_settings_place();
-  int rc = sl_agree(sl_ctx.comm, sl_codelets_init());
+  rc = sl_agree(sl_ctx.comm, sl_codelets_init());
+  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, sl_watch_start(s->timeout_s));
   if (rc == SL_SUCCESS) rc = comm_init();
   if (rc != SL_SUCCESS) { /* leave nothing running; MPI stays up when the program had started it */
     teardown();
@@ -192,7 +212,10 @@ int sl_trace_event(const char *text)
 int sl_wait(void)
 {
   SL_CHECK_INIT();
-  SL_CHECK_STARPU(starpu_task_wait_for_all());
+  sl_watch_begin("sl_wait (the tasks submitted so far, collectives included)");
+  int rc = starpu_task_wait_for_all();
+  sl_watch_end();
+  if (rc != 0) return sl_error_starpu(rc, "starpu_task_wait_for_all", __FILE__, __LINE__);
   return sl_async_error_take();
 }
 

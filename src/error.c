@@ -24,6 +24,7 @@ const char *sl_strerror(int code)
   case SL_E_FORMAT: return "SL_E_FORMAT: malformed file";
   case SL_E_STATE: return "SL_E_STATE: wrong library state";
   case SL_E_RUNTIME: return "SL_E_RUNTIME: runtime (StarPU/CUDA) failure";
+  case SL_E_NUMERIC: return "SL_E_NUMERIC: non-finite value (NaN or Inf)";
   default: return "unknown starlops status code";
   }
 }
@@ -58,7 +59,10 @@ int sl_agree(MPI_Comm comm, int code)
   int rank;
   SL_CHECK_MPI(MPI_Comm_rank(comm, &rank));
   struct { int code, rank; } mine = {code, rank}, worst;
-  SL_CHECK_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, comm));
+  sl_watch_begin("an agreement of the ranks' verdicts (a collective call)");
+  int mpi = MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, comm);
+  sl_watch_end();
+  if (mpi != MPI_SUCCESS) return sl_error_mpi(mpi, "MPI_Allreduce", __FILE__, __LINE__);
   if (worst.code == SL_SUCCESS) return SL_SUCCESS;
   char msg[SL_MSG_LEN];
   memcpy(msg, last_msg, sizeof msg);

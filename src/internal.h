@@ -14,6 +14,27 @@ int sl_error_starpu(int rc, const char *call, const char *file, int line);
 /** Collective over comm: every rank returns the lowest (worst) code and the message of the first rank
  *  holding it, so all ranks report the same error. One allreduce; one bcast only when something failed. */
 int sl_agree(MPI_Comm comm, int code);
+/** A value that must be equal on every rank of a collective call, and its name for errors
+ *  ("argument 3 (axis)"); see sl_agree_same. */
+typedef enum { SL_SAME_INT = 0, SL_SAME_DOUBLE = 1, SL_SAME_TEXT = 2 } sl_same_kind;
+typedef struct {
+  const char *name;
+  int64_t v;
+  sl_same_kind kind;
+} sl_same;
+#define SL_SAME_I(name, x) ((sl_same){(name), (int64_t)(x), SL_SAME_INT})
+/** A double compared by value (-0 equals +0). */
+sl_same sl_same_d(const char *name, double x);
+/** A text (a path) compared by a 64-bit hash; NULL differs from "". */
+sl_same sl_same_s(const char *name, const char *text);
+/** Collective over comm, one allreduce: the worst of every rank's local verdict `code` (its message taken
+ *  from the rank that raised it), else SL_E_INVALID naming the first of vals[0..n) that is not the same on
+ *  every rank (fn names the call). Every rank returns the same code. */
+int sl_agree_same(MPI_Comm comm, const char *fn, int code, int n, const sl_same *vals);
+/** sl_agree_same over the whole communicator with the values listed: SL_AGREE(fn, rc, SL_SAME_I(...), ...). */
+#define SL_AGREE(fn, code, ...)                                                                       \
+  sl_agree_same(sl_ctx.comm, (fn), (code), (int)(sizeof((sl_same[]){__VA_ARGS__}) / sizeof(sl_same)), \
+                (sl_same[]){__VA_ARGS__})
 /** Records the first error raised inside a task; sl_async_error_take() returns it (and clears it) at the
  *  next synchronisation point. */
 void sl_async_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -53,6 +74,7 @@ typedef struct {
   int comm_spin_set;
   double comm_spin_s;        /* STARLOPS_COMM_SPIN_US, in seconds */
   char comm[16];             /* STARLOPS_COMM */
+  double timeout_s;          /* STARLOPS_TIMEOUT: the watchdog's limit in seconds, 0 off */
 } sl_settings;
 /** Reads and validates every setting (before StarPU starts). */
 int sl_settings_read(const sl_options *o);
@@ -104,6 +126,18 @@ typedef struct sl_group {
 int sl_group_get(const int *mask, sl_group **g);
 void sl_group_free_all(void);
 
+/* ---- watchdog (watchdog.c) ---- */
+/** Starts the watchdog when seconds > 0 (STARLOPS_TIMEOUT); sl_watch_stop ends it. */
+int sl_watch_start(double seconds);
+void sl_watch_stop(void);
+/** The main thread enters / leaves a blocking wait named `what` (nested calls keep the outer name). */
+void sl_watch_begin(const char *what);
+void sl_watch_end(void);
+/** The timeout in seconds (0: off), a monotonic clock, and the abort with its message. */
+double sl_watch_limit(void);
+double sl_watch_now(void);
+void sl_watch_expired(const char *what, double waited);
+
 /* ---- host blocks (block_cache.c) ---- */
 /** A host block of `bytes` for an array: one the cache kept from a destroyed array of that size, else a new
  *  starpu_malloc (pinned where CUDA workers are present). Contents are undefined. 0 on success. */
@@ -112,6 +146,10 @@ int sl_block_alloc(void **p, size_t bytes);
 void sl_block_free(void *p, size_t bytes);
 /** Frees every cached block (sl_finalize, before StarPU stops). */
 void sl_block_cache_empty(void);
+
+/** *bytes = elsize x dims[0] x ... x dims[n-1]; SL_E_DIMS (no message) when a dim is negative or the
+ *  product overflows int64. */
+int sl_size_product(int n, const int64_t *dims, int64_t elsize, int64_t *bytes);
 
 /* ---- arrays (array.c) --------------------------------------------------------------------------- */
 struct sl_array {
@@ -136,6 +174,7 @@ struct sl_array {
   void *ghost[2];
   starpu_data_handle_t ghost_handle[2];
   int acquired;
+  int ghosts_acquired;      /* sl_array_acquire_ghosts holds the ghost buffers */
   int layout_only;          /* a layout (an operator's domain or range): no block, no handles */
   int placed;               /* one chunk registered with no host home: on the device that first wrote it */
   int nparts;               /* a stacked array (sl_array_stack): its parts, owned; 0 for a plain array */
@@ -207,6 +246,8 @@ int sl_array_axpby_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int
 int sl_array_scale_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int ia);
 /** Squared 2-norms or vdots of several arrays in one collective: s[i] = vdot(x[i], y[i]) (y[i] NULL:
  *  ||x[i]||^2). The arrays must share a group; one allreduce of all results. */
+/** sl_array_norm without the agreement (the library's own calls, arguments already valid). */
+int sl_array_norm_p(const sl_array *x, double ord, sl_scalar *s);
 int sl_array_vdots_fused(int n, const sl_array *const *x, const sl_array *const *y, sl_scalar *const *s);
 
 /* ---- block coordinates in traces (context.c) ----------------------------------------------------- */

@@ -20,19 +20,23 @@ int sl_scalar_create(sl_scalar **s, sl_dtype dt)
 int sl_scalar_destroy(sl_scalar **s)
 {
   if (!s || !*s) return SL_SUCCESS;
+  if (!sl_ctx.initialized) return sl_error(SL_E_STATE, "sl_scalar_destroy: called after sl_finalize; destroy scalars before it");
   starpu_data_unregister((*s)->handle);
   free(*s);
   *s = NULL;
   return SL_SUCCESS;
 }
 
-sl_dtype sl_scalar_dtype(const sl_scalar *s) { return s->dtype; }
+sl_dtype sl_scalar_dtype(const sl_scalar *s) { return s ? s->dtype : (sl_dtype)-1; }
 
 int sl_scalar_get_c(sl_scalar *s, sl_cscalar *value)
 {
   SL_CHECK_ARG(s != NULL, SL_E_INVALID, "sl_scalar_get: argument 1 (s) is NULL");
   SL_CHECK_ARG(value != NULL, SL_E_INVALID, "sl_scalar_get: argument 2 (value) is NULL");
-  SL_CHECK_STARPU(starpu_data_acquire(s->handle, STARPU_R));
+  sl_watch_begin("sl_scalar_get (the reduction writing the scalar, its allreduce included)");
+  int rc = starpu_data_acquire(s->handle, STARPU_R);
+  sl_watch_end();
+  if (rc != 0) return sl_error_starpu(rc, "starpu_data_acquire", __FILE__, __LINE__);
   value->re = s->value[0];
   value->im = s->value[1];
   starpu_data_release(s->handle);
@@ -41,6 +45,7 @@ int sl_scalar_get_c(sl_scalar *s, sl_cscalar *value)
 
 int sl_scalar_get(sl_scalar *s, void *value)
 {
+  SL_CHECK_ARG(value != NULL, SL_E_INVALID, "sl_scalar_get: argument 2 (value) is NULL");
   sl_cscalar v;
   SL_TRY(sl_scalar_get_c(s, &v));
   switch (s->dtype) {

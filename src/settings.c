@@ -6,14 +6,15 @@
 
 #include "internal.h"
 
-/* A whole non-negative decimal number (at most max), or an error naming the variable. */
-static int parse_count(const char *name, const char *v, unsigned long long max, unsigned long long *out)
+/* A whole decimal number from min to max, or an error naming the variable. */
+static int parse_count(const char *name, const char *v, unsigned long long min, unsigned long long max,
+                       unsigned long long *out)
 {
   char *end = NULL;
   errno = 0;
   unsigned long long n = strtoull(v, &end, 10);
-  if (!*v || *v == '-' || *v == '+' || errno || *end || n > max)
-    return sl_error(SL_E_INVALID, "sl_init: %s must be a whole number from 1 to %llu, not '%s'", name, max, v);
+  if (!*v || *v == '-' || *v == '+' || errno || *end || n < min || n > max)
+    return sl_error(SL_E_INVALID, "sl_init: %s must be a whole number from %llu to %llu, not '%s'", name, min, max, v);
   *out = n;
   return SL_SUCCESS;
 }
@@ -33,6 +34,19 @@ int sl_settings_read(const sl_options *o)
 {
   sl_settings *s = &sl_ctx.set;
   memset(s, 0, sizeof *s);
+  if (o->ncpus == 0 || o->ncpus < -1)
+    return sl_error(SL_E_INVALID, "sl_init: argument 3 (opts): ncpus must be -1 (StarPU's choice) or >= 1 (starlops runs "
+                    "its scalar tasks on CPU workers), got %d", o->ncpus);
+  if (o->ncuda < -1)
+    return sl_error(SL_E_INVALID, "sl_init: argument 3 (opts): ncuda must be -1 (StarPU's choice) or >= 0, got %d", o->ncuda);
+  /* StarPU aborts on some values of its own worker counts: refuse them here with a message */
+  unsigned long long n = 0;
+  const char *w = getenv("STARPU_NCPU");
+  if (w && *w) {
+    SL_TRY(parse_count("STARPU_NCPU", w, 1, 4096, &n)); /* starlops runs its scalar tasks on CPU workers */
+  }
+  w = getenv("STARPU_NCUDA");
+  if (w && *w && strcmp(w, "-1")) SL_TRY(parse_count("STARPU_NCUDA", w, 0, 1024, &n));
   const char *v = getenv("STARLOPS_CODELET_WHERE");
   s->where = SL_WHERE_AUTO;
   if (v && *v) {
@@ -42,18 +56,15 @@ int sl_settings_read(const sl_options *o)
     else if (!strcmp(v, "cuda")) s->where = SL_WHERE_CUDA;
     else return sl_error(SL_E_INVALID, "sl_init: STARLOPS_CODELET_WHERE must be auto, any, cpu or cuda, not '%s'", v);
   }
-  unsigned long long n = 0;
   s->chunk_bytes = o->chunk_bytes;
   v = getenv("STARLOPS_CHUNK_BYTES");
   if (s->chunk_bytes == 0 && v && *v) {
-    SL_TRY(parse_count("STARLOPS_CHUNK_BYTES", v, (unsigned long long)1 << 50, &n));
-    if (n == 0) return sl_error(SL_E_INVALID, "sl_init: STARLOPS_CHUNK_BYTES must be a whole number from 1 to 2^50, not '0'");
+    SL_TRY(parse_count("STARLOPS_CHUNK_BYTES", v, 1, (unsigned long long)1 << 50, &n));
     s->chunk_bytes = (size_t)n;
   }
   v = getenv("STARLOPS_MAX_CHUNKS");
   if (v && *v) {
-    SL_TRY(parse_count("STARLOPS_MAX_CHUNKS", v, 1 << 20, &n));
-    if (n == 0) return sl_error(SL_E_INVALID, "sl_init: STARLOPS_MAX_CHUNKS must be a whole number from 1 to 1048576, not '0'");
+    SL_TRY(parse_count("STARLOPS_MAX_CHUNKS", v, 1, 1 << 20, &n));
     s->max_chunks = (int)n;
   }
   SL_TRY(parse_flag("STARLOPS_STENCIL_NO_OVERLAP", &s->stencil_no_overlap));
@@ -72,6 +83,14 @@ int sl_settings_read(const sl_options *o)
       return sl_error(SL_E_INVALID, "sl_init: STARLOPS_COMM_SPIN_US must be a number of microseconds from 0 to 1e6, not '%s'", v);
     s->comm_spin_s = us * 1e-6;
     s->comm_spin_set = 1;
+  }
+  v = getenv("STARLOPS_TIMEOUT");
+  if (v && *v) {
+    char *end = NULL;
+    double t = strtod(v, &end);
+    if (*end || !(t >= 0 && t <= 1e7))
+      return sl_error(SL_E_INVALID, "sl_init: STARLOPS_TIMEOUT must be a number of seconds from 0 (off) to 1e7, not '%s'", v);
+    s->timeout_s = t;
   }
   v = getenv("STARLOPS_COMM");
   snprintf(s->comm, sizeof s->comm, "%s", v && *v ? v : "auto");

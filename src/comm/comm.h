@@ -93,6 +93,8 @@ typedef struct comm_pending {
   MPI_Request *reqs;
   void (*finish)(void *arg);
   void *arg;
+  const char *what;     /* the collective, for the watchdog */
+  double posted;        /* when it was handed over (sl_watch_now) */
 } comm_pending;
 int comm_progress_start(void);
 void comm_progress_stop(void);

@@ -5,6 +5,7 @@
  * The release itself must happen on a worker thread (a task's termination runs the scheduler's post-exec
  * hook, which dmda runs per worker), so the thread submits a tiny top-priority task that releases it. */
 #include <pthread.h>
+#include <stdio.h>
 #include <sched.h>
 #include <time.h>
 
@@ -77,6 +78,12 @@ static void *progress_main(void *unused)
         done = 1;
       }
       if (!done) {
+        double limit = sl_watch_limit(), waited = limit > 0 ? sl_watch_now() - p->posted : 0;
+        if (limit > 0 && waited > limit) {
+          char what[128];
+          snprintf(what, sizeof what, "the comm layer's %s (posted by a task, not yet completed)", p->what ? p->what : "collective");
+          sl_watch_expired(what, waited);
+        }
         pp = &p->next;
         continue;
       }

@@ -74,7 +74,8 @@ static void run_mpi(coll *c, void (*finish)(void *))
   }
   struct starpu_task *task = starpu_task_get_current();
   starpu_task_end_dep_add(task, 1);
-  c->pending = (comm_pending){.task = task, .nreq = nreq, .reqs = c->reqs, .finish = finish, .arg = c};
+  c->pending = (comm_pending){.task = task, .nreq = nreq, .reqs = c->reqs, .finish = finish, .arg = c,
+                              .what = coll_kind_name(c->kind), .posted = sl_watch_now()};
   comm_progress_add(&c->pending);
 }
 

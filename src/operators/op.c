@@ -52,6 +52,7 @@ int sl_op_destroy(sl_op **opp)
 {
   SL_CHECK_ARG(opp != NULL, SL_E_INVALID, "sl_op_destroy: argument 1 is NULL");
   sl_op *op = *opp;
+  if (op && !sl_ctx.initialized) return sl_error(SL_E_STATE, "sl_op_destroy: called after sl_finalize; destroy operators before it");
   *opp = NULL;
   if (!op || --op->refs > 0) return SL_SUCCESS;
   sl_array_destroy(&op->dom);

@@ -165,7 +165,11 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
   const char *fn = "sl_op_fft";
   SL_CHECK_INIT();
   int ax[SL_MAX_DIMS] = {0};
-  int rc = sl_agree(sl_ctx.comm, fft_check(fn, op, like, naxes, axes, norm, real, out_axis, ax));
+  int rc = fft_check(fn, op, like, naxes, axes, norm, real, out_axis, ax);
+  sl_same same[SL_MAX_DIMS + 4] = {SL_SAME_I("argument 3 (naxes)", naxes), SL_SAME_I("argument 5 (norm)", norm),
+                                   SL_SAME_I("argument 6 (real)", real != 0), SL_SAME_I("argument 7 (out_axis)", out_axis)};
+  for (int i = 0; i < SL_MAX_DIMS; i++) same[4 + i] = SL_SAME_I("argument 4 (axes)", rc == SL_SUCCESS && i < naxes ? ax[i] : -1);
+  rc = sl_agree_same(sl_ctx.comm, fn, rc, SL_MAX_DIMS + 4, same);
   if (rc != SL_SUCCESS) return rc;
   fft_t *f = calloc(1, sizeof *f);
   if (!f) return sl_agree(sl_ctx.comm, sl_error(SL_E_NOMEM, "%s: out of memory", fn));

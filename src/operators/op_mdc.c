@@ -13,10 +13,12 @@
 #include "operators/op_internal.h"
 
 static int mdc_check(const char *fn, sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns, int64_t nr, int64_t nt,
-                     int64_t nv, sl_dtype dt)
+                     int64_t nv, double dt, double dr, sl_dtype dtype)
 {
   SL_CHECK_ARG(op != NULL, SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
-  SL_CHECK_ARG(dt == SL_FLOAT32 || dt == SL_FLOAT64, SL_E_DTYPE, "%s: argument 11 (dt) must be float32 or float64 (the "
+  SL_CHECK_ARG(isfinite(dt) && dt > 0, SL_E_INVALID, "%s: argument 9 (dt) must be finite and > 0, got %g", fn, dt);
+  SL_CHECK_ARG(isfinite(dr) && dr > 0, SL_E_INVALID, "%s: argument 10 (dr) must be finite and > 0, got %g", fn, dr);
+  SL_CHECK_ARG(dtype == SL_FLOAT32 || dtype == SL_FLOAT64, SL_E_DTYPE, "%s: argument 11 (dtype) must be float32 or float64 (the "
                "model and data are real; G is complex64 or complex128)", fn);
   SL_CHECK_ARG(nt >= 1 && ns >= 1 && nr >= 1 && nv >= 1, SL_E_INVALID,
                "%s: arguments 5-8 (ns, nr, nt, nv) must be >= 1, got %lld, %lld, %lld, %lld", fn, (long long)ns,
@@ -33,14 +35,13 @@ int sl_op_mdc(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns,
 {
   const char *fn = "sl_op_mdc";
   SL_CHECK_INIT();
-  int rc = sl_agree(sl_ctx.comm, mdc_check(fn, op, G, nfl, nfmax, ns, nr, nt, nv, dtype));
+  int rc = SL_AGREE(fn, mdc_check(fn, op, G, nfl, nfmax, ns, nr, nt, nv, dt, dr, dtype), SL_SAME_I("argument 4 (nfmax)", nfmax),
+                    SL_SAME_I("argument 5 (ns)", ns), SL_SAME_I("argument 6 (nr)", nr), SL_SAME_I("argument 7 (nt)", nt),
+                    SL_SAME_I("argument 8 (nv)", nv), sl_same_d("argument 9 (dt)", dt), sl_same_d("argument 10 (dr)", dr),
+                    SL_SAME_I("argument 11 (dtype)", dtype));
   if (rc != SL_SUCCESS) return rc;
-  int64_t desc[6] = {nfmax, ns, nr, nt, nv, dtype}, lo[6], hi[6], tot = nfl;
-  SL_CHECK_MPI(MPI_Allreduce(desc, lo, 6, MPI_INT64_T, MPI_MIN, sl_ctx.comm));
-  SL_CHECK_MPI(MPI_Allreduce(desc, hi, 6, MPI_INT64_T, MPI_MAX, sl_ctx.comm));
+  int64_t tot = nfl;
   SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &tot, 1, MPI_INT64_T, MPI_SUM, sl_ctx.comm));
-  if (memcmp(lo, hi, sizeof lo) != 0)
-    return sl_error(SL_E_INVALID, "%s: arguments 4-8 and 11 (nfmax, ns, nr, nt, nv, dt) differ between ranks", fn);
   if (tot != nfmax)
     return sl_error(SL_E_DIMS, "%s: the ranks' frequencies (argument 3, nfl) add up to %lld, not nfmax = %lld", fn,
                     (long long)tot, (long long)nfmax);

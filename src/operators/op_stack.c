@@ -60,9 +60,8 @@ static int stacked_like(sl_op **ops, int n, int range, sl_array **out)
   return rc;
 }
 
-static int make(sl_op **out, const char *fn, int kind, int n, sl_op **ops)
+static int make_check(sl_op **out, const char *fn, int kind, int n, sl_op **ops)
 {
-  SL_CHECK_INIT();
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (out) is NULL", fn);
   SL_CHECK_ARG(n >= 1, SL_E_INVALID, "%s: argument 2 (n) must be >= 1, got %d", fn, n);
   SL_CHECK_ARG(ops != NULL, SL_E_INVALID, "%s: argument 3 (ops) is NULL", fn);
@@ -76,6 +75,13 @@ static int make(sl_op **out, const char *fn, int kind, int n, sl_op **ops)
     if (kind == STACK_V) SL_TRY(sl_array_check_same(ops[i]->dom, a, ops[0]->dom, b));
     if (kind == STACK_H) SL_TRY(sl_array_check_same(ops[i]->rng, a, ops[0]->rng, b));
   }
+  return SL_SUCCESS;
+}
+
+static int make(sl_op **out, const char *fn, int kind, int n, sl_op **ops)
+{
+  SL_CHECK_INIT();
+  SL_TRY(SL_AGREE(fn, make_check(out, fn, kind, n, ops), SL_SAME_I("argument 2 (n)", n)));
   char name[160];
   int len = snprintf(name, sizeof name, "%s(", kind == STACK_V ? "VStack" : kind == STACK_H ? "HStack" : "BlockDiag");
   for (int i = 0; i < n && len < (int)sizeof name - 8; i++)
@@ -104,11 +110,13 @@ int sl_op_block_diag(sl_op **out, int n, sl_op **ops) { return make(out, "sl_op_
 int sl_op_gradient(sl_op **out, const sl_array *like, const double *sampling, sl_deriv_kind kind, int edge)
 {
   SL_CHECK_INIT();
-  SL_CHECK_ARG(out != NULL, SL_E_INVALID, "sl_op_gradient: argument 1 (out) is NULL");
-  SL_CHECK_ARG(like != NULL, SL_E_INVALID, "sl_op_gradient: argument 2 (like) is NULL");
-  SL_CHECK_PLAIN("sl_op_gradient", like);
+  int rc = !out ? sl_error(SL_E_INVALID, "sl_op_gradient: argument 1 (out) is NULL")
+           : !like ? sl_error(SL_E_INVALID, "sl_op_gradient: argument 2 (like) is NULL")
+           : like->nparts ? sl_error(SL_E_INVALID, "sl_op_gradient: argument 2 (like) is a stacked array")
+                          : SL_SUCCESS;
+  SL_TRY(SL_AGREE("sl_op_gradient", rc, SL_SAME_I("the number of axes of argument 2 (like)", like ? like->ndim : 0)));
   sl_op *d[SL_MAX_DIMS] = {NULL};
-  int nd = sl_array_ndim(like), rc = SL_SUCCESS;
+  int nd = sl_array_ndim(like);
   for (int a = 0; a < nd && rc == SL_SUCCESS; a++)
     rc = sl_op_first_derivative(&d[a], like, a, sampling ? sampling[a] : 1.0, kind, 3, edge);
   if (rc == SL_SUCCESS) rc = sl_op_vstack(out, nd, d);

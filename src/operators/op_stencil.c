@@ -183,17 +183,28 @@ static int make(sl_op **out, const char *name, const sl_array *like, const st_pl
   return sl_op_finish(out, o, rc);
 }
 
-int sl_op_first_derivative(sl_op **op, const sl_array *like, int axis, double sampling, sl_deriv_kind kind, int order,
-                           int edge)
+static int first_check(const char *fn, sl_op **op, const sl_array *like, int *axis, double sampling,
+                       sl_deriv_kind kind, int order)
 {
-  const char *fn = "sl_op_first_derivative";
   SL_CHECK_ARG(op != NULL, SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   SL_TRY(check_like(fn, like));
-  SL_TRY(check_axis(fn, like, 3, &axis));
+  SL_TRY(check_axis(fn, like, 3, axis));
   SL_TRY(check_sampling(fn, 4, sampling));
   SL_TRY(check_kind(fn, 5, kind));
   SL_CHECK_ARG(kind != SL_DERIV_CENTERED || order == 3 || order == 5, SL_E_INVALID,
                "%s: argument 6 (order) must be 3 or 5 for a centered derivative, got %d", fn, order);
+  return SL_SUCCESS;
+}
+
+int sl_op_first_derivative(sl_op **op, const sl_array *like, int axis, double sampling, sl_deriv_kind kind, int order,
+                           int edge)
+{
+  const char *fn = "sl_op_first_derivative";
+  SL_CHECK_INIT();
+  int rc = first_check(fn, op, like, &axis, sampling, kind, order);
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axis)", axis), sl_same_d("argument 4 (sampling)", sampling),
+                  SL_SAME_I("argument 5 (kind)", kind), SL_SAME_I("argument 6 (order)", kind == SL_DERIV_CENTERED ? order : 0),
+                  SL_SAME_I("argument 7 (edge)", edge != 0)));
   st_plan p;
   memset(&p, 0, sizeof p);
   int k = kind == SL_DERIV_FORWARD ? ST_D1_FWD : (kind == SL_DERIV_BACKWARD ? ST_D1_BWD : (order == 3 ? ST_D1_C3 : ST_D1_C5));
@@ -208,11 +219,10 @@ int sl_op_first_derivative(sl_op **op, const sl_array *like, int axis, double sa
 int sl_op_second_derivative(sl_op **op, const sl_array *like, int axis, double sampling, sl_deriv_kind kind, int edge)
 {
   const char *fn = "sl_op_second_derivative";
-  SL_CHECK_ARG(op != NULL, SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
-  SL_TRY(check_like(fn, like));
-  SL_TRY(check_axis(fn, like, 3, &axis));
-  SL_TRY(check_sampling(fn, 4, sampling));
-  SL_TRY(check_kind(fn, 5, kind));
+  SL_CHECK_INIT();
+  int rc = first_check(fn, op, like, &axis, sampling, kind, 3);
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axis)", axis), sl_same_d("argument 4 (sampling)", sampling),
+                  SL_SAME_I("argument 5 (kind)", kind), SL_SAME_I("argument 6 (edge)", edge != 0)));
   st_plan p;
   memset(&p, 0, sizeof p);
   add_term(&p, like, axis, second_kind(kind), edge != 0, 1.0 / (sampling * sampling));
@@ -221,30 +231,52 @@ int sl_op_second_derivative(sl_op **op, const sl_array *like, int axis, double s
   return make(op, name, like, &p);
 }
 
+/* The Laplacian's terms from its arguments, its name so far in name[0..*len). */
+static int laplacian_terms(const char *fn, sl_op **op, const sl_array *like, int naxes, const int *axes,
+                           const double *weights, const double *sampling, sl_deriv_kind kind, int edge, st_plan *p,
+                           char *name, int *len)
+{
+  SL_CHECK_ARG(op != NULL, SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  SL_TRY(check_like(fn, like));
+  SL_CHECK_ARG(naxes >= 1 && naxes <= like->ndim && naxes <= ST_MAX_TERMS, SL_E_INVALID,
+               "%s: argument 3 (naxes) must be 1 to %d, got %d", fn, like->ndim, naxes);
+  SL_TRY(check_kind(fn, 7, kind));
+  for (int i = 0; i < naxes; i++) {
+    int a = axes ? axes[i] : i;
+    SL_TRY(check_axis(fn, like, 4, &a));
+    for (int j = 0; j < p->nterms; j++)
+      SL_CHECK_ARG(p->t[j].axis != a, SL_E_INVALID, "%s: argument 4 (axes) names axis %d twice", fn, a);
+    double w = weights ? weights[i] : 1.0, d = sampling ? sampling[i] : 1.0;
+    SL_CHECK_ARG(isfinite(w), SL_E_INVALID, "%s: argument 5 (weights) has a non-finite entry %d", fn, i);
+    SL_TRY(check_sampling(fn, 6, d));
+    add_term(p, like, a, second_kind(kind), edge != 0, w / (d * d));
+    *len += snprintf(name + *len, 160 - (size_t)*len, " %d", a);
+  }
+  return SL_SUCCESS;
+}
+
 int sl_op_laplacian(sl_op **op, const sl_array *like, int naxes, const int *axes, const double *weights,
                     const double *sampling, sl_deriv_kind kind, int edge)
 {
   const char *fn = "sl_op_laplacian";
-  SL_CHECK_ARG(op != NULL, SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
-  SL_TRY(check_like(fn, like));
-  SL_CHECK_ARG(naxes >= 1 && naxes <= like->ndim, SL_E_INVALID, "%s: argument 3 (naxes) must be 1 to %d, got %d", fn,
-               like->ndim, naxes);
-  SL_TRY(check_kind(fn, 7, kind));
+  SL_CHECK_INIT();
   st_plan p;
   memset(&p, 0, sizeof p);
   char name[160];
   int len = snprintf(name, sizeof name, "Laplacian(axes");
-  for (int i = 0; i < naxes; i++) {
-    int a = axes ? axes[i] : i;
-    SL_TRY(check_axis(fn, like, 4, &a));
-    for (int j = 0; j < p.nterms; j++)
-      SL_CHECK_ARG(p.t[j].axis != a, SL_E_INVALID, "%s: argument 4 (axes) names axis %d twice", fn, a);
-    double w = weights ? weights[i] : 1.0, d = sampling ? sampling[i] : 1.0;
-    SL_CHECK_ARG(isfinite(w), SL_E_INVALID, "%s: argument 5 (weights) has a non-finite entry %d", fn, i);
-    SL_TRY(check_sampling(fn, 6, d));
-    add_term(&p, like, a, second_kind(kind), edge != 0, w / (d * d));
-    len += snprintf(name + len, sizeof name - (size_t)len, " %d", a);
+  int rc = laplacian_terms(fn, op, like, naxes, axes, weights, sampling, kind, edge, &p, name, &len);
+  /* what must match: the terms (axis and coefficient each), the kind and the edge rule */
+  sl_same same[2 * ST_MAX_TERMS + 3];
+  int ns = 0; /* as many values on every rank: unused terms are zeros */
+  same[ns++] = SL_SAME_I("argument 3 (naxes)", naxes);
+  same[ns++] = SL_SAME_I("argument 7 (kind)", kind);
+  same[ns++] = SL_SAME_I("argument 8 (edge)", edge != 0);
+  for (int i = 0; i < ST_MAX_TERMS; i++) {
+    int used = rc == SL_SUCCESS && i < p.nterms;
+    same[ns++] = SL_SAME_I("argument 4 (axes)", used ? p.t[i].axis : -1);
+    same[ns++] = sl_same_d("arguments 5-6 (weights, sampling)", used ? p.t[i].scale : 0.0);
   }
+  SL_TRY(sl_agree_same(sl_ctx.comm, fn, rc, ns, same));
   snprintf(name + len, sizeof name - (size_t)len, ", %s%s)", kind_name(kind), edge ? ", edge" : "");
   return make(op, name, like, &p);
 }

@@ -28,6 +28,7 @@ static void cg_init(double *const *v, const void *arg)
 static void cg_alpha(double *const *v, const void *arg)
 {
   double complex d = CMPLX(v[1][0], v[1][1]);
+  if (!isfinite(v[1][0]) || !isfinite(v[1][1])) v[0][slot(S_STOP)] = SL_STOP_NONFINITE;
   if (d == 0) {
     v[0][slot(S_STOP)] = SL_STOP_BREAKDOWN;
     put(v[0], ALPHA, 0);
@@ -65,6 +66,7 @@ static void pcg_coeffs(double *const *v, const void *arg)
     alpha = den != 0 ? gamma / den : 0;
   }
   if (delta == 0 && gamma != 0) v[0][slot(S_STOP)] = SL_STOP_BREAKDOWN;
+  if (!isfinite(gamma) || !isfinite(v[2][0]) || !isfinite(v[2][1])) v[0][slot(S_STOP)] = SL_STOP_NONFINITE;
   put(v[0], ALPHA, alpha);
   put(v[0], MALPHA, -alpha);
   put(v[0], BETA, beta);
@@ -139,7 +141,6 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
 int sl_solve_cg(sl_op *A, const sl_array *y, sl_array *x, const sl_solver_options *o, sl_solver_info *info)
 {
   sl_solver sv;
-  SL_TRY(solver_check_square("sl_solve_cg", A));
   int rc = solver_begin(&sv, o && o->pipelined ? "CG (pipelined)" : "CG", A, y, x, o, info);
   if (rc == SL_SUCCESS) rc = sv.o.pipelined ? pipelined(&sv, A, y, x) : classic(&sv, A, y, x);
   return solver_end(&sv, rc);

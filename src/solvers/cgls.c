@@ -26,6 +26,7 @@ static void cgls_alpha(double *const *v, const void *arg)
   double den = v[1][0] + a->damp2 * v[2][0];
   double al = den != 0 ? v[0][slot(K_OLD)] / den : 0.0;
   if (den == 0) v[0][slot(S_STOP)] = SL_STOP_BREAKDOWN;
+  if (!isfinite(den)) v[0][slot(S_STOP)] = SL_STOP_NONFINITE;
   v[0][slot(ALPHA)] = al;
   v[0][slot(MALPHA)] = -al;
 }

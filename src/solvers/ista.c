@@ -77,7 +77,7 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x, int fist
     }
     const sl_array *nx[2] = {xold, res}, *none[2] = {NULL, NULL};
     if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(2, nx, none, sv->sc);
-    if (rc == SL_SUCCESS) rc = sl_array_norm(x, 1.0, sv->sc[2]);
+    if (rc == SL_SUCCESS) rc = sl_array_norm_p(x, 1.0, sv->sc[2]);
     struct ista_arg arg = {o->eps, k == 1};
     if (rc == SL_SUCCESS) rc = solver_step(sv, ista_record, &arg, sizeof arg, 3, sv->sc);
     if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
@@ -92,14 +92,6 @@ static int solve(const char *name, int fista, sl_op *A, const sl_array *y, sl_ar
 {
   sl_solver sv;
   int rc = solver_begin(&sv, name, A, y, x, o, info);
-  if (rc == SL_SUCCESS && !(sv.o.eps >= 0 && isfinite(sv.o.eps)))
-    rc = sl_error(SL_E_INVALID, "%s: argument 4 (options): eps must be finite and >= 0, got %g", name, sv.o.eps);
-  if (rc == SL_SUCCESS && !(sv.o.thresh >= SL_THRESH_SOFT && sv.o.thresh <= SL_THRESH_HALF))
-    rc = sl_error(SL_E_INVALID, "%s: argument 4 (options): thresh is invalid (%d)", name, (int)sv.o.thresh);
-  if (rc == SL_SUCCESS && !(sv.o.alpha >= 0 && isfinite(sv.o.alpha)))
-    rc = sl_error(SL_E_INVALID, "%s: argument 4 (options): alpha must be finite and >= 0, got %g", name, sv.o.alpha);
-  if (rc == SL_SUCCESS && sv.o.alpha == 0 && sv.o.power_niter < 1)
-    rc = sl_error(SL_E_INVALID, "%s: argument 4 (options): power_niter must be >= 1, got %d", name, sv.o.power_niter);
   if (rc == SL_SUCCESS) rc = run(&sv, A, y, x, fista);
   return solver_end(&sv, rc);
 }

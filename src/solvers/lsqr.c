@@ -40,6 +40,7 @@ static void lsqr_alpha0(double *const *v, const void *arg)
   *at(s, INV_ALPHA) = alpha > 0 ? 1.0 / alpha : 0.0;
   *at(s, RHOBAR) = alpha;
   *at(s, CS2) = -1.0;
+  if (!isfinite(alpha)) s[slot(S_STOP)] = SL_STOP_NONFINITE;
   *at(s, ARNORM) = alpha * *at(s, BETA);
   if (*at(s, ARNORM) == 0) s[slot(S_STOP)] = SL_STOP_TOL; /* x0 solves the problem already */
 }
@@ -50,6 +51,7 @@ static void lsqr_step_a(double *const *v, const void *arg)
   const struct lsqr_arg *a = arg;
   double *s = v[0], beta = sqrt(v[1][0]), alpha = *at(s, ALPHA);
   *at(s, BETA) = beta;
+  if (!isfinite(beta)) s[slot(S_STOP)] = SL_STOP_NONFINITE;
   if (beta > 0) {
     *at(s, INV_BETA) = 1.0 / beta;
     *at(s, ANORM) = sqrt(*at(s, ANORM) * *at(s, ANORM) + alpha * alpha + beta * beta + a->damp * a->damp);
@@ -68,6 +70,7 @@ static void lsqr_step_b(double *const *v, const void *arg)
   const struct lsqr_arg *a = arg;
   double *s = v[0];
   double beta = *at(s, BETA), alpha = *at(s, ALPHA);
+  if (!isfinite(v[1][0]) || !isfinite(v[2][0])) s[slot(S_STOP)] = SL_STOP_NONFINITE;
   if (beta > 0) {
     alpha = sqrt(v[1][0]);
     *at(s, INV_ALPHA) = alpha > 0 ? 1.0 / alpha : 1.0;
@@ -128,7 +131,7 @@ static void lsqr_step_b(double *const *v, const void *arg)
   s[slot(S_MON)] = r1norm;
   s[slot(S_COST)] = r1norm;
   s[slot(S_AUX)] = rnorm;
-  if (istop) s[slot(S_STOP)] = istop;
+  if (istop && s[slot(S_STOP)] != SL_STOP_NONFINITE) s[slot(S_STOP)] = istop;
 }
 
 static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
@@ -183,8 +186,6 @@ int sl_solve_lsqr(sl_op *A, const sl_array *y, sl_array *x, const sl_solver_opti
 {
   sl_solver sv;
   int rc = solver_begin(&sv, "LSQR", A, y, x, o, info);
-  if (rc == SL_SUCCESS && !(sv.o.atol >= 0 && sv.o.btol >= 0 && sv.o.conlim >= 0))
-    rc = sl_error(SL_E_INVALID, "sl_solve_lsqr: argument 4 (options): atol, btol and conlim must be >= 0");
   if (rc == SL_SUCCESS) rc = run(&sv, A, y, x);
   return solver_end(&sv, rc);
 }

@@ -19,19 +19,27 @@ static void power_coeffs(double *const *v, const void *arg)
   v[0][3] = 0.0;
 }
 
-int sl_power_iteration(sl_op *A, int niter, double tol, unsigned seed, sl_cscalar *eig, int *iters)
+static int power_check(sl_op *A, int niter, double tol, const sl_cscalar *eig)
 {
-  SL_CHECK_INIT();
   SL_TRY(solver_check_square("sl_power_iteration", A));
   SL_CHECK_ARG(niter >= 1, SL_E_INVALID, "sl_power_iteration: argument 2 (niter) must be >= 1, got %d", niter);
   SL_CHECK_ARG(tol >= 0 && !isnan(tol), SL_E_INVALID, "sl_power_iteration: argument 3 (tol) must be >= 0, got %g", tol);
   SL_CHECK_ARG(eig != NULL, SL_E_INVALID, "sl_power_iteration: argument 5 (eig) is NULL");
+  return SL_SUCCESS;
+}
+
+int sl_power_iteration(sl_op *A, int niter, double tol, unsigned seed, sl_cscalar *eig, int *iters)
+{
+  SL_CHECK_INIT();
+  int rc = power_check(A, niter, tol, eig);
+  SL_TRY(SL_AGREE("sl_power_iteration", rc, SL_SAME_I("argument 2 (niter)", niter), sl_same_d("argument 3 (tol)", tol),
+                  SL_SAME_I("argument 4 (seed)", seed)));
   double st[4] = {0, 0, 0, 0};
   starpu_data_handle_t hs;
   starpu_variable_data_register(&hs, STARPU_MAIN_RAM, (uintptr_t)st, sizeof st);
   sl_array *b = NULL, *b1 = NULL;
   sl_scalar *s[2] = {NULL, NULL};
-  int rc = sl_array_create_like(&b, A->dom);
+  rc = sl_array_create_like(&b, A->dom);
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&b1, A->dom);
   if (rc == SL_SUCCESS) rc = sl_scalar_create(&s[0], A->dtype);
   if (rc == SL_SUCCESS) rc = sl_scalar_create(&s[1], A->dtype);
@@ -59,7 +67,7 @@ int sl_power_iteration(sl_op *A, int niter, double tol, unsigned seed, sl_cscala
     }
     cur = CMPLX(st[0], st[1]);
     starpu_data_release(hs);
-    int done = cabs(cur - old) < tol * cabs(old);
+    int done = cabs(cur - old) < tol * cabs(old) || !isfinite(creal(cur)) || !isfinite(cimag(cur));
     if ((rc = MPI_Allreduce(MPI_IN_PLACE, &done, 1, MPI_INT, MPI_MAX, sl_ctx.comm)) != MPI_SUCCESS) {
       rc = sl_error_mpi(rc, "MPI_Allreduce", __FILE__, __LINE__);
       break;
@@ -68,6 +76,9 @@ int sl_power_iteration(sl_op *A, int niter, double tol, unsigned seed, sl_cscala
     if (done) break;
   }
   if (rc == SL_SUCCESS) rc = sl_async_error_take();
+  if (rc == SL_SUCCESS && !(isfinite(creal(cur)) && isfinite(cimag(cur)))) /* the same reduced value on every rank */
+    rc = sl_error(SL_E_NUMERIC, "sl_power_iteration: the estimate became non-finite (%g%+gi) in iteration %d: the "
+                  "operator gives NaN or Inf", creal(cur), cimag(cur), k > niter ? niter : k);
   if (rc == SL_SUCCESS) {
     eig->re = creal(cur);
     eig->im = cimag(cur);

@@ -1,4 +1,5 @@
 /* The solver frame: argument checks, the state handle, the convergence test, the iteration table. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ const char *sl_stop_reason_name(sl_stop_reason r)
   case SL_STOP_LSQR_ATOL: return "least-squares solution within atol";
   case SL_STOP_LSQR_CONLIM: return "condition estimate reached conlim";
   case SL_STOP_LSQR_EPS: return "a test reached machine precision";
+  case SL_STOP_NONFINITE: return "a non-finite value (NaN or Inf) in a residual, norm or coefficient";
   }
   return "unknown";
 }
@@ -71,12 +73,10 @@ static const char *rule_text(sl_tol_rule r)
   return r == SL_TOL_RELATIVE ? "||r|| <= tol ||r0||" : (r == SL_TOL_ABSOLUTE ? "||r|| <= tol" : "||r||^2 <= tol");
 }
 
-int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, sl_array *x,
-                 const sl_solver_options *o, sl_solver_info *info)
+/* The local checks of solver_begin (sv->o holds the options). */
+static int begin_check(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, sl_array *x)
 {
-  memset(sv, 0, sizeof *sv);
-  sv->name = name;
-  SL_CHECK_INIT();
+  if (!strcmp(name, "CG") || !strcmp(name, "CG (pipelined)")) SL_TRY(solver_check_square("sl_solve_cg", A));
   SL_CHECK_ARG(A != NULL, SL_E_INVALID, "%s: argument 1 (A) is NULL", name);
   SL_CHECK_ARG(y != NULL, SL_E_INVALID, "%s: argument 2 (y) is NULL", name);
   SL_CHECK_ARG(x != NULL, SL_E_INVALID, "%s: argument 3 (x) is NULL", name);
@@ -89,10 +89,8 @@ int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, s
   snprintf(what, sizeof what, "the domain of %s", A->name);
   snprintf(an, sizeof an, "%s: argument 3 (x)", name);
   SL_TRY(sl_array_check_same(x, an, A->dom, what));
-  if (o) sv->o = *o;
-  else sl_solver_options_default(&sv->o);
   const sl_solver_options *q = &sv->o;
-  SL_CHECK_ARG(q->niter >= 0, SL_E_INVALID, "%s: argument 4 (options): niter must be >= 0, got %d", name, q->niter);
+  SL_CHECK_ARG(q->niter >= 0 && q->niter < INT_MAX / 4, SL_E_INVALID, "%s: argument 4 (options): niter must be >= 0 and < %d, got %d", name, INT_MAX / 4, q->niter);
   SL_CHECK_ARG(q->tol >= 0 && !isnan(q->tol), SL_E_INVALID, "%s: argument 4 (options): tol must be >= 0, got %g", name, q->tol);
   SL_CHECK_ARG(q->tol_rule >= SL_TOL_RELATIVE && q->tol_rule <= SL_TOL_SQUARED, SL_E_INVALID,
                "%s: argument 4 (options): tol_rule is invalid (%d)", name, (int)q->tol_rule);
@@ -105,13 +103,54 @@ int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, s
     SL_TRY(sl_array_check_same(q->x0, an, A->dom, what));
     SL_CHECK_ARG(q->x0 != x, SL_E_INVALID, "%s: options.x0 must differ from argument 3 (x)", name);
   }
+  if (!strcmp(name, "LSQR"))
+    SL_CHECK_ARG(q->atol >= 0 && q->btol >= 0 && q->conlim >= 0 && isfinite(q->atol) && isfinite(q->btol), SL_E_INVALID,
+                 "%s: argument 4 (options): atol, btol and conlim must be >= 0 (atol and btol finite), got %g, %g, %g",
+                 name, q->atol, q->btol, q->conlim);
+  if (strstr(name, "ISTA")) {
+    SL_CHECK_ARG(q->eps >= 0 && isfinite(q->eps), SL_E_INVALID, "%s: argument 4 (options): eps must be finite and >= 0, got %g",
+                 name, q->eps);
+    SL_CHECK_ARG(q->thresh >= SL_THRESH_SOFT && q->thresh <= SL_THRESH_HALF, SL_E_INVALID,
+                 "%s: argument 4 (options): thresh is invalid (%d)", name, (int)q->thresh);
+    SL_CHECK_ARG(q->alpha >= 0 && isfinite(q->alpha), SL_E_INVALID,
+                 "%s: argument 4 (options): alpha must be finite and >= 0, got %g", name, q->alpha);
+    SL_CHECK_ARG(q->alpha > 0 || q->power_niter >= 1, SL_E_INVALID,
+                 "%s: argument 4 (options): power_niter must be >= 1, got %d", name, q->power_niter);
+  }
+  return SL_SUCCESS;
+}
+
+int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, sl_array *x,
+                 const sl_solver_options *o, sl_solver_info *info)
+{
+  memset(sv, 0, sizeof *sv);
+  sv->name = name;
+  SL_CHECK_INIT();
+  if (o) sv->o = *o;
+  else sl_solver_options_default(&sv->o);
+  const sl_solver_options *q = &sv->o;
+  /* one agreement: every rank's verdict, and the options every rank must share */
+  int rc = begin_check(sv, name, A, y, x);
+  if (rc == SL_SUCCESS) {
+    sv->hist = calloc((size_t)q->niter + 1, 3 * sizeof(double));
+    if (!sv->hist)
+      rc = sl_error(SL_E_NOMEM, "%s: argument 4 (options): niter = %d needs %.3g GB for the history of norms, which "
+                    "cannot be allocated; use a smaller niter", name, q->niter, ((double)q->niter + 1) * 24e-9);
+  }
+  SL_TRY(SL_AGREE(strncmp(name, "CG (", 4) ? name : "CG", rc, SL_SAME_I("options.niter", q->niter), sl_same_d("options.tol", q->tol),
+                  SL_SAME_I("options.tol_rule", q->tol_rule), SL_SAME_I("options.check_every", q->check_every),
+                  SL_SAME_I("options.x0 (given or NULL)", q->x0 != NULL), sl_same_d("options.damp", q->damp),
+                  SL_SAME_I("options.pipelined", q->pipelined != 0), sl_same_d("options.atol", q->atol),
+                  sl_same_d("options.btol", q->btol), sl_same_d("options.conlim", q->conlim),
+                  sl_same_d("options.eps", q->eps), SL_SAME_I("options.thresh", q->thresh),
+                  sl_same_d("options.alpha", q->alpha), SL_SAME_I("options.power_niter", q->power_niter)));
+  sv->x = x;
   sv->info = info ? info : &sv->local_info;
   memset(sv->info, 0, sizeof *sv->info);
   sv->out = q->out ? q->out : stdout;
   for (int i = 0; i < 2 * SOLVER_MAX_SLOTS; i++) sv->state[i] = 0.0;
   sv->state[slot(S_AUX)] = NAN;
-  sv->hist = calloc((size_t)q->niter + 1, 3 * sizeof(double));
-  if (!sv->hist) return sl_error(SL_E_NOMEM, "%s: out of memory for the history", name);
+  sv->state[slot(S_BAD)] = -1;
   starpu_variable_data_register(&sv->hstate, STARPU_MAIN_RAM, (uintptr_t)sv->state, sizeof sv->state);
   starpu_variable_data_register(&sv->hhist, STARPU_MAIN_RAM, (uintptr_t)sv->hist,
                                 ((size_t)q->niter + 1) * 3 * sizeof(double));
@@ -142,13 +181,20 @@ int solver_step(sl_solver *sv, sl_stask_fn fn, const void *arg, size_t size, int
   return sl_stask_submit(fn, arg, size, ns + 1, h, m);
 }
 
-/* hist[3k..3k+2] = cost, monitored value, aux of the state */
+/* hist[3k..3k+2] = cost, monitored value, aux of the state; the first iteration whose values are not finite
+ * stops the solve (S_STOP), whatever the solver's own tasks decided (aux is NaN when unused: Inf only). */
 static void record(double *const *v, const void *arg)
 {
   int k = *(const int *)arg;
-  v[1][3 * k] = v[0][slot(S_COST)];
-  v[1][3 * k + 1] = v[0][slot(S_MON)];
-  v[1][3 * k + 2] = v[0][slot(S_AUX)];
+  double *s = v[0], cost = s[slot(S_COST)], mon = s[slot(S_MON)], aux = s[slot(S_AUX)];
+  v[1][3 * k] = cost;
+  v[1][3 * k + 1] = mon;
+  v[1][3 * k + 2] = aux;
+  if (s[slot(S_BAD)] < 0 && (s[slot(S_STOP)] == SL_STOP_NONFINITE || !isfinite(cost) || !isfinite(mon) || isinf(aux) ||
+                              !isfinite(s[slot(S_REF)]))) {
+    s[slot(S_BAD)] = k;
+    s[slot(S_STOP)] = SL_STOP_NONFINITE;
+  }
 }
 
 /* Prints the rows since the last printed one: the first ten, every niter/10-th, and the last. */
@@ -179,10 +225,15 @@ static void print_last(sl_solver *sv)
 /* Waits for the state and the history on the host. */
 static int fetch(sl_solver *sv)
 {
-  SL_CHECK_STARPU(starpu_data_acquire(sv->hstate, STARPU_R));
-  starpu_data_release(sv->hstate);
-  SL_CHECK_STARPU(starpu_data_acquire(sv->hhist, STARPU_R));
-  starpu_data_release(sv->hhist);
+  sl_watch_begin("a solver's convergence test (the iteration's tasks and reductions)");
+  int rc = starpu_data_acquire(sv->hstate, STARPU_R);
+  if (rc == 0) {
+    starpu_data_release(sv->hstate);
+    rc = starpu_data_acquire(sv->hhist, STARPU_R);
+    if (rc == 0) starpu_data_release(sv->hhist);
+  }
+  sl_watch_end();
+  if (rc != 0) return sl_error_starpu(rc, "starpu_data_acquire", __FILE__, __LINE__);
   sv->info->host_syncs++;
   return sl_async_error_take();
 }
@@ -216,6 +267,7 @@ int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop)
   if (!test) return SL_SUCCESS;
   SL_TRY(fetch(sv));
   print_rows(sv, k, 0);
+  if (sv->state[slot(S_BAD)] >= 0) code = SL_STOP_NONFINITE; /* before any other reason */
   if (!code && sv->state[slot(S_STOP)] != 0) code = (int)sv->state[slot(S_STOP)];
   if (!code && k > 0 && converged(sv)) code = SL_STOP_TOL;
   if (!code && k == 0 && !sv->no_initial_test && sv->state[slot(S_MON)] == 0 && sv->o.tol_rule != SL_TOL_RELATIVE)
@@ -225,6 +277,7 @@ int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop)
   SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, sl_ctx.comm));
   *stop = code;
   sv->info->stop = (sl_stop_reason)code;
+  if (code == SL_STOP_NONFINITE && sv->state[slot(S_BAD)] >= 0) sv->iter = (int)sv->state[slot(S_BAD)];
   return SL_SUCCESS;
 }
 
@@ -233,13 +286,30 @@ int solver_end(sl_solver *sv, int rc)
   sl_trace_iteration(0);
   if (sv->hstate) {
     if (rc == SL_SUCCESS) rc = fetch(sv);
+    if (rc == SL_SUCCESS && sv->info->stop != SL_STOP_NONFINITE) {
+      /* x itself must be finite: a step can overflow x while the residual stays finite (a singular or
+       * indefinite operator); its 1-norm (one reduction per solve) carries any NaN or Inf */
+      sl_cscalar n1 = {0, 0};
+      rc = sl_array_norm_p(sv->x, 1.0, sv->sc[5]);
+      if (rc == SL_SUCCESS) rc = sl_scalar_get_c(sv->sc[5], &n1);
+      if (rc == SL_SUCCESS && !isfinite(n1.re)) {
+        sv->info->stop = SL_STOP_NONFINITE;
+        rc = sl_error(SL_E_NUMERIC, "%s: the solution x is not finite after iteration %d (its 1-norm is %g): the "
+                      "operator is probably singular or indefinite for this solver, or holds NaN or Inf", sv->name,
+                      sv->iter, n1.re);
+      }
+    }
     sl_solver_info *in = sv->info;
     in->iterations = sv->iter;
     in->seconds = MPI_Wtime() - sv->t0;
     in->rnorm = sv->state[slot(S_MON)];
     in->r0norm = sv->state[slot(S_REF)];
     if (!isnan(sv->state[slot(S_AUX)])) in->r2norm = sv->state[slot(S_AUX)];
-    if (rc == SL_SUCCESS) {
+    if (rc == SL_SUCCESS && in->stop == SL_STOP_NONFINITE && sv->state[slot(S_BAD)] >= 0)
+      rc = sl_error(SL_E_NUMERIC, "%s: a non-finite value (NaN or Inf) appeared in iteration %d (residual norm %g, "
+                    "reference %g): check y, options.x0 and the operator for NaN or Inf", sv->name, in->iterations,
+                    in->rnorm, in->r0norm);
+    if (rc == SL_SUCCESS || in->stop == SL_STOP_NONFINITE) {
       print_last(sv);
       if (sv->o.cost)
         for (int k = 0; k <= sv->o.niter; k++) sv->o.cost[k] = k <= sv->iter ? sv->hist[3 * k] : NAN;

@@ -12,7 +12,8 @@ enum {
   S_STOP = 2, /* a stop reason set by a scalar task (breakdown, LSQR's rules), 0 while running */
   S_COST = 3, /* the value recorded in the cost history */
   S_AUX = 4,  /* a second column of the table (CGLS/LSQR r2norm), NaN when unused */
-  S_FIRST = 5 /* the solver's own slots start here */
+  S_BAD = 5,  /* the first iteration whose recorded values were not finite (-1: none yet) */
+  S_FIRST = 6 /* the solver's own slots start here */
 };
 #define SOLVER_MAX_SLOTS 40
 
@@ -30,7 +31,8 @@ typedef struct sl_solver {
   int row_printed;            /* last iteration it printed */
   int iter;                   /* iterations done */
   int no_initial_test;        /* iteration 0 has nothing to test (ISTA/FISTA) */
-  sl_scalar *sc[6];           /* reduction results */
+  sl_scalar *sc[6];           /* reduction results (sc[5]: the final check of x) */
+  const sl_array *x;          /* the solution */
   FILE *out;
 } sl_solver;
 

@@ -12,15 +12,9 @@ static const char *build_dir(void)
   return b ? b : "build";
 }
 
-/* Runs "env mpirun -n np <build>/tests/mpi/<prog> <args>" under a time limit; returns its exit status. */
-static int run_env(const char *env, int np, const char *prog, const char *args)
+/* Runs cmd (its output already sent to log); on failure shows the log's tail. Returns the exit status. */
+static int run_logged(const char *cmd, const char *prog, int np, const char *log)
 {
-  static int serial;
-  char log[512], cmd[2048];
-  snprintf(log, sizeof log, "%s/tests/%s-%d-%d.log", build_dir(), prog, np, serial++);
-  snprintf(cmd, sizeof cmd,
-           "STARPU_NCPU=1 %s timeout -k 10 300 mpirun -n %d --oversubscribe --bind-to none %s/tests/mpi/%s %s > %s 2>&1",
-           env ? env : "", np, build_dir(), prog, args ? args : "", log);
   int st = system(cmd);
   int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
   if (code != 0) {
@@ -30,6 +24,18 @@ static int run_env(const char *env, int np, const char *prog, const char *args)
     if (system(tail) != 0) fprintf(stderr, "(no log)\n");
   }
   return code;
+}
+
+/* Runs "env mpirun -n np <build>/tests/mpi/<prog> <args>" under a time limit; returns its exit status. */
+static int run_env(const char *env, int np, const char *prog, const char *args)
+{
+  static int serial;
+  char log[512], cmd[2048];
+  snprintf(log, sizeof log, "%s/tests/%s-%d-%d.log", build_dir(), prog, np, serial++);
+  snprintf(cmd, sizeof cmd,
+           "STARPU_NCPU=1 %s timeout -k 10 300 mpirun -n %d --oversubscribe --bind-to none %s/tests/mpi/%s %s > %s 2>&1",
+           env ? env : "", np, build_dir(), prog, args ? args : "", log);
+  return run_logged(cmd, prog, np, log);
 }
 
 static int run(int np, const char *prog, const char *args) { return run_env(NULL, np, prog, args); }
@@ -50,6 +56,7 @@ static char *scratch_dir(void)
 
 RANKS_TEST(mpi_arrays)
 RANKS_TEST(mpi_errors)
+RANKS_TEST(mpi_hostile)
 RANKS_TEST(mpi_comm)
 RANKS_TEST(mpi_ops)
 RANKS_TEST(mpi_solvers)
@@ -133,6 +140,55 @@ Test(mpi, settings_are_validated, .timeout = 400)
     cr_expect_eq(run_env(bad[i][0], 2, "mpi_comm_select", args), 0, "%s", bad[i][0]);
   }
   cr_expect_eq(run_env("STARLOPS_CODELET_WHERE=auto STARLOPS_MAX_CHUNKS=7 STARLOPS_CHUNK_BYTES=1000", 2, "mpi_comm_select", "0 mpi"), 0);
+}
+
+/* Runs prog on np ranks with env set on the last rank only (settings that differ between ranks). */
+static int run_last_env(const char *env, int np, const char *prog, const char *args)
+{
+  char wrapped[1024];
+  snprintf(wrapped, sizeof wrapped, "sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = %d ]; then export %s; fi; exec %s/tests/mpi/%s %s'",
+           np - 1, env, build_dir(), prog, args ? args : "");
+  static int serial;
+  char log[512], cmd[2048];
+  snprintf(log, sizeof log, "%s/tests/%s-last-env-%d.log", build_dir(), prog, serial++);
+  snprintf(cmd, sizeof cmd, "STARPU_NCPU=1 timeout -k 10 300 mpirun -n %d --oversubscribe --bind-to none %s > %s 2>&1", np,
+           wrapped, log);
+  return run_logged(cmd, prog, np, log);
+}
+
+/* Settings that differ between ranks are one error on every rank (no hang), naming the variable; bad worker
+ * counts and timeouts are refused before StarPU sees them. */
+Test(mpi, settings_must_match_across_ranks, .timeout = 400)
+{
+  char trace[512];
+  snprintf(trace, sizeof trace, "STARLOPS_TRACE=%s/tests/trace-last-rank", build_dir());
+  cr_expect_eq(run_last_env("STARLOPS_COMM=nccl", 2, "mpi_comm_select", "-1 STARLOPS_COMM"), 0);
+  cr_expect_eq(run_last_env(trace, 3, "mpi_comm_select", "-1 STARLOPS_TRACE"), 0);
+  cr_expect_eq(run_last_env("STARLOPS_CHUNK_BYTES=1000", 2, "mpi_comm_select", "-1 STARLOPS_CHUNK_BYTES"), 0);
+  cr_expect_eq(run_last_env("STARLOPS_CHUNK_BYTES=-5", 3, "mpi_comm_select", "-1 STARLOPS_CHUNK_BYTES"), 0);
+  cr_expect_eq(run_last_env("STARLOPS_CODELET_WHERE=cpu", 2, "mpi_comm_select", "-1 STARLOPS_CODELET_WHERE"), 0);
+  cr_expect_eq(run_env("STARPU_NCPU=-1", 2, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
+  cr_expect_eq(run_env("STARPU_NCPU=0", 1, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
+  cr_expect_eq(run_env("STARLOPS_TIMEOUT=soon", 2, "mpi_comm_select", "-1 STARLOPS_TIMEOUT"), 0);
+}
+
+/* The watchdog: a rank that skips a collective makes the others print what they wait for and abort the job
+ * after STARLOPS_TIMEOUT seconds; with a generous timeout a normal run is unaffected. */
+Test(mpi, watchdog_ends_a_job_whose_rank_skipped_a_collective, .timeout = 400)
+{
+  char log[512], cmd[2048];
+  snprintf(log, sizeof log, "%s/tests/mpi_watchdog.log", build_dir());
+  snprintf(cmd, sizeof cmd,
+           "STARPU_NCPU=1 STARLOPS_TIMEOUT=2 timeout -k 10 120 mpirun -n 2 --oversubscribe --bind-to none "
+           "%s/tests/mpi/mpi_watchdog > %s 2>&1",
+           build_dir(), log);
+  int st = system(cmd);
+  int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  cr_expect(code != 0 && code != 124 && code != 137, "the job must end through the watchdog's abort, status %d", code);
+  char grep[1200];
+  snprintf(grep, sizeof grep, "grep -q 'starlops watchdog: rank 0 has waited' %s && grep -q 'sl_array_norm' %s", log, log);
+  cr_expect_eq(system(grep), 0, "the log %s must say which rank waits and in which call", log);
+  cr_expect_eq(run_env("STARLOPS_TIMEOUT=200", 3, "mpi_solvers", NULL), 0);
 }
 
 /* Written on 3 ranks, checked by NumPy, read back on 1, 2 and 4; written by NumPy, read on 3. */

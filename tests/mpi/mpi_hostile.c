@@ -1,0 +1,518 @@
+/* Hostile input to every collective call: each bad argument on every rank and on one rank alone (the last),
+ * and each argument that must be equal on every rank given differently on the last rank. Every case must
+ * return the expected code on every rank, the same code and message everywhere, with a message naming the
+ * argument; nothing may crash or hang. Then non-finite data in every solver, misuse of local calls, and
+ * calls after sl_finalize. Run with 1 to 4 ranks; prints the number of cases. */
+#include <complex.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mpi_check.h"
+
+static int ncases;
+
+/* rc must be `code` on every rank, the same message everywhere, naming `name` (when the code is an error) */
+static void expect(int rc, int code, const char *name, const char *what, int line)
+{
+  ncases++;
+  if (getenv("HOSTILE_VERBOSE")) fprintf(stderr, "[rank %d] case %d: %s\n", sl_rank(), ncases, what);
+  if (!mc_same_error_everywhere(rc, code)) {
+    mc_failures++;
+    mc_report(__FILE__, line, "case '%s'", what);
+    return;
+  }
+  if (code != SL_SUCCESS && name && !strstr(sl_last_error(), name)) {
+    mc_failures++;
+    mc_report(__FILE__, line, "case '%s': the message '%s' does not name '%s'", what, sl_last_error(), name);
+  }
+}
+#define EXPECT(call, code, name) expect((call), (code), (name), #call, __LINE__)
+
+/* Modes of a bad argument: on every rank, or on the last rank alone. */
+enum { ALL = 0, ONE = 1 };
+static int bad_here(int mode) { return mode == ALL || sl_rank() == sl_size() - 1; }
+/* good on every rank but the last, where it is `other` */
+static double differ(double good, double other) { return sl_rank() == sl_size() - 1 && sl_size() > 1 ? other : good; }
+/* what a differing argument gives: an error when there are several ranks */
+static int differ_code(void) { return sl_size() > 1 ? SL_E_INVALID : SL_SUCCESS; }
+
+/* An operator constructor case: the call writes *op; a success is destroyed. */
+#define OP_CASE(code, name, call)                                                                     \
+  do {                                                                                                \
+    sl_op *op = NULL;                                                                                 \
+    int rc_ = (call);                                                                                 \
+    expect(rc_, (code), (name), #call, __LINE__);                                                     \
+    CHECK((rc_ == SL_SUCCESS) == (op != NULL), "an operator exactly when the call succeeds (%s)", #call); \
+    sl_op_destroy(&op);                                                                               \
+  } while (0)
+
+static void derivatives(sl_array *a2, sl_array *a3)
+{
+  for (int m = ALL; m <= ONE; m++) {
+    int b = bad_here(m);
+    sl_op **nul = NULL;
+    OP_CASE(SL_E_INVALID, "op", sl_op_first_derivative(b ? nul : &op, a2, 0, 1.0, SL_DERIV_CENTERED, 3, 0));
+    OP_CASE(SL_E_INVALID, "like", sl_op_first_derivative(&op, b ? NULL : a2, 0, 1.0, SL_DERIV_CENTERED, 3, 0));
+    OP_CASE(SL_E_INVALID, "axis", sl_op_first_derivative(&op, a2, b ? 2 : 0, 1.0, SL_DERIV_CENTERED, 3, 0));
+    OP_CASE(SL_E_INVALID, "axis", sl_op_first_derivative(&op, a2, b ? -3 : 0, 1.0, SL_DERIV_CENTERED, 3, 0));
+    const double bad_s[4] = {0.0, -1.0, NAN, INFINITY};
+    for (int i = 0; i < 4; i++) {
+      OP_CASE(SL_E_INVALID, "sampling", sl_op_first_derivative(&op, a2, 0, b ? bad_s[i] : 1.0, SL_DERIV_CENTERED, 3, 0));
+      OP_CASE(SL_E_INVALID, "sampling", sl_op_second_derivative(&op, a2, 1, b ? bad_s[i] : 1.0, SL_DERIV_FORWARD, 0));
+    }
+    OP_CASE(SL_E_INVALID, "kind", sl_op_first_derivative(&op, a2, 0, 1.0, b ? (sl_deriv_kind)7 : SL_DERIV_CENTERED, 3, 0));
+    OP_CASE(SL_E_INVALID, "order", sl_op_first_derivative(&op, a2, 0, 1.0, SL_DERIV_CENTERED, b ? 4 : 3, 0));
+    OP_CASE(SL_E_INVALID, "op", sl_op_second_derivative(b ? nul : &op, a2, 0, 1.0, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "like", sl_op_second_derivative(&op, b ? NULL : a2, 0, 1.0, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "axis", sl_op_second_derivative(&op, a2, b ? 5 : 0, 1.0, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "kind", sl_op_second_derivative(&op, a2, 0, 1.0, b ? (sl_deriv_kind)-1 : SL_DERIV_CENTERED, 0));
+    /* the Laplacian (3-D) */
+    int ax2[2] = {0, 2}, dup[2] = {1, 1}, out[2] = {0, 5};
+    double w2[2] = {1, 2}, wnan[2] = {1, NAN}, s2[2] = {1, 1}, s0[2] = {1, 0};
+    OP_CASE(SL_E_INVALID, "op", sl_op_laplacian(b ? nul : &op, a3, 2, ax2, w2, s2, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "like", sl_op_laplacian(&op, b ? NULL : a3, 2, ax2, w2, s2, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "naxes", sl_op_laplacian(&op, a3, b ? 0 : 2, ax2, w2, s2, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "naxes", sl_op_laplacian(&op, a3, b ? 9 : 2, ax2, w2, s2, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "axes", sl_op_laplacian(&op, a3, 2, b ? dup : ax2, w2, s2, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "axis", sl_op_laplacian(&op, a3, 2, b ? out : ax2, w2, s2, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "weights", sl_op_laplacian(&op, a3, 2, ax2, b ? wnan : w2, s2, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "sampling", sl_op_laplacian(&op, a3, 2, ax2, w2, b ? s0 : s2, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "kind", sl_op_laplacian(&op, a3, 2, ax2, w2, s2, b ? (sl_deriv_kind)9 : SL_DERIV_CENTERED, 0));
+    /* the gradient */
+    double g3[3] = {1, 1, 1}, gbad[3] = {1, 0, 1};
+    OP_CASE(SL_E_INVALID, "out", sl_op_gradient(b ? nul : &op, a3, g3, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "like", sl_op_gradient(&op, b ? NULL : a3, g3, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "sampling", sl_op_gradient(&op, a3, b ? gbad : g3, SL_DERIV_CENTERED, 0));
+    OP_CASE(SL_E_INVALID, "kind", sl_op_gradient(&op, a3, g3, b ? (sl_deriv_kind)5 : SL_DERIV_CENTERED, 0));
+  }
+  /* arguments that differ on the last rank */
+  int dc = differ_code();
+  OP_CASE(dc, "axis", sl_op_first_derivative(&op, a2, (int)differ(0, 1), 1.0, SL_DERIV_CENTERED, 3, 0));
+  OP_CASE(dc, "sampling", sl_op_first_derivative(&op, a2, 0, differ(1.0, 2.0), SL_DERIV_CENTERED, 3, 0));
+  OP_CASE(dc, "kind", sl_op_first_derivative(&op, a2, 0, 1.0, (sl_deriv_kind)differ(SL_DERIV_FORWARD, SL_DERIV_BACKWARD), 3, 0));
+  OP_CASE(dc, "order", sl_op_first_derivative(&op, a2, 0, 1.0, SL_DERIV_CENTERED, (int)differ(3, 5), 0));
+  OP_CASE(dc, "edge", sl_op_first_derivative(&op, a2, 0, 1.0, SL_DERIV_CENTERED, 3, (int)differ(0, 1)));
+  OP_CASE(dc, "axis", sl_op_second_derivative(&op, a2, (int)differ(1, 0), 1.0, SL_DERIV_CENTERED, 0));
+  OP_CASE(dc, "sampling", sl_op_second_derivative(&op, a2, 0, differ(1.0, 0.5), SL_DERIV_CENTERED, 0));
+  OP_CASE(dc, "kind", sl_op_second_derivative(&op, a2, 0, 1.0, (sl_deriv_kind)differ(SL_DERIV_CENTERED, SL_DERIV_FORWARD), 0));
+  OP_CASE(dc, "edge", sl_op_second_derivative(&op, a2, 0, 1.0, SL_DERIV_CENTERED, (int)differ(1, 0)));
+  int axa[3] = {0, 1, 2}, axb[3] = {0, 2, 1};
+  int *axd = sl_rank() == sl_size() - 1 ? axb : axa;
+  double wa[3] = {1, 1, 1}, wb[3] = {1, 1, 3}, *wd = sl_rank() == sl_size() - 1 ? wb : wa;
+  OP_CASE(dc, "naxes", sl_op_laplacian(&op, a3, (int)differ(2, 3), axa, NULL, NULL, SL_DERIV_CENTERED, 0));
+  OP_CASE(dc, "axes", sl_op_laplacian(&op, a3, 2, axd + 1, NULL, NULL, SL_DERIV_CENTERED, 0));
+  OP_CASE(dc, "weights", sl_op_laplacian(&op, a3, 3, axa, wd, NULL, SL_DERIV_CENTERED, 0));
+  OP_CASE(dc, "sampling", sl_op_laplacian(&op, a3, 3, axa, NULL, wd, SL_DERIV_CENTERED, 0));
+  OP_CASE(dc, "kind", sl_op_laplacian(&op, a3, 3, axa, NULL, NULL, (sl_deriv_kind)differ(SL_DERIV_CENTERED, SL_DERIV_BACKWARD), 0));
+  OP_CASE(dc, "edge", sl_op_laplacian(&op, a3, 3, axa, NULL, NULL, SL_DERIV_CENTERED, (int)differ(0, 1)));
+  OP_CASE(dc, "sampling", sl_op_gradient(&op, a3, wd, SL_DERIV_CENTERED, 0));
+  OP_CASE(dc, "kind", sl_op_gradient(&op, a3, NULL, (sl_deriv_kind)differ(SL_DERIV_CENTERED, SL_DERIV_FORWARD), 0));
+  OP_CASE(dc, "edge", sl_op_gradient(&op, a3, NULL, SL_DERIV_CENTERED, (int)differ(0, 1)));
+}
+
+static void ffts_and_mdc(sl_array *a3r)
+{
+  int64_t d3[3] = {3, 4, 5};
+  sl_array *a3 = NULL;
+  CHECK_OK(sl_array_create(&a3, 3, d3, SL_COMPLEX128, NULL));
+  int ax[2] = {1, 2}, bad_ax[2] = {1, 7};
+  for (int m = ALL; m <= ONE; m++) {
+    int b = bad_here(m);
+    sl_op **nul = NULL;
+    OP_CASE(SL_E_INVALID, "op", sl_op_fft(b ? nul : &op, a3, 2, ax, SL_FFT_ORTHO, 0, -1));
+    OP_CASE(SL_E_INVALID, "like", sl_op_fft(&op, b ? NULL : a3, 2, ax, SL_FFT_ORTHO, 0, -1));
+    OP_CASE(SL_E_INVALID, "naxes", sl_op_fft(&op, a3, b ? 0 : 2, ax, SL_FFT_ORTHO, 0, -1));
+    OP_CASE(SL_E_INVALID, "axes", sl_op_fft(&op, a3, 2, b ? bad_ax : ax, SL_FFT_ORTHO, 0, -1));
+    OP_CASE(SL_E_INVALID, "norm", sl_op_fft(&op, a3, 2, ax, b ? (sl_fft_norm)7 : SL_FFT_ORTHO, 0, -1));
+  }
+  int dc = differ_code();
+  OP_CASE(dc, "norm", sl_op_fft(&op, a3, 2, ax, (sl_fft_norm)differ(SL_FFT_ORTHO, SL_FFT_NONE), 0, -1));
+  OP_CASE(dc, "out_axis", sl_op_fft(&op, a3, 2, ax, SL_FFT_ORTHO, 0, (int)differ(-1, 2)));
+  OP_CASE(dc, "naxes", sl_op_fft(&op, a3, (int)differ(2, 1), ax, SL_FFT_ORTHO, 0, -1));
+  OP_CASE(SL_E_DTYPE, "real", sl_op_fft(&op, a3r, 2, ax, SL_FFT_ORTHO, 0, -1));
+  sl_array_destroy(&a3);
+  /* MDC: nt = 8 samples, nfmax = 3 frequencies all on rank 0, ns = 2, nr = 3, nv = 1 */
+  const int64_t nt = 8, nfmax = 3, ns = 2, nr = 3, nv = 1;
+  int64_t nfl = sl_rank() == 0 ? nfmax : 0;
+  double complex *G = calloc((size_t)(nfmax * ns * nr), sizeof *G);
+  for (int64_t i = 0; i < nfmax * ns * nr; i++) G[i] = CMPLX(0.1 * (double)i, 0.2);
+  for (int m = ALL; m <= ONE; m++) {
+    int b = bad_here(m);
+    OP_CASE(SL_E_INVALID, "dt", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, b ? NAN : 0.004, 1.0, SL_FLOAT64));
+    OP_CASE(SL_E_INVALID, "dt", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, b ? 0.0 : 0.004, 1.0, SL_FLOAT64));
+    OP_CASE(SL_E_INVALID, "dr", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 0.004, b ? NAN : 1.0, SL_FLOAT64));
+    OP_CASE(SL_E_INVALID, "dr", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 0.004, b ? -1.0 : 1.0, SL_FLOAT64));
+    OP_CASE(SL_E_INVALID, "nfmax", sl_op_mdc(&op, G, nfl, b ? 0 : nfmax, ns, nr, nt, nv, 0.004, 1.0, SL_FLOAT64));
+    OP_CASE(SL_E_INVALID, "ns", sl_op_mdc(&op, G, nfl, nfmax, b ? 0 : ns, nr, nt, nv, 0.004, 1.0, SL_FLOAT64));
+    OP_CASE(SL_E_DTYPE, "dtype", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 0.004, 1.0, b ? SL_COMPLEX128 : SL_FLOAT64));
+  }
+  OP_CASE(dc, "dt", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, differ(0.004, 0.002), 1.0, SL_FLOAT64));
+  OP_CASE(dc, "dr", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 0.004, differ(1.0, 2.0), SL_FLOAT64));
+  OP_CASE(dc, "nv", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, (int64_t)differ(1, 2), 0.004, 1.0, SL_FLOAT64));
+  free(G);
+}
+
+static void stacks(sl_array *a2)
+{
+  sl_op *id = NULL, *d = NULL;
+  CHECK_OK(sl_op_identity(&id, a2));
+  CHECK_OK(sl_op_first_derivative(&d, a2, 1, 1.0, SL_DERIV_CENTERED, 3, 0));
+  sl_op *ops[2] = {id, d}, *withnull[2] = {id, NULL};
+  int (*make[3])(sl_op **, int, sl_op **) = {sl_op_vstack, sl_op_hstack, sl_op_block_diag};
+  for (int k = 0; k < 3; k++) {
+    for (int m = ALL; m <= ONE; m++) {
+      int b = bad_here(m);
+      OP_CASE(SL_E_INVALID, "n", make[k](&op, b ? 0 : 2, ops));
+      OP_CASE(SL_E_INVALID, "ops", make[k](&op, 2, b ? NULL : ops));
+      OP_CASE(SL_E_INVALID, "operator 1", make[k](&op, 2, b ? withnull : ops));
+    }
+    OP_CASE(differ_code(), "n", make[k](&op, (int)differ(2, 1), ops));
+  }
+  sl_op_destroy(&id);
+  sl_op_destroy(&d);
+}
+
+typedef int (*solve_fn)(sl_op *, const sl_array *, sl_array *, const sl_solver_options *, sl_solver_info *);
+
+static void solver_options(sl_array *a2)
+{
+  sl_op *A = NULL;
+  CHECK_OK(sl_op_identity(&A, a2));
+  sl_array *y = NULL, *x = NULL, *x0 = NULL;
+  CHECK_OK(sl_op_create_range(A, &y));
+  CHECK_OK(sl_op_create_domain(A, &x));
+  CHECK_OK(sl_op_create_domain(A, &x0));
+  CHECK_OK(sl_array_fill(y, SL_REAL(1)));
+  const char *names[5] = {"CG", "CGLS", "LSQR", "ISTA", "FISTA"};
+  solve_fn fns[5] = {sl_solve_cg, sl_solve_cgls, sl_solve_lsqr, sl_solve_ista, sl_solve_fista};
+  for (int k = 0; k < 5; k++) {
+    for (int m = ALL; m <= ONE; m++) {
+      int b = bad_here(m);
+      sl_solver_options o;
+      sl_solver_options_default(&o);
+      o.niter = 3;
+      o.alpha = 0.5;
+      sl_solver_options bad[10];
+      const char *what[10] = {"niter", "niter", "tol", "tol", "tol_rule", "check_every", "damp", "y", "x", "A"};
+      for (int i = 0; i < 10; i++) bad[i] = o;
+      bad[0].niter = -1;
+      bad[1].niter = INT_MAX;
+      bad[2].tol = NAN;
+      bad[3].tol = -1;
+      bad[4].tol_rule = (sl_tol_rule)9;
+      bad[5].check_every = 0;
+      bad[6].damp = NAN;
+      for (int i = 0; i < 10; i++) {
+        int rc = fns[k](i == 9 && b ? NULL : A, i == 7 && b ? NULL : y, i == 8 && b ? NULL : x, b ? &bad[i] : &o, NULL);
+        char label[64];
+        snprintf(label, sizeof label, "%s with a bad %s (%s)", names[k], what[i], m == ALL ? "every rank" : "one rank");
+        expect(rc, SL_E_INVALID, what[i], label, __LINE__);
+      }
+      if (k == 2) {
+        sl_solver_options q = o;
+        q.atol = -1;
+        expect(sl_solve_lsqr(A, y, x, b ? &q : &o, NULL), SL_E_INVALID, "atol", "LSQR atol < 0", __LINE__);
+      }
+      if (k >= 3) {
+        sl_solver_options q[3] = {o, o, o};
+        q[0].eps = -1;
+        q[1].thresh = (sl_thresh)9;
+        q[2].alpha = NAN;
+        const char *qn[3] = {"eps", "thresh", "alpha"};
+        for (int i = 0; i < 3; i++) expect(fns[k](A, y, x, b ? &q[i] : &o, NULL), SL_E_INVALID, qn[i], names[k], __LINE__);
+      }
+    }
+    /* options that differ on the last rank */
+    sl_solver_options o, q;
+    sl_solver_options_default(&o);
+    o.niter = 3;
+    o.alpha = 0.5;
+    int last = sl_rank() == sl_size() - 1;
+    const char *dn[6] = {"niter", "tol", "check_every", "pipelined", "x0", "damp"};
+    for (int i = 0; i < 6; i++) {
+      q = o;
+      if (last) {
+        if (i == 0) q.niter = 4;
+        if (i == 1) q.tol = 1e-3;
+        if (i == 2) q.check_every = 2;
+        if (i == 3) q.pipelined = 1;
+        if (i == 4) q.x0 = x0;
+        if (i == 5) q.damp = 0.5;
+      }
+      char label[64];
+      snprintf(label, sizeof label, "%s with options.%s differing", names[k], dn[i]);
+      expect(fns[k](A, y, x, &q, NULL), differ_code(), dn[i], label, __LINE__);
+    }
+  }
+  /* the power iteration */
+  sl_cscalar eig;
+  for (int m = ALL; m <= ONE; m++) {
+    int b = bad_here(m);
+    EXPECT(sl_power_iteration(A, b ? 0 : 5, 0, 1, &eig, NULL), SL_E_INVALID, "niter");
+    EXPECT(sl_power_iteration(A, 5, b ? NAN : 0, 1, &eig, NULL), SL_E_INVALID, "tol");
+    EXPECT(sl_power_iteration(A, 5, 0, 1, b ? NULL : &eig, NULL), SL_E_INVALID, "eig");
+    EXPECT(sl_power_iteration(b ? NULL : A, 5, 0, 1, &eig, NULL), SL_E_INVALID, "A");
+  }
+  EXPECT(sl_power_iteration(A, (int)differ(5, 6), 0, 1, &eig, NULL), differ_code(), "niter");
+  EXPECT(sl_power_iteration(A, 5, 0, (unsigned)differ(1, 2), &eig, NULL), differ_code(), "seed");
+  sl_array_destroy(&y);
+  sl_array_destroy(&x);
+  sl_array_destroy(&x0);
+  sl_op_destroy(&A);
+}
+
+static void reductions_and_gathers(sl_array *a2)
+{
+  sl_array *y = NULL;
+  sl_scalar *s = NULL;
+  CHECK_OK(sl_array_create_like(&y, a2));
+  CHECK_OK(sl_scalar_create(&s, SL_FLOAT64));
+  size_t bytes = (size_t)sl_array_global_size(a2) * sizeof(double);
+  double *global = malloc(bytes);
+  for (int m = ALL; m <= ONE; m++) {
+    int b = bad_here(m);
+    EXPECT(sl_array_dot(b ? NULL : a2, y, s), SL_E_INVALID, "x");
+    EXPECT(sl_array_dot(a2, b ? NULL : y, s), SL_E_INVALID, "y");
+    EXPECT(sl_array_vdot(a2, y, b ? NULL : s), SL_E_INVALID, "result scalar");
+    EXPECT(sl_array_norm(a2, b ? -1.0 : 2.0, s), SL_E_INVALID, "ord");
+    EXPECT(sl_array_norm(a2, b ? NAN : 2.0, s), SL_E_INVALID, "ord");
+    EXPECT(sl_array_sum(b ? NULL : a2, s), SL_E_INVALID, "x");
+    EXPECT(sl_array_gather(a2, b ? sl_size() : 0, global), SL_E_INVALID, "root");
+    EXPECT(sl_array_gather(a2, b ? -2 : 0, global), SL_E_INVALID, "root");
+    EXPECT(sl_array_gather(a2, -1, b ? NULL : global), SL_E_INVALID, "global");
+    EXPECT(sl_array_scatter(a2, b ? sl_size() + 3 : 0, global), SL_E_INVALID, "root");
+    EXPECT(sl_array_scatter(b ? NULL : a2, 0, global), SL_E_INVALID, "a");
+    EXPECT(sl_array_scatter(a2, -1, b ? NULL : global), SL_E_INVALID, "global");
+  }
+  EXPECT(sl_array_norm(a2, differ(1.0, 2.0), s), differ_code(), "ord");
+  EXPECT(sl_array_gather(a2, (int)differ(0, sl_size() - 1), global), sl_size() > 1 ? SL_E_INVALID : SL_SUCCESS, "root");
+  EXPECT(sl_array_scatter(a2, (int)differ(-1, 0), global), differ_code(), "root");
+  CHECK_OK(sl_wait());
+  free(global);
+  sl_scalar_destroy(&s);
+  sl_array_destroy(&y);
+}
+
+static void sizes_and_files(sl_array *a2, const char *dir)
+{
+  sl_array *a = NULL;
+  for (int m = ALL; m <= ONE; m++) {
+    int b = bad_here(m);
+    int64_t huge[2] = {b ? (int64_t)1 << 32 : 4, b ? (int64_t)1 << 32 : 1}, huge2[2] = {b ? (int64_t)1 << 61 : 2, 4};
+    EXPECT(sl_array_create(&a, 2, huge, SL_FLOAT64, NULL), SL_E_DIMS, "dims");
+    sl_array_destroy(&a);
+    EXPECT(sl_array_create(&a, 2, huge2, SL_COMPLEX128, NULL), SL_E_DIMS, "dims");
+    int *mask = calloc((size_t)sl_size(), sizeof(int));
+    if (b) mask[0] = -2;
+    sl_dist d = sl_dist_scatter(0);
+    d.mask = mask;
+    int64_t dims[2] = {6, 3};
+    EXPECT(sl_array_create(&a, 2, dims, SL_FLOAT64, &d), SL_E_DIST, "mask");
+    sl_array_destroy(&a);
+    free(mask);
+  }
+  char path[512], other[512];
+  snprintf(path, sizeof path, "%s/hostile-a.npy", dir);
+  snprintf(other, sizeof other, "%s/hostile-b.npy", dir);
+  CHECK_OK(sl_array_save_npy(a2, path));
+  for (int m = ALL; m <= ONE; m++) {
+    int b = bad_here(m);
+    EXPECT(sl_array_save_npy(a2, b ? NULL : path), SL_E_INVALID, "path");
+    EXPECT(sl_array_load_npy(&a, b ? NULL : path, NULL), SL_E_INVALID, "path");
+    CHECK(a == NULL, "no array from a failed load");
+  }
+  if (sl_rank() == 0) unlink(other);
+  MPI_Barrier(sl_comm());
+  /* a path that differs on the last rank */
+  int last = sl_rank() == sl_size() - 1 && sl_size() > 1;
+  EXPECT(sl_array_save_npy(a2, last ? other : path), sl_size() > 1 ? SL_E_INVALID : SL_SUCCESS, "path");
+
+  /* a file that only rank 0 is given */
+  EXPECT(sl_array_load_npy(&a, last ? other : path, NULL), sl_size() > 1 ? SL_E_IO : SL_SUCCESS, "hostile-b.npy");
+  sl_array_destroy(&a);
+  /* a directory, a device, a file the kernel will not keep */
+  EXPECT(sl_array_load_npy(&a, dir, NULL), SL_E_IO, "not a regular file");
+  EXPECT(sl_array_save_npy(a2, dir), SL_E_IO, "not a regular file");
+  EXPECT(sl_array_save_npy(a2, "/dev/full"), SL_E_IO, "/dev/full");
+  if (access("/proc/version", F_OK) == 0) EXPECT(sl_array_save_npy(a2, "/proc/version"), SL_E_IO, "/proc/version");
+  /* a header whose shape overflows */
+  char hdr[128], file[160];
+  const char *dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (2305843009213693952, 4), }";
+  memset(hdr, ' ', sizeof hdr);
+  memcpy(hdr, "\x93NUMPY\x01\x00\x76\x00", 10);
+  memcpy(hdr + 10, dict, strlen(dict));
+  hdr[127] = '\n';
+  memcpy(file, hdr, 128);
+  memset(file + 128, 0, 32);
+  snprintf(path, sizeof path, "%s/hostile-huge.npy", dir);
+  if (sl_rank() == 0) {
+    FILE *f = fopen(path, "wb");
+    if (f) {
+      fwrite(file, 1, sizeof file, f);
+      fclose(f);
+    }
+  }
+  MPI_Barrier(sl_comm());
+  EXPECT(sl_array_load_npy(&a, path, NULL), SL_E_FORMAT, "overflow");
+  CHECK(a == NULL, "no array from a failed load");
+}
+
+/* Non-finite data: every solver stops with SL_E_NUMERIC and SL_STOP_NONFINITE, the same on every rank,
+ * at the iteration that first sees it (check_every 1). */
+static void nonfinite(sl_array *a2)
+{
+  const char *names[6] = {"CG", "CG pipelined", "CGLS", "LSQR", "ISTA", "FISTA"};
+  solve_fn fns[6] = {sl_solve_cg, sl_solve_cg, sl_solve_cgls, sl_solve_lsqr, sl_solve_ista, sl_solve_fista};
+  sl_array *dg = NULL, *dbad = NULL, *y = NULL, *x = NULL;
+  CHECK_OK(sl_array_create_like(&dg, a2));
+  CHECK_OK(sl_array_create_like(&dbad, a2));
+  CHECK_OK(sl_array_create_like(&y, a2));
+  CHECK_OK(sl_array_create_like(&x, a2));
+  CHECK_OK(sl_array_fill(dg, SL_REAL(2)));
+  CHECK_OK(sl_array_fill(dbad, SL_REAL(2)));
+  /* one Inf on the last rank that owns something */
+  double *p = NULL;
+  CHECK_OK(sl_array_acquire(dbad, SL_READ_WRITE, (void **)&p));
+  int64_t n = sl_array_local_size(dbad);
+  int64_t owner = n > 0 ? sl_rank() : -1, last = owner;
+  MPI_Allreduce(&owner, &last, 1, MPI_INT64_T, MPI_MAX, sl_comm());
+  if (sl_rank() == last) p[n - 1] = INFINITY;
+  CHECK_OK(sl_array_release(dbad));
+  sl_op *good = NULL, *bad = NULL;
+  CHECK_OK(sl_op_diagonal(&good, dg));
+  CHECK_OK(sl_op_diagonal(&bad, dbad));
+  for (int c = 0; c < 3; c++) { /* NaN in y, Inf in y, Inf in the operator */
+    for (int k = 0; k < 6; k++) {
+      CHECK_OK(sl_array_fill(y, SL_REAL(1)));
+      if (c < 2) {
+        CHECK_OK(sl_array_acquire(y, SL_READ_WRITE, (void **)&p));
+        if (sl_rank() == last) p[0] = c == 0 ? NAN : -INFINITY;
+        CHECK_OK(sl_array_release(y));
+      }
+      sl_solver_options o;
+      sl_solver_options_default(&o);
+      o.niter = 20;
+      o.alpha = 0.25;
+      o.pipelined = k == 1;
+      sl_solver_info info;
+      memset(&info, 0, sizeof info);
+      int rc = fns[k](c == 2 ? bad : good, y, x, &o, &info);
+      char label[96];
+      snprintf(label, sizeof label, "%s with %s", names[k], c == 0 ? "NaN in y" : c == 1 ? "-Inf in y" : "Inf in the operator");
+      expect(rc, SL_E_NUMERIC, "non-finite", label, __LINE__);
+      long st[2] = {info.stop, info.iterations}, lo[2], hi[2];
+      MPI_Allreduce(st, lo, 2, MPI_LONG, MPI_MIN, sl_comm());
+      MPI_Allreduce(st, hi, 2, MPI_LONG, MPI_MAX, sl_comm());
+      CHECK(info.stop == SL_STOP_NONFINITE && lo[0] == hi[0] && lo[1] == hi[1],
+            "%s: stop %d (%s), iteration %d, the same on every rank: %d", label, (int)info.stop,
+            sl_stop_reason_name(info.stop), info.iterations, lo[0] == hi[0] && lo[1] == hi[1]);
+      /* ISTA and FISTA take their first step at iteration 1; the others see y at iteration 0 (the
+       * operator's Inf at the first apply: iteration 0 for CGLS, LSQR and pipelined CG, 1 for CG) */
+      CHECK(info.iterations <= 1, "%s: stopped at iteration %d, not the first that sees the value", label, info.iterations);
+    }
+  }
+  /* CG on a singular diagonal (a zero on it): success with a finite x, or a non-finite stop; never success
+   * with a non-finite x */
+  CHECK_OK(sl_array_acquire(dbad, SL_READ_WRITE, (void **)&p));
+  if (sl_rank() == last) p[n - 1] = 0.0;
+  CHECK_OK(sl_array_release(dbad));
+  sl_op_destroy(&bad);
+  CHECK_OK(sl_op_diagonal(&bad, dbad));
+  CHECK_OK(sl_array_fill(y, SL_REAL(1)));
+  sl_solver_options o;
+  sl_solver_options_default(&o);
+  o.niter = 50;
+  sl_solver_info info;
+  int rc = sl_solve_cg(bad, y, x, &o, &info);
+  sl_scalar *s = NULL;
+  CHECK_OK(sl_scalar_create(&s, SL_FLOAT64));
+  CHECK_OK(sl_array_norm(x, INFINITY, s)); /* the largest |x_i|: no overflow of its own */
+  double xn = 0;
+  CHECK_OK(sl_scalar_get(s, &xn));
+  long r = rc, rlo = 0, rhi = 0;
+  MPI_Allreduce(&r, &rlo, 1, MPI_LONG, MPI_MIN, sl_comm());
+  MPI_Allreduce(&r, &rhi, 1, MPI_LONG, MPI_MAX, sl_comm());
+  ncases++;
+  CHECK(rlo == rhi && (rc == SL_SUCCESS ? isfinite(xn) : rc == SL_E_NUMERIC),
+        "CG on a singular diagonal: rc %d (%s), ||x|| = %g, stop '%s'", rc, sl_last_error(), xn, sl_stop_reason_name(info.stop));
+  sl_scalar_destroy(&s);
+  sl_op_destroy(&good);
+  sl_op_destroy(&bad);
+  sl_array_destroy(&dg);
+  sl_array_destroy(&dbad);
+  sl_array_destroy(&y);
+  sl_array_destroy(&x);
+}
+
+/* Local calls: refused, never a crash. */
+static void misuse(sl_array *a2)
+{
+  sl_scalar *s = NULL;
+  CHECK_OK(sl_scalar_create(&s, SL_FLOAT64));
+  CHECK_OK(sl_array_sum(a2, s));
+  ncases += 12;
+  CHECK(sl_scalar_get(s, NULL) == SL_E_INVALID, "sl_scalar_get(s, NULL) is refused");
+  CHECK(sl_scalar_get(NULL, &(double){0}) == SL_E_INVALID, "sl_scalar_get(NULL, v) is refused");
+  CHECK(sl_array_ndim(NULL) == 0 && sl_array_dims(NULL) == NULL && sl_array_local_dims(NULL) == NULL,
+        "accessors of NULL: ndim 0, dims NULL");
+  CHECK(sl_array_global_size(NULL) == -1 && sl_array_local_size(NULL) == -1 && sl_array_local_offset(NULL) == -1,
+        "accessors of NULL: sizes -1");
+  CHECK(sl_array_axis(NULL) == -1 && sl_array_nchunks(NULL) == 0 && sl_array_count_of(NULL, 0) == -1,
+        "accessors of NULL: axis -1, nchunks 0, count -1");
+  CHECK((int)sl_array_dtype(NULL) == -1 && (int)sl_array_partition(NULL) == -1, "accessors of NULL: dtype -1");
+  CHECK(sl_array_release_ghosts(a2) == SL_E_STATE, "ghost release without acquire is refused");
+  void *lo = NULL, *hi = NULL;
+  CHECK_OK(sl_array_acquire_ghosts(a2, &lo, &hi));
+  CHECK(sl_array_acquire_ghosts(a2, &lo, &hi) == SL_E_STATE, "ghosts acquired twice are refused");
+  CHECK_OK(sl_array_release_ghosts(a2));
+  CHECK(sl_array_release_ghosts(a2) == SL_E_STATE, "ghosts released twice are refused");
+  void *ptr = NULL;
+  CHECK_OK(sl_array_acquire(a2, SL_READ, &ptr));
+  CHECK(sl_array_acquire(a2, SL_READ, &ptr) == SL_E_STATE, "an array acquired twice is refused");
+  CHECK_OK(sl_array_release(a2));
+  CHECK(sl_array_release(a2) == SL_E_STATE, "an array released twice is refused");
+  sl_scalar_destroy(&s);
+}
+
+int main(int argc, char **argv)
+{
+  mc_init(&argc, &argv);
+  const char *dir = argc > 1 ? argv[1] : "/tmp";
+  /* sizes that do not divide over the ranks; on 4 ranks the 3-D array leaves a rank with nothing */
+  int64_t d2[2] = {7, 5}, d3[3] = {3, 4, 5};
+  sl_array *a2 = NULL, *a3 = NULL;
+  CHECK_OK(sl_array_create(&a2, 2, d2, SL_FLOAT64, NULL));
+  CHECK_OK(sl_array_create(&a3, 3, d3, SL_FLOAT64, NULL));
+  CHECK_OK(sl_array_fill_random(a2, 3));
+  derivatives(a2, a3);
+  ffts_and_mdc(a3);
+  stacks(a2);
+  solver_options(a2);
+  reductions_and_gathers(a2);
+  sizes_and_files(a2, dir);
+  nonfinite(a2);
+  misuse(a2);
+  /* the library still works after all of it */
+  sl_scalar *s = NULL;
+  CHECK_OK(sl_scalar_create(&s, SL_FLOAT64));
+  CHECK_OK(sl_array_fill(a2, SL_REAL(1)));
+  CHECK_OK(sl_array_sum(a2, s));
+  double v = 0;
+  CHECK_OK(sl_scalar_get(s, &v));
+  CHECK(v == 35.0, "sum of ones after the hostile cases: %g", v);
+  sl_scalar_destroy(&s);
+  sl_array_destroy(&a3);
+  if (sl_rank() == 0) printf("mpi_hostile: %d cases on %d ranks\n", ncases, sl_size());
+  /* after sl_finalize: refused, no abort inside StarPU; sl_init after MPI_Finalize: refused */
+  int rc = mc_finish("mpi_hostile");
+  int late = sl_array_destroy(&a2), again = sl_init(NULL, NULL, NULL);
+  if (late != SL_E_STATE || again != SL_E_STATE) {
+    fprintf(stderr, "after sl_finalize: sl_array_destroy gave %d, sl_init gave %d (both should be SL_E_STATE)\n", late, again);
+    return 1;
+  }
+  return rc;
+}
