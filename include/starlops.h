@@ -420,8 +420,8 @@ int sl_op_block_diag(sl_op **out, int n, sl_op **ops);
  *  axis of arrays laid out like `like`, with sampling[a] (NULL: 1); its adjoint is minus the divergence. */
 int sl_op_gradient(sl_op **out, const sl_array *like, const double *sampling, sl_deriv_kind kind, int edge);
 
-/* Algebra. The result holds references to its parts and its temporaries, allocated once here (one array
- * per intermediate), so an apply allocates nothing. The parts must agree in dtype; the layouts must match
+/* Algebra (local calls). The result holds references to its parts; a temporary (one array per
+ * intermediate) is allocated at the first apply and kept, so later applies allocate nothing. The parts must agree in dtype; the layouts must match
  * (sum: same domain and same range; product: a's domain = b's range). */
 /** a + b, a - b */
 int sl_op_sum(sl_op **out, sl_op *a, sl_op *b);

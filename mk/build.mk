@@ -83,8 +83,11 @@ $(UNIT_TESTS): $(wildcard tests/unit/*.c) $(LIB_SO)
 TEST_ENV := STARPU_HOME=$(abspath $(BUILD))/starpu-home STARPU_SILENT=1 STARPU_WORKERS_NOBIND=1 \
   OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1 STARLOPS_BUILD=$(abspath $(BUILD)) \
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# StarPU calibrates the bus once per home: one process does it first, so that the multi-rank programs never
+# calibrate concurrently (two ranks writing the same bus files race).
 check: all
 	@mkdir -p $(BUILD)/starpu-home
+	$(TEST_ENV) $(BUILD)/bin/starlops_info > /dev/null
 	$(TEST_ENV) $(UNIT_TESTS) --jobs 1 -j1
 
 # valgrind (memcheck, definite leaks) on the unit tests and on the multi-rank programs run as one rank.
