@@ -157,7 +157,7 @@ static int register_block(sl_array *a, void *buffer, int placed)
     if (buffer) {
       a->data = buffer;
     } else {
-      if (sl_block_alloc(&a->data, bytes) != 0) return sl_error(SL_E_NOMEM, "sl_array_create: cannot allocate %zu bytes", bytes);
+      if (starpu_malloc(&a->data, bytes) != 0) return sl_error(SL_E_NOMEM, "sl_array_create: cannot allocate %zu bytes", bytes);
       a->owns_data = 1; /* zeroed by a fill task (zero_fill), where the compute runs */
     }
     starpu_vector_data_register(&a->handle, STARPU_MAIN_RAM, (uintptr_t)a->data, (uint32_t)a->nlocal, a->elsize);
@@ -379,7 +379,7 @@ int sl_array_destroy(sl_array **pa)
     if (a->ghost_handle[s]) starpu_data_unregister(a->ghost_handle[s]);
     if (a->ghost[s]) starpu_free(a->ghost[s]);
   }
-  if (a->owns_data) sl_block_free(a->data, (size_t)a->nlocal * a->elsize);
+  if (a->owns_data) starpu_free(a->data);
   free(a->partials);
   free(a->counts);
   free(a);

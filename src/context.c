@@ -119,7 +119,6 @@ static void teardown(void)
   sl_watch_stop();
   sl_codelets_shutdown();
   sl_group_free_all();
-  sl_block_cache_empty();
   comm_shutdown();
   if (sl_ctx.ncuda > 0) {
     starpu_cusparse_shutdown();

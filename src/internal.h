@@ -138,15 +138,6 @@ double sl_watch_limit(void);
 double sl_watch_now(void);
 void sl_watch_expired(const char *what, double waited);
 
-/* ---- host blocks (block_cache.c) ---- */
-/** A host block of `bytes` for an array: one the cache kept from a destroyed array of that size, else a new
- *  starpu_malloc (pinned where CUDA workers are present). Contents are undefined. 0 on success. */
-int sl_block_alloc(void **p, size_t bytes);
-/** Gives a block from sl_block_alloc back: kept for reuse (within the cache's bounds) or freed. */
-void sl_block_free(void *p, size_t bytes);
-/** Frees every cached block (sl_finalize, before StarPU stops). */
-void sl_block_cache_empty(void);
-
 /** *bytes = elsize x dims[0] x ... x dims[n-1]; SL_E_DIMS (no message) when a dim is negative or the
  *  product overflows int64. */
 int sl_size_product(int n, const int64_t *dims, int64_t elsize, int64_t *bytes);
