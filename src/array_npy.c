@@ -103,10 +103,9 @@ int sl_array_save_npy(sl_array *a, const char *path)
   }
   int64_t total = 0;
   if (sl_size_product(a->ndim, a->dims, (int64_t)a->elsize, &total) != SL_SUCCESS) total = -1;
-  int rc = SL_SUCCESS;
   /* One replica writes: the mask group holding rank 0 (only rank 0 for a broadcast array). */
   int active = a->partition == SL_BROADCAST ? sl_ctx.rank == 0 : (!a->group->mask || a->group->mask[sl_ctx.rank] == a->group->mask[0]);
-  rc = sl_agree(sl_ctx.comm, transfer(fh, path, a, hlen, active, 1));
+  int rc = sl_agree(sl_ctx.comm, transfer(fh, path, a, hlen, active, 1));
   if (rc == SL_SUCCESS) { /* the file must hold what was written (some targets accept writes and keep nothing) */
     MPI_Offset got = -1;
     mpi = MPI_File_sync(fh);

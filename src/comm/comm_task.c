@@ -8,7 +8,6 @@
  * thread completes the calls and releases the task, so workers never wait on transfers. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "comm/comm_coll.h"
 #include "codelets/codelets.h"
@@ -47,13 +46,6 @@ static void take_pointers(coll *c, void *buffers[])
 
 static double spin_seconds = 20e-6;
 
-static double now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Posts c's MPI calls; polls them for a few microseconds (STARLOPS_COMM_SPIN_US, default 20), which
  * finishes small messages without a hand-off, then hands what is left to the progress thread; finish runs
  * once everything completed. */
@@ -63,10 +55,10 @@ static void run_mpi(coll *c, void (*finish)(void *))
   int nreq = 0, done = 0;
   int rc = coll_post_mpi(c, &nreq);
   if (rc != SL_SUCCESS) sl_async_error(rc, "%s: %s", coll_kind_name(c->kind), sl_last_error());
-  double t0 = now();
+  double t0 = sl_watch_now();
   while (nreq > 0 && !done) {
     if (MPI_Testall(nreq, c->reqs, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) break;
-    if (now() - t0 > spin_seconds) break;
+    if (sl_watch_now() - t0 > spin_seconds) break;
   }
   if (nreq == 0 || done) {
     if (finish) finish(c);
