@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "starlops.h"
+#include "bench_normal.h"
 #include "bench_util.h"
 #ifdef SL_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -39,33 +40,6 @@ static double slowest(double t)
   return t;
 }
 
-/* L^H L on n x n and its parts, x in its domain and y (random) in its range (kept until free_normal) */
-typedef struct {
-  sl_op *L, *LH, *A;
-  sl_array *like, *x, *y;
-} normal_t;
-
-static void make_normal(int64_t n, normal_t *m)
-{
-  int64_t dims[2] = {n, n};
-  TRY(sl_array_create(&m->like, 2, dims, SL_FLOAT64, NULL));
-  TRY(sl_op_laplacian(&m->L, m->like, 2, NULL, NULL, NULL, SL_DERIV_CENTERED, 0));
-  TRY(sl_op_adjoint(&m->LH, m->L));
-  TRY(sl_op_product(&m->A, m->LH, m->L));
-  TRY(sl_op_create_domain(m->A, &m->x));
-  TRY(sl_op_create_range(m->A, &m->y));
-  TRY(sl_array_fill_random(m->y, 1));
-}
-
-static void free_normal(normal_t *m)
-{
-  sl_array_destroy(&m->x);
-  sl_array_destroy(&m->y);
-  sl_op_destroy(&m->A);
-  sl_op_destroy(&m->LH);
-  sl_op_destroy(&m->L);
-  sl_array_destroy(&m->like);
-}
 
 /* wall time of one CG solve of niter iterations from x0 = 0 */
 static double solve_time(sl_op *A, const sl_array *y, sl_array *x, int niter)
@@ -93,19 +67,19 @@ static void setup_table(int64_t n)
   int niters[2] = {20, 100};
   { /* warm-up: codelets, kernels, allocation caches */
     normal_t m;
-    make_normal(n, &m);
+    TRY(bench_normal_make(n, &m));
     solve_time(m.A, m.y, m.x, 5);
-    free_normal(&m);
+    bench_normal_free(&m);
   }
   for (int k = 0; k < 2; k++) {
     normal_t m;
-    make_normal(n, &m);
+    TRY(bench_normal_make(n, &m));
     TRY(sl_wait());
     double t1 = solve_time(m.A, m.y, m.x, niters[k]), t2 = solve_time(m.A, m.y, m.x, niters[k]);
     per[k] = t1 / niters[k];
     if (sl_rank() == 0)
       printf("| %d | %.1f | %.3f | %.3f |\n", niters[k], 1e3 * t1, 1e3 * per[k], 1e3 * t2 / niters[k]);
-    free_normal(&m);
+    bench_normal_free(&m);
   }
   if (sl_rank() == 0) printf("per iteration at niter 20 / at niter 100: %.2f (target <= 1.15)\n", per[0] / per[1]);
 }
@@ -180,13 +154,13 @@ static void ops_table(const int64_t *sizes, int nsizes, int64_t cg_n)
   }
   {
     normal_t m;
-    make_normal(cg_n, &m);
+    TRY(bench_normal_make(cg_n, &m));
     solve_time(m.A, m.y, m.x, 20);
     double t[64];
     int r_n = reps > 64 ? 64 : reps;
     for (int r = 0; r < r_n; r++) t[r] = solve_time(m.A, m.y, m.x, 20) / 20;
     if (sl_rank() == 0) printf("| CG on L^H L %lld^2, per iteration (niter 20) | %.3f |\n", (long long)cg_n, 1e3 * bench_median(t, r_n));
-    free_normal(&m);
+    bench_normal_free(&m);
   }
 }
 

@@ -2,7 +2,8 @@
 # Installs everything starlops needs on Debian 12, idempotently:
 #   1. Debian packages (Open MPI, hwloc, FxT, Criterion, OpenBLAS + LAPACKE, FFTW, pajeng, recutils, ...)
 #   2. StarPU 1.3.10 from Debian's source package, with StarPU-MPI and FxT, and with CUDA when nvcc exists,
-#      into a cached prefix outside the clone, keyed by version, options and patch.
+#      into a cached prefix outside the clone, keyed by version, options and patches
+#      (scripts/patches/starpu-1.3.10-*.patch, applied in name order).
 # Usage: scripts/install-deps.sh [--print-prefix] [--no-cuda] [--jobs N] [--docs]
 #   --docs also installs doxygen (for make doc; not needed to build or test)
 # Environment: STARLOPS_DEPS (cache root, default /opt/starlops-deps), CUDA_HOME (default /usr/local/cuda).
@@ -12,7 +13,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 deps_root=${STARLOPS_DEPS:-/opt/starlops-deps}
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
 starpu_version=1.3.10
-patch_file=$here/patches/starpu-1.3.10-cuda13.patch
+patch_files=("$here"/patches/starpu-$starpu_version-*.patch)
 jobs=$(nproc)
 use_cuda=auto
 print_prefix=0
@@ -42,7 +43,7 @@ if [ "$use_cuda" = yes ]; then
 else
   configure_flags+=(--disable-cuda)
 fi
-key=$( (echo "$starpu_version ${configure_flags[*]}"; cat "$patch_file") | sha256sum | cut -c1-12)
+key=$( (echo "$starpu_version ${configure_flags[*]}"; cat "${patch_files[@]}") | sha256sum | cut -c1-12)
 prefix=$deps_root/starpu-$starpu_version-$key
 
 if [ "$print_prefix" = 1 ]; then echo "$prefix"; exit 0; fi
@@ -89,8 +90,10 @@ apt-get source -q --download-only "starpu=$starpu_version+dfsg-2" || apt-get sou
 dpkg-source -x starpu_*.dsc src >/dev/null || fail "dpkg-source" "could not unpack the starpu source"
 cd src
 grep -q "^$starpu_version" STARPU-VERSION 2>/dev/null || [ "$(cat STARPU-VERSION 2>/dev/null)" = "" ] || true
-step "applying $(basename "$patch_file")"
-patch -p1 < "$patch_file" || fail "patch" "the CUDA 13 patch does not apply"
+for p in "${patch_files[@]}"; do
+  step "applying $(basename "$p")"
+  patch -p1 < "$p" || fail "patch" "$(basename "$p") does not apply"
+done
 step "configure ${configure_flags[*]}"
 ./configure --prefix="$prefix" "${configure_flags[@]}" > "$build/configure.log" 2>&1 \
   || { tail -30 "$build/configure.log" >&2; fail "configure" "see $build/configure.log"; }
