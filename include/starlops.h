@@ -284,6 +284,10 @@ int64_t sl_op_nrows(const sl_op *op);
 int64_t sl_op_ncols(const sl_op *op);
 sl_dtype sl_op_dtype(const sl_op *op);
 const char *sl_op_name(const sl_op *op);
+/** The layouts of the domain and range (dims, dtype, distribution, chunking; no storage), owned by the
+ *  operator: pass them as `like` arguments or to sl_array_create_like. NULL for a NULL operator. */
+const sl_array *sl_op_domain(const sl_op *op);
+const sl_array *sl_op_range(const sl_op *op);
 /** Drops the caller's reference; operators built from this one keep theirs. */
 int sl_op_destroy(sl_op **op);
 /** A solve keeps its work vectors on the operator it solves with, so the next solve on it allocates

@@ -38,6 +38,11 @@ SONAME := libstarlops.so.0
 LIB_SO := $(BUILD)/lib/libstarlops.so
 LIB_A := $(BUILD)/lib/libstarlops.a
 LINK_STARLOPS := -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) -lstarlops $(LIBS)
+# Programs that test or measure internal parts (kernels, the comm layer) link the static library: the shared
+# one exports only the functions the public headers declare.
+LINK_INTERNAL := $(LIB_A) $(LIBS)
+PUBLIC_H := $(wildcard include/*.h)
+EXPORTS := $(BUILD)/lib/starlops.map
 
 TOOLS := $(patsubst tools/%.c,$(BUILD)/bin/%,$(wildcard tools/*.c))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
@@ -55,9 +60,14 @@ $(BUILD)/%.cu.o: %.cu $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
-$(LIB_SO): $(LIB_OBJ)
+# The linker version script: every function a public header declares, nothing else.
+$(EXPORTS): $(PUBLIC_H)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,$(SONAME) -o $(BUILD)/lib/$(SONAME) $^ $(LIBS)
+	{ echo '{ global:'; sed -nE 's/^(const )?(unsigned )?[A-Za-z_0-9]+[ *]+(sl_[a-z0-9_]+)\(.*/  \3;/p' $(PUBLIC_H) | sort -u; \
+	  echo 'local: *; };'; } > $@
+$(LIB_SO): $(LIB_OBJ) $(EXPORTS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(EXPORTS) -o $(BUILD)/lib/$(SONAME) $(LIB_OBJ) $(LIBS)
 	ln -sf $(SONAME) $@
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -66,18 +76,27 @@ $(LIB_A): $(LIB_OBJ)
 $(BUILD)/bin/%: tools/%.c bench/bench_util.h $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -o $@ $(LINK_STARLOPS)
-$(BUILD)/examples/%: examples/%.c examples/example_util.h $(LIB_SO)
+$(BUILD)/examples/%: examples/%.c examples/example_util.h $(wildcard examples/*.h) $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(filter %.o,$^) -o $@ $(LINK_STARLOPS)
+ifeq ($(HAVE_CUDA),1)
+$(BUILD)/examples/custom_operator: $(BUILD)/examples/custom_operator_cuda.cu.o
+endif
+$(BUILD)/bench/%: bench/%.c bench/bench_util.h bench/bench_normal.h $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -o $@ $(LINK_STARLOPS)
-$(BUILD)/bench/%: bench/%.c bench/bench_util.h $(LIB_SO)
+$(BUILD)/bench/bench_comm: bench/bench_comm.c bench/bench_util.h $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< -o $@ $(LINK_STARLOPS)
+	$(CC) $(CFLAGS) $< -o $@ $(LINK_INTERNAL)
 $(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpi_check.c tests/mpi/mpi_check.h $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/mpi $< tests/mpi/mpi_check.c -o $@ $(LINK_STARLOPS) -llapacke
-$(UNIT_TESTS): $(wildcard tests/unit/*.c) $(LIB_SO)
+$(BUILD)/tests/mpi/mpi_comm: tests/mpi/mpi_comm.c tests/mpi/mpi_check.c tests/mpi/mpi_check.h $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(wildcard tests/unit/*.c) -o $@ $(LINK_STARLOPS) -lcriterion
+	$(CC) $(CFLAGS) -Itests/mpi $< tests/mpi/mpi_check.c -o $@ $(LINK_INTERNAL) -llapacke
+$(UNIT_TESTS): $(wildcard tests/unit/*.c) $(LIB_A) $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(wildcard tests/unit/*.c) -o $@ $(LINK_INTERNAL) -lcriterion
 
 # The test environment: a private StarPU home (bus calibration), quiet StarPU, MPI that yields when idle.
 TEST_ENV := STARPU_HOME=$(abspath $(BUILD))/starpu-home STARPU_SILENT=1 STARPU_WORKERS_NOBIND=1 \
@@ -110,6 +129,7 @@ demo: all
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 3 --oversubscribe --bind-to none $(BUILD)/examples/least_squares --quiet --dtype complex128 --damp 0.1
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/sparse_fista --quiet
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 3 --oversubscribe --bind-to none $(BUILD)/examples/mdd --quiet
+	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/custom_operator --quiet
 
 install: all
 	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin

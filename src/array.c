@@ -389,6 +389,7 @@ int sl_array_destroy(sl_array **pa)
 
 starpu_data_handle_t sl_array_chunk(const sl_array *a, int c)
 {
+  if (!a || !a->handle || c < 0 || c >= a->nchunks) return NULL;
   return a->nchunks > 1 ? starpu_data_get_sub_data(a->handle, 1, c) : a->handle;
 }
 

@@ -40,6 +40,15 @@ int sl_error(int code, const char *fmt, ...)
   return code;
 }
 
+int sl_error_set(int code, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_msg, sizeof last_msg, fmt ? fmt : "", ap);
+  va_end(ap);
+  return code;
+}
+
 int sl_error_mpi(int rc, const char *call, const char *file, int line)
 {
   char msg[MPI_MAX_ERROR_STRING] = "";

@@ -194,6 +194,13 @@ starpu_data_handle_t sl_array_chunk(const sl_array *a, int c);
 /** 0 if a and b agree in dims, dtype and distribution; else an error naming arguments an and bn. */
 int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, const char *bn);
 
+/* ---- what the solvers need of an operator beyond the public API (operators/op.c) ----------------- */
+/** A work vector laid out like op's domain (side 0) or range (1): one kept from an earlier solve on op,
+ *  zeroed, or a new library temporary. Local. */
+int sl_op_work_take(sl_op *op, int side, sl_array **a);
+/** Gives a work vector back to op for the next solve (kept up to a bound, else destroyed); *a becomes NULL. */
+void sl_op_work_give(sl_op *op, int side, sl_array **a);
+
 /* ---- redistribution (array_redistribute.c) ------------------------------------------------------ */
 /** A plan moving data laid out like `from` to the layout of `to` (same dims and dtype, SL_SCATTER over the
  *  whole communicator, any axes and local extents); fn names the caller in errors. Not collective. */

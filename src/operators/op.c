@@ -6,16 +6,19 @@
 #include "operators/op_internal.h"
 #include "comm/comm.h"
 
-int sl_op_new(sl_op **out, const char *name, const sl_array *dom_like, const sl_array *rng_like, sl_op_apply_fn fn)
+int sl_op_new(sl_op **out, const char *name, const sl_array *dom_like, const sl_array *rng_like, const sl_op_ops *ops,
+              void *data)
 {
   sl_op *op = calloc(1, sizeof *op);
-  if (!op) return sl_error(SL_E_NOMEM, "%s: out of memory", name);
+  if (!op) {
+    if (data && ops->destroy) ops->destroy(data);
+    return sl_error(SL_E_NOMEM, "%s: out of memory", name);
+  }
   op->refs = 1;
   snprintf(op->name, sizeof op->name, "%s", name);
   op->dtype = sl_array_dtype(dom_like);
-  op->apply = fn;
-  op->sign = 1.0;
-  op->scale = SL_REAL(1.0);
+  op->ops = ops;
+  op->data = data;
   int rc = sl_array_clone(&op->dom, dom_like, 0);
   if (rc == SL_SUCCESS) rc = sl_array_clone(&op->rng, rng_like, 0);
   if (rc != SL_SUCCESS) {
@@ -42,6 +45,24 @@ int sl_op_free_workspace(sl_op *op)
   return SL_SUCCESS;
 }
 
+int sl_op_work_take(sl_op *op, int side, sl_array **a)
+{
+  if (op->nws[side] > 0) { /* zeroed: a solve starts as on new ones */
+    *a = op->ws[side][--op->nws[side]];
+    return sl_array_fill(*a, SL_REAL(0));
+  }
+  return sl_array_clone(a, side ? op->rng : op->dom, 2);
+}
+
+void sl_op_work_give(sl_op *op, int side, sl_array **a)
+{
+  if (*a && op->nws[side] < SL_OP_WS_MAX) {
+    op->ws[side][op->nws[side]++] = *a;
+    *a = NULL;
+  }
+  sl_array_destroy(a);
+}
+
 sl_op *sl_op_ref(sl_op *op)
 {
   op->refs++;
@@ -59,19 +80,7 @@ int sl_op_destroy(sl_op **opp)
   sl_array_destroy(&op->rng);
   for (int i = 0; i < 2; i++) sl_array_destroy(&op->scratch[i]);
   sl_op_free_workspace(op);
-  sl_array_destroy(&op->data);
-  sl_array_destroy(&op->data_conj);
-  sl_op_destroy(&op->a);
-  sl_op_destroy(&op->b);
-  for (int i = 0; i < op->nparts; i++) sl_op_destroy(&op->parts[i]);
-  free(op->parts);
-  if (op->priv && op->priv_free) op->priv_free(op->priv);
-  if (op->mat_handle) starpu_data_unregister(op->mat_handle);
-  free(op->mat);
-  for (int i = 0; i < 2; i++) {
-    if (op->aux_handle[i]) starpu_data_unregister(op->aux_handle[i]);
-    free(op->aux[i]);
-  }
+  if (op->data && op->ops->destroy) op->ops->destroy(op->data);
   free(op);
   return SL_SUCCESS;
 }
@@ -95,7 +104,7 @@ int sl_op_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
     snprintf(ev, sizeof ev, "%s %s", mode == SL_FORWARD ? "apply" : "apply^H", op->name);
     starpu_fxt_trace_user_event_string(ev);
   }
-  return op->apply(op, mode, x, y);
+  return sl_op_call(op, mode, x, y);
 }
 
 int sl_op_create_domain(const sl_op *op, sl_array **x)
@@ -110,6 +119,8 @@ int sl_op_create_range(const sl_op *op, sl_array **y)
   return sl_array_create_like(y, op->rng);
 }
 
+const sl_array *sl_op_domain(const sl_op *op) { return op ? op->dom : NULL; }
+const sl_array *sl_op_range(const sl_op *op) { return op ? op->rng : NULL; }
 int64_t sl_op_nrows(const sl_op *op) { return op ? sl_array_global_size(op->rng) : -1; }
 int64_t sl_op_ncols(const sl_op *op) { return op ? sl_array_global_size(op->dom) : -1; }
 sl_dtype sl_op_dtype(const sl_op *op) { return op ? op->dtype : SL_FLOAT64; }
@@ -138,14 +149,22 @@ int sl_op_apply_chunked(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
   return rc;
 }
 
-int sl_op_keep(void **ptr, starpu_data_handle_t *h, const void *src, int64_t n, size_t el)
+int sl_kept_copy(sl_kept *k, const void *src, int64_t n, size_t el)
 {
   if (n == 0) return SL_SUCCESS;
-  *ptr = malloc((size_t)n * el);
-  if (!*ptr) return sl_error(SL_E_NOMEM, "operator: out of memory for %lld elements", (long long)n);
-  memcpy(*ptr, src, (size_t)n * el);
-  starpu_vector_data_register(h, STARPU_MAIN_RAM, (uintptr_t)*ptr, (uint32_t)n, el);
+  k->ptr = malloc((size_t)n * el);
+  if (!k->ptr) return sl_error(SL_E_NOMEM, "operator: out of memory for %lld elements", (long long)n);
+  memcpy(k->ptr, src, (size_t)n * el);
+  starpu_vector_data_register(&k->h, STARPU_MAIN_RAM, (uintptr_t)k->ptr, (uint32_t)n, el);
   return SL_SUCCESS;
+}
+
+void sl_kept_free(sl_kept *k)
+{
+  if (k->h) starpu_data_unregister(k->h);
+  free(k->ptr);
+  k->h = NULL;
+  k->ptr = NULL;
 }
 
 int sl_op_finish(sl_op **out, sl_op *o, int rc)

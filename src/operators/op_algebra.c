@@ -4,7 +4,37 @@
  * vector size. */
 #include <stdio.h>
 
+#include <stdlib.h>
+
 #include "operators/op_internal.h"
+
+/* The context of every composite kind: its parts (references) and coefficients. */
+typedef struct {
+  sl_op *a, *b;
+  double sign;     /* sum: +1, difference: -1 */
+  sl_cscalar scale; /* scaled */
+} parts_t;
+
+static void parts_free(void *p)
+{
+  parts_t *c = p;
+  sl_op_destroy(&c->a);
+  sl_op_destroy(&c->b);
+  free(c);
+}
+
+/* A composite named name over a and b (either may be NULL), taking a reference to each. */
+static int composite(sl_op **out, const char *name, const sl_array *dom, const sl_array *rng, const sl_op_ops *ops, sl_op *a,
+                     sl_op *b, double sign, sl_cscalar scale)
+{
+  parts_t *c = calloc(1, sizeof *c);
+  if (!c) return sl_error(SL_E_NOMEM, "%s: out of memory", name);
+  c->a = a ? sl_op_ref(a) : NULL;
+  c->b = b ? sl_op_ref(b) : NULL;
+  c->sign = sign;
+  c->scale = scale;
+  return sl_op_new(out, name, dom, rng, ops, c);
+}
 
 /* any_dtype: a product, whose parts meet at a's domain = b's range (checked with the layouts), so a
  * real-to-complex part may feed a complex one */
@@ -21,12 +51,14 @@ static int check_parts(const char *fn, const sl_op *a, const sl_op *b, int any_d
 /* ---- a + sign b: y = A x; y += sign B x (the temporaries: like the range forward, the domain adjoint) */
 static int sum_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
+  parts_t *c = op->data;
   sl_array *t = NULL;
   SL_TRY(sl_op_scratch(op, mode == SL_FORWARD ? 0 : 1, y, &t));
-  SL_TRY(op->a->apply(op->a, mode, x, y));
-  SL_TRY(op->b->apply(op->b, mode, x, t));
-  return sl_array_axpby(y, SL_REAL(op->sign), t, SL_REAL(1.0));
+  SL_TRY(sl_op_call(c->a, mode, x, y));
+  SL_TRY(sl_op_call(c->b, mode, x, t));
+  return sl_array_axpby(y, SL_REAL(c->sign), t, SL_REAL(1.0));
 }
+static const sl_op_ops sum_ops = {"sum", sum_apply, NULL, parts_free};
 
 static int sum_of(sl_op **out, sl_op *a, sl_op *b, double sign, const char *fn)
 {
@@ -36,13 +68,7 @@ static int sum_of(sl_op **out, sl_op *a, sl_op *b, double sign, const char *fn)
   SL_TRY(sl_array_check_same(b->rng, "the range of argument 3 (b)", a->rng, "the range of argument 2 (a)"));
   char name[160];
   snprintf(name, sizeof name, "(%.70s %c %.70s)", a->name, sign > 0 ? '+' : '-', b->name);
-  sl_op *o;
-  SL_TRY(sl_op_new(&o, name, a->dom, a->rng, sum_apply));
-  o->a = sl_op_ref(a);
-  o->b = sl_op_ref(b);
-  o->sign = sign;
-  *out = o;
-  return SL_SUCCESS;
+  return composite(out, name, a->dom, a->rng, &sum_ops, a, b, sign, SL_REAL(1.0));
 }
 
 int sl_op_sum(sl_op **out, sl_op *a, sl_op *b) { return sum_of(out, a, b, 1.0, "sl_op_sum"); }
@@ -51,12 +77,14 @@ int sl_op_diff(sl_op **out, sl_op *a, sl_op *b) { return sum_of(out, a, b, -1.0,
 /* ---- a b: forward t = B x, y = A t; adjoint t = A^H x, y = B^H t (t in a's domain) ----------------- */
 static int product_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  sl_op *first = mode == SL_FORWARD ? op->b : op->a, *second = mode == SL_FORWARD ? op->a : op->b;
+  parts_t *c = op->data;
+  sl_op *first = mode == SL_FORWARD ? c->b : c->a, *second = mode == SL_FORWARD ? c->a : c->b;
   sl_array *t = NULL;
-  SL_TRY(sl_op_scratch(op, 0, op->a->dom, &t));
-  SL_TRY(first->apply(first, mode, x, t));
-  return second->apply(second, mode, t, y);
+  SL_TRY(sl_op_scratch(op, 0, c->a->dom, &t));
+  SL_TRY(sl_op_call(first, mode, x, t));
+  return sl_op_call(second, mode, t, y);
 }
+static const sl_op_ops product_ops = {"product", product_apply, NULL, parts_free};
 
 int sl_op_product(sl_op **out, sl_op *a, sl_op *b)
 {
@@ -66,22 +94,19 @@ int sl_op_product(sl_op **out, sl_op *a, sl_op *b)
   SL_TRY(sl_array_check_same(b->rng, "the range of argument 3 (b)", a->dom, "the domain of argument 2 (a)"));
   char name[160];
   snprintf(name, sizeof name, "(%.70s %.70s)", a->name, b->name);
-  sl_op *o;
-  SL_TRY(sl_op_new(&o, name, b->dom, a->rng, product_apply));
-  o->a = sl_op_ref(a);
-  o->b = sl_op_ref(b);
-  *out = o;
-  return SL_SUCCESS;
+  return composite(out, name, b->dom, a->rng, &product_ops, a, b, 1.0, SL_REAL(1.0));
 }
 
 /* ---- s a: y = A x, y *= s (conj(s) for the adjoint) ----------------------------------------------- */
 static int scaled_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  SL_TRY(op->a->apply(op->a, mode, x, y));
-  sl_cscalar s = op->scale;
+  parts_t *c = op->data;
+  SL_TRY(sl_op_call(c->a, mode, x, y));
+  sl_cscalar s = c->scale;
   if (mode == SL_ADJOINT) s.im = -s.im;
   return sl_array_scale(y, s);
 }
+static const sl_op_ops scaled_ops = {"scaled", scaled_apply, NULL, parts_free};
 
 int sl_op_scaled(sl_op **out, sl_op *a, sl_cscalar s)
 {
@@ -93,53 +118,49 @@ int sl_op_scaled(sl_op **out, sl_op *a, sl_cscalar s)
                sl_dtype_name(a->dtype));
   char name[160];
   snprintf(name, sizeof name, "%.6g%+.6gi %.100s", s.re, s.im, a->name);
-  sl_op *o;
-  SL_TRY(sl_op_new(&o, name, a->dom, a->rng, scaled_apply));
-  o->a = sl_op_ref(a);
-  o->scale = s;
-  *out = o;
-  return SL_SUCCESS;
+  return composite(out, name, a->dom, a->rng, &scaled_ops, a, NULL, 1.0, s);
 }
 
 /* ---- a^H: the other mode of a --------------------------------------------------------------------- */
 static int adjoint_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  return op->a->apply(op->a, mode == SL_FORWARD ? SL_ADJOINT : SL_FORWARD, x, y);
+  parts_t *c = op->data;
+  return sl_op_call(c->a, mode == SL_FORWARD ? SL_ADJOINT : SL_FORWARD, x, y);
 }
+static const sl_op_ops adjoint_ops = {"adjoint", adjoint_apply, NULL, parts_free};
 
 /* ---- a^T x = conj(a^H conj(x)), conj(a) x = conj(a conj(x)): the input's conjugate goes to the
  * temporary laid out like x, the result is conjugated in place ----------------------------------- */
 static int conj_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y, int transpose)
 {
+  parts_t *c = op->data;
   sl_op_mode inner = transpose ? (mode == SL_FORWARD ? SL_ADJOINT : SL_FORWARD) : mode;
-  if (!sl_dtype_is_complex(op->dtype)) return op->a->apply(op->a, inner, x, y);
+  if (!sl_dtype_is_complex(op->dtype)) return sl_op_call(c->a, inner, x, y);
   sl_array *t = NULL;
   SL_TRY(sl_op_scratch(op, mode == SL_FORWARD ? 0 : 1, x, &t));
   SL_TRY(sl_array_conj(t, x));
-  SL_TRY(op->a->apply(op->a, inner, t, y));
+  SL_TRY(sl_op_call(c->a, inner, t, y));
   return sl_array_conj(y, y);
 }
 
 static int transpose_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y) { return conj_apply(op, mode, x, y, 1); }
 static int conjugate_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y) { return conj_apply(op, mode, x, y, 0); }
+static const sl_op_ops transpose_ops = {"transpose", transpose_apply, NULL, parts_free};
+static const sl_op_ops conjugate_ops = {"conjugate", conjugate_apply, NULL, parts_free};
 
-static int unary(sl_op **out, sl_op *a, const char *fn, const char *fmt, int swap, sl_op_apply_fn apply)
+static int unary(sl_op **out, sl_op *a, const char *fn, const char *fmt, int swap, const sl_op_ops *ops)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (out) is NULL", fn);
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s: argument 2 (a) is NULL", fn);
   char name[160];
   snprintf(name, sizeof name, fmt, a->name);
-  sl_op *o;
-  SL_TRY(sl_op_new(&o, name, swap ? a->rng : a->dom, swap ? a->dom : a->rng, apply));
-  o->a = sl_op_ref(a);
-  *out = o;
-  return SL_SUCCESS;
+  return composite(out, name, swap ? a->rng : a->dom, swap ? a->dom : a->rng, ops, a, NULL, 1.0, SL_REAL(1.0));
 }
 
-int sl_op_adjoint(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_adjoint", "%.150s^H", 1, adjoint_apply); }
-int sl_op_transpose(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_transpose", "%.150s^T", 1, transpose_apply); }
-int sl_op_conj(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_conj", "conj(%.140s)", 0, conjugate_apply); }
+int sl_op_adjoint(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_adjoint", "%.150s^H", 1, &adjoint_ops); }
+int sl_op_transpose(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_transpose", "%.150s^T", 1, &transpose_ops); }
+int sl_op_conj(sl_op **out, sl_op *a) { return unary(out, a, "sl_op_conj", "conj(%.140s)", 0, &conjugate_ops); }
 
 /* ---- a^k: a chain of products (a^0 is the identity) ------------------------------------------------ */
 int sl_op_power(sl_op **out, sl_op *a, int k)

@@ -5,17 +5,34 @@
 #include "operators/op_internal.h"
 #include "codelets/codelets.h"
 
+/* this rank's block: nr x nc with nnz entries */
+typedef struct {
+  int64_t nr, nc, nnz;
+  sl_kept rowptr, colind, vals;
+} csr_t;
+
+static void csr_free(void *p)
+{
+  csr_t *c = p;
+  sl_kept_free(&c->rowptr);
+  sl_kept_free(&c->colind);
+  sl_kept_free(&c->vals);
+  free(c);
+}
+
 static int csr_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
                       const starpu_data_handle_t *hy)
 {
-  return codelet_csr_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, op->aux_handle[0], op->aux_handle[1],
-                            op->mat_handle, nx, hx, ny, hy);
+  csr_t *c = op->data;
+  return codelet_csr_submit(op->dtype, mode == SL_ADJOINT, c->nr, c->nc, c->nnz, c->rowptr.h, c->colind.h, c->vals.h, nx, hx,
+                            ny, hy);
 }
 
 static int csr_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   return sl_op_apply_chunked(op, mode, x, y, csr_submit);
 }
+static const sl_op_ops csr_ops = {"CSR", csr_apply, NULL, csr_free};
 
 /* Local checks of the CSR arrays. */
 static int check_csr(int64_t nr, int64_t nc, const int64_t *rp, const int64_t *ci, const void *v)
@@ -52,17 +69,18 @@ int sl_op_csr(sl_op **op, int64_t nrows, int64_t ncols, const int64_t *rowptr, c
   sl_array *dom = NULL, *rng = NULL;
   rc = sl_layout_create(&dom, 1, &tot[1], dt, &dd);
   if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, 1, &tot[0], dt, &rd);
+  csr_t *c = calloc(1, sizeof *c);
+  if (rc == SL_SUCCESS && !c) rc = sl_error(SL_E_NOMEM, "sl_op_csr: out of memory");
+  if (rc == SL_SUCCESS) {
+    *c = (csr_t){.nr = nrows, .nc = ncols, .nnz = rowptr[nrows]};
+    rc = sl_kept_copy(&c->rowptr, rowptr, nrows + 1, sizeof(int64_t));
+    if (rc == SL_SUCCESS) rc = sl_kept_copy(&c->colind, colind, c->nnz, sizeof(int64_t));
+    if (rc == SL_SUCCESS) rc = sl_kept_copy(&c->vals, vals, c->nnz, sl_dtype_size(dt));
+  }
   sl_op *o = NULL;
-  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "CSR", dom, rng, csr_apply);
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "CSR", dom, rng, &csr_ops, c);
+  else if (c) csr_free(c);
   sl_array_destroy(&dom);
   sl_array_destroy(&rng);
-  if (rc != SL_SUCCESS) return rc;
-  int64_t nnz = rowptr[nrows];
-  o->nr = nrows;
-  o->nc = ncols;
-  o->nrhs = nnz; /* the entry count, for the task */
-  rc = sl_op_keep(&o->aux[0], &o->aux_handle[0], rowptr, nrows + 1, sizeof(int64_t));
-  if (rc == SL_SUCCESS) rc = sl_op_keep(&o->aux[1], &o->aux_handle[1], colind, nnz, sizeof(int64_t));
-  if (rc == SL_SUCCESS) rc = sl_op_keep(&o->mat, &o->mat_handle, vals, nnz, sl_dtype_size(dt));
   return sl_op_finish(op, o, rc);
 }

@@ -69,7 +69,7 @@ static int copy_all(const sl_array *arr, starpu_data_handle_t buf, int to_buffer
 
 static int fft_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  fft_t *f = op->priv;
+  fft_t *f = op->data;
   const int64_t *lda = sl_array_local_dims(f->la), *ldb = f->lb ? sl_array_local_dims(f->lb) : NULL;
   int fwd = mode == SL_FORWARD, rc = SL_SUCCESS;
   /* the one task of this direction that applies the normalisation (the real kinds always carry it) */
@@ -124,6 +124,7 @@ static int fft_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
   }
   return rc;
 }
+static const sl_op_ops fft_ops = {"FFT", fft_apply, NULL, fft_free};
 
 /* The checks of sl_op_fft (every rank reaches the same verdict: like is agreed, the rest must be). */
 static int fft_check(const char *fn, sl_op **op, const sl_array *like, int naxes, const int *axes, sl_fft_norm norm,
@@ -228,13 +229,8 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
   int n = snprintf(name, sizeof name, "%sFFT(axes", real ? "R" : "");
   for (int i = 0; i < naxes && n < (int)sizeof name - 8; i++) n += snprintf(name + n, sizeof name - (size_t)n, "%s%d", i ? "," : " ", ax[i]);
   snprintf(name + n, sizeof name - (size_t)n, ")");
-  if (rc == SL_SUCCESS) rc = sl_op_new(&o, name, dom, f->b >= 0 && !f->back ? f->lb : f->la, fft_apply);
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, name, dom, f->b >= 0 && !f->back ? f->lb : f->la, &fft_ops, f);
+  else fft_free(f);
   sl_array_destroy(&dom);
-  if (o) {
-    o->priv = f;
-    o->priv_free = fft_free;
-  } else {
-    fft_free(f);
-  }
   return sl_op_finish(op, o, rc);
 }

@@ -31,14 +31,8 @@ int sl_op_fredholm1(sl_op **op, const void *G, int64_t nsl, int64_t nx, int64_t 
   sl_array *dom = NULL, *rng = NULL;
   rc = sl_layout_create(&dom, 3, ddims, dt, &d);
   if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, 3, rdims, dt, &d);
-  sl_op *o = NULL;
-  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Fredholm1", dom, rng, sl_op_matrix_apply);
+  rc = sl_op_dense(op, rc, "Fredholm1", dom, rng, G, nx, ny, nz, nsl, -1, NULL);
   sl_array_destroy(&dom);
   sl_array_destroy(&rng);
-  if (rc != SL_SUCCESS) return rc;
-  o->nr = nx;
-  o->nc = ny;
-  o->nrhs = nz;
-  o->nbatch = nsl;
-  return sl_op_finish(op, o, sl_op_keep(&o->mat, &o->mat_handle, G, nsl * nx * ny, sl_dtype_size(dt)));
+  return rc;
 }

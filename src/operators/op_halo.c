@@ -139,7 +139,7 @@ static int halo_step(sl_op *op, halo_t *h, int i, sl_op_mode mode, hlist src, hl
 
 static int halo_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  halo_t *h = op->priv;
+  halo_t *h = op->data;
   hlist hx = {0, NULL}, hy = {0, NULL};
   int rc = sl_op_chunks(x, &hx.h, &hx.n);
   if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy.h, &hy.n);
@@ -155,6 +155,7 @@ static int halo_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y
   free(hy.h);
   return rc;
 }
+static const sl_op_ops halo_ops = {"Halo", halo_apply, NULL, halo_free};
 
 int sl_op_halo_block(int ndim, const int64_t dims[], const int grid[], int rank, int64_t first[], int64_t count[])
 {
@@ -273,14 +274,9 @@ int sl_op_halo(sl_op **op, int ndim, const int64_t dims[], const int grid[], con
   sl_op *o = NULL;
   char name[96];
   snprintf(name, sizeof name, "Halo(%dD, %s)", ndim, bnd == SL_HALO_ZERO ? "zero" : "periodic");
-  if (rc == SL_SUCCESS) rc = sl_op_new(&o, name, dom, rng, halo_apply);
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, name, dom, rng, &halo_ops, h);
+  else halo_free(h);
   sl_array_destroy(&dom);
   sl_array_destroy(&rng);
-  if (rc != SL_SUCCESS) {
-    halo_free(h);
-    return sl_agree(sl_ctx.comm, rc);
-  }
-  o->priv = h;
-  o->priv_free = halo_free;
-  return sl_op_finish(op, o, SL_SUCCESS);
+  return sl_op_finish(op, o, rc);
 }

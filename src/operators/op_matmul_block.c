@@ -12,22 +12,6 @@
 
 #define part_of sl_split_count
 
-static void channel_free(void *p) { comm_channel_destroy(p); }
-
-static int block_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
-                        const starpu_data_handle_t *hy)
-{
-  SL_TRY(codelet_matmul_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, 1, op->mat_handle, nx, hx, ny, hy));
-  comm_channel *col = op->priv;
-  if (mode == SL_ADJOINT && ny > 0 && col->size > 1) return comm_allreduce_n(col, op->dtype, COMM_SUM, ny, hy);
-  return SL_SUCCESS;
-}
-
-static int block_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
-{
-  return sl_op_apply_chunked(op, mode, x, y, block_submit);
-}
-
 int sl_op_matmul_block(sl_op **op, const void *A, int64_t N, int64_t K, int64_t M, int pr, int pc, sl_dtype dt)
 {
   const char *fn = "sl_op_matmul_block";
@@ -50,23 +34,13 @@ int sl_op_matmul_block(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
   if (rc == SL_SUCCESS) rc = sl_layout_create(&dom, 2, xd, dt, &dx);
   if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, 1, &yd, dt, &dy);
   free(mask);
+  /* the adjoint sums over grid column j */
   comm_channel *col = NULL;
   if (rc == SL_SUCCESS) rc = sl_op_grid_channel(fn, j, i, &col);
-  sl_op *o = NULL;
   char name[96];
   snprintf(name, sizeof name, "MatrixMult(block %d x %d)", pr, pc);
-  if (rc == SL_SUCCESS) rc = sl_op_new(&o, name, dom, rng, block_apply);
+  rc = sl_op_dense(op, rc, name, dom, rng, A, nb, K, mb, 1, SL_ADJOINT, col);
   sl_array_destroy(&dom);
   sl_array_destroy(&rng);
-  if (rc != SL_SUCCESS) {
-    if (col) comm_channel_destroy(col);
-    return sl_agree(sl_ctx.comm, rc);
-  }
-  o->priv = col;
-  o->priv_free = channel_free;
-  o->nr = nb;
-  o->nc = K;
-  o->nrhs = mb;
-  o->nbatch = 1;
-  return sl_op_finish(op, o, sl_op_keep(&o->mat, &o->mat_handle, A, nb * K, sl_dtype_size(dt)));
+  return rc;
 }

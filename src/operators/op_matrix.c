@@ -10,20 +10,55 @@
 #include "codelets/codelets.h"
 #include "comm/comm.h"
 
-static int matrix_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
-                         const starpu_data_handle_t *hy)
+enum { SL_STACK_NONE, SL_STACK_V, SL_STACK_H };
+
+/* The context of every dense kind: this rank's blocks and where a result is summed over ranks. */
+typedef struct {
+  sl_kept mat;            /* nbatch blocks of nr x nc, row-major */
+  int64_t nr, nc, nrhs, nbatch;
+  int sum_mode;           /* the mode whose result is allreduced (SL_FORWARD, SL_ADJOINT), or -1 */
+  comm_channel *channel;  /* the ranks of that sum (owned), or NULL: the result's own group */
+} dense_t;
+
+static void dense_free(void *p)
 {
-  SL_TRY(codelet_matmul_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->nc, op->nrhs, op->nbatch, op->mat_handle, nx, hx,
-                              ny, hy));
-  /* the replicated side of a stack is a sum over ranks: one allreduce of all its chunks */
-  int sum_out = (op->kind == SL_STACK_V && mode == SL_ADJOINT) || (op->kind == SL_STACK_H && mode == SL_FORWARD);
-  if (sum_out && ny > 0 && y->group->size > 1) return comm_allreduce_n(y->group->channel, op->dtype, COMM_SUM, ny, hy);
-  return SL_SUCCESS;
+  dense_t *c = p;
+  sl_kept_free(&c->mat);
+  if (c->channel) comm_channel_destroy(c->channel);
+  free(c);
 }
 
-int sl_op_matrix_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+static int dense_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
+                        const starpu_data_handle_t *hy)
 {
-  return sl_op_apply_chunked(op, mode, x, y, matrix_submit);
+  dense_t *c = op->data;
+  SL_TRY(codelet_matmul_submit(op->dtype, mode == SL_ADJOINT, c->nr, c->nc, c->nrhs, c->nbatch, c->mat.h, nx, hx, ny, hy));
+  if ((int)mode != c->sum_mode || ny == 0) return SL_SUCCESS;
+  comm_channel *ch = c->channel ? c->channel : y->group->channel;
+  return ch->size > 1 ? comm_allreduce_n(ch, op->dtype, COMM_SUM, ny, hy) : SL_SUCCESS;
+}
+
+static int dense_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  return sl_op_apply_chunked(op, mode, x, y, dense_submit);
+}
+static const sl_op_ops dense_ops = {"dense", dense_apply, NULL, dense_free};
+
+int sl_op_dense(sl_op **out, int rc, const char *name, const sl_array *dom, const sl_array *rng, const void *A, int64_t nr,
+                int64_t nc, int64_t nrhs, int64_t nbatch, int sum_mode, comm_channel *sum_channel)
+{
+  dense_t *c = rc == SL_SUCCESS ? calloc(1, sizeof *c) : NULL;
+  if (rc == SL_SUCCESS && !c) rc = sl_error(SL_E_NOMEM, "%s: out of memory", name);
+  if (c) {
+    *c = (dense_t){.nr = nr, .nc = nc, .nrhs = nrhs, .nbatch = nbatch, .sum_mode = sum_mode, .channel = sum_channel};
+    sum_channel = NULL;
+    rc = sl_kept_copy(&c->mat, A, nbatch * nr * nc, sl_dtype_size(sl_array_dtype(dom)));
+  }
+  if (sum_channel) comm_channel_destroy(sum_channel);
+  sl_op *o = NULL;
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, name, dom, rng, &dense_ops, c);
+  else if (c) dense_free(c);
+  return sl_op_finish(out, o, rc);
 }
 
 static int matrix_of(sl_op **op, int kind, const void *A, int64_t nrows, int64_t ncols, int64_t nrhs, sl_dtype dt);
@@ -73,16 +108,10 @@ static int matrix_of(sl_op **op, int kind, const void *A, int64_t nrows, int64_t
   sl_array *dom = NULL, *rng = NULL;
   rc = sl_layout_create(&dom, nd, ddims, dt, &dd);
   if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, nd, rdims, dt, &rd);
-  sl_op *o = NULL;
-  if (rc == SL_SUCCESS)
-    rc = sl_op_new(&o, kind == SL_STACK_V ? "VStack(MatrixMult)" : (kind == SL_STACK_H ? "HStack(MatrixMult)" : "MatrixMult"), dom, rng, sl_op_matrix_apply);
+  /* the replicated side of a stack is a sum over ranks: VStack's adjoint, HStack's forward */
+  rc = sl_op_dense(op, rc, kind == SL_STACK_V ? "VStack(MatrixMult)" : (kind == SL_STACK_H ? "HStack(MatrixMult)" : "MatrixMult"),
+                   dom, rng, A, nrows, ncols, nrhs, 1, kind == SL_STACK_V ? SL_ADJOINT : kind == SL_STACK_H ? SL_FORWARD : -1, NULL);
   sl_array_destroy(&dom);
   sl_array_destroy(&rng);
-  if (rc != SL_SUCCESS) return rc;
-  o->kind = kind;
-  o->nr = nrows;
-  o->nc = ncols;
-  o->nrhs = nrhs;
-  o->nbatch = 1;
-  return sl_op_finish(op, o, sl_op_keep(&o->mat, &o->mat_handle, A, nrows * ncols, sl_dtype_size(dt)));
+  return rc;
 }

@@ -19,7 +19,7 @@ static void redist_free(void *p)
 static int redist_fn(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
                      const starpu_data_handle_t *hy)
 {
-  redist_op *r = op->priv;
+  redist_op *r = op->data;
   return sl_redist_submit(mode == SL_FORWARD ? r->fwd : r->adj, nx, hx, ny, hy);
 }
 
@@ -27,6 +27,7 @@ static int redist_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
 {
   return sl_op_apply_chunked(op, mode, x, y, redist_fn);
 }
+static const sl_op_ops redist_ops = {"Redistribute", redist_apply, NULL, redist_free};
 
 int sl_op_redistribute(sl_op **op, const sl_array *from_like, const sl_array *to_like)
 {
@@ -41,12 +42,7 @@ int sl_op_redistribute(sl_op **op, const sl_array *from_like, const sl_array *to
   if (rc == SL_SUCCESS) rc = sl_redist_create(&r->fwd, from_like, to_like, fn);
   if (rc == SL_SUCCESS) rc = sl_redist_create(&r->adj, to_like, from_like, fn);
   sl_op *o = NULL;
-  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Redistribute", from_like, to_like, redist_apply);
-  if (o) {
-    o->priv = r;
-    o->priv_free = redist_free;
-  } else if (r) {
-    redist_free(r);
-  }
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Redistribute", from_like, to_like, &redist_ops, r);
+  else if (r) redist_free(r);
   return sl_op_finish(op, o, rc);
 }

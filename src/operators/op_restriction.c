@@ -6,16 +6,31 @@
 #include "operators/op_internal.h"
 #include "codelets/codelets.h"
 
+/* this rank's selected positions */
+typedef struct {
+  int64_t n;
+  sl_kept idx;
+} restriction_t;
+
+static void restriction_free(void *p)
+{
+  restriction_t *c = p;
+  sl_kept_free(&c->idx);
+  free(c);
+}
+
 static int restriction_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
                               const starpu_data_handle_t *hy)
 {
-  return codelet_select_submit(op->dtype, mode == SL_ADJOINT, op->nr, op->mat_handle, nx, hx, ny, hy);
+  restriction_t *c = op->data;
+  return codelet_select_submit(op->dtype, mode == SL_ADJOINT, c->n, c->idx.h, nx, hx, ny, hy);
 }
 
 static int restriction_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   return sl_op_apply_chunked(op, mode, x, y, restriction_submit);
 }
+static const sl_op_ops restriction_ops = {"Restriction", restriction_apply, NULL, restriction_free};
 
 int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int64_t n)
 {
@@ -39,10 +54,15 @@ int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int6
   rd.local_n = &n;
   sl_array *rng = NULL;
   rc = sl_layout_create(&rng, 1, &tot, like->dtype, &rd);
+  restriction_t *c = calloc(1, sizeof *c);
+  if (!c) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  if (rc == SL_SUCCESS) {
+    c->n = n;
+    rc = sl_kept_copy(&c->idx, idx, n, sizeof(int64_t));
+  }
   sl_op *o = NULL;
-  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Restriction", like, rng, restriction_apply);
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Restriction", like, rng, &restriction_ops, c);
+  else if (c) restriction_free(c);
   sl_array_destroy(&rng);
-  if (rc != SL_SUCCESS) return rc;
-  o->nr = n;
-  return sl_op_finish(op, o, sl_op_keep(&o->mat, &o->mat_handle, idx, n, sizeof(int64_t)));
+  return sl_op_finish(op, o, rc);
 }

@@ -13,19 +13,34 @@
 
 enum { STACK_V, STACK_H, STACK_DIAG };
 
+/* The parts (references). */
+typedef struct {
+  int n;
+  sl_op **parts;
+} stack_ctx;
+
+static void stack_free(void *p)
+{
+  stack_ctx *c = p;
+  for (int i = 0; i < c->n; i++) sl_op_destroy(&c->parts[i]);
+  free(c->parts);
+  free(c);
+}
+
 /* VStack (sum_side = adjoint) and HStack (sum_side = forward): on the stacked side each part maps its own
  * part of the stacked array; on the other side the parts' results are summed into y. */
 static int stack_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y, sl_op_mode sum_side)
 {
+  stack_ctx *c = op->data;
   if (mode != sum_side) {
-    for (int i = 0; i < op->nparts; i++) SL_TRY(op->parts[i]->apply(op->parts[i], mode, x, y->parts[i]));
+    for (int i = 0; i < c->n; i++) SL_TRY(sl_op_call(c->parts[i], mode, x, y->parts[i]));
     return SL_SUCCESS;
   }
-  SL_TRY(op->parts[0]->apply(op->parts[0], mode, x->parts[0], y));
+  SL_TRY(sl_op_call(c->parts[0], mode, x->parts[0], y));
   sl_array *t = NULL;
-  if (op->nparts > 1) SL_TRY(sl_op_scratch(op, 0, y, &t));
-  for (int i = 1; i < op->nparts; i++) {
-    SL_TRY(op->parts[i]->apply(op->parts[i], mode, x->parts[i], t));
+  if (c->n > 1) SL_TRY(sl_op_scratch(op, 0, y, &t));
+  for (int i = 1; i < c->n; i++) {
+    SL_TRY(sl_op_call(c->parts[i], mode, x->parts[i], t));
     SL_TRY(sl_array_axpby(y, SL_REAL(1), t, SL_REAL(1)));
   }
   return SL_SUCCESS;
@@ -43,9 +58,14 @@ static int hstack_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
 
 static int diag_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  for (int i = 0; i < op->nparts; i++) SL_TRY(op->parts[i]->apply(op->parts[i], mode, x->parts[i], y->parts[i]));
+  stack_ctx *c = op->data;
+  for (int i = 0; i < c->n; i++) SL_TRY(sl_op_call(c->parts[i], mode, x->parts[i], y->parts[i]));
   return SL_SUCCESS;
 }
+
+static const sl_op_ops vstack_ops = {"VStack", vstack_apply, NULL, stack_free};
+static const sl_op_ops hstack_ops = {"HStack", hstack_apply, NULL, stack_free};
+static const sl_op_ops diag_ops = {"BlockDiag", diag_apply, NULL, stack_free};
 
 /* A stack of the parts' domains (ranges) as a layout template. */
 static int stacked_like(sl_op **ops, int n, int range, sl_array **out)
@@ -90,16 +110,20 @@ static int make(sl_op **out, const char *fn, int kind, int n, sl_op **ops)
   sl_array *dom = NULL, *rng = NULL;
   int rc = kind == STACK_V ? SL_SUCCESS : stacked_like(ops, n, 0, &dom);
   if (rc == SL_SUCCESS && kind != STACK_H) rc = stacked_like(ops, n, 1, &rng);
+  stack_ctx *c = rc == SL_SUCCESS ? calloc(1, sizeof *c) : NULL;
+  if (c) c->parts = calloc((size_t)n, sizeof *c->parts);
+  if (rc == SL_SUCCESS && (!c || !c->parts)) {
+    rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+    if (c) stack_free(c);
+    c = NULL;
+  }
+  for (int i = 0; c && i < n; i++) c->parts[c->n++] = sl_op_ref(ops[i]);
   sl_op *o = NULL;
   if (rc == SL_SUCCESS)
     rc = sl_op_new(&o, name, dom ? dom : ops[0]->dom, rng ? rng : ops[0]->rng,
-                   kind == STACK_V ? vstack_apply : kind == STACK_H ? hstack_apply : diag_apply);
+                   kind == STACK_V ? &vstack_ops : kind == STACK_H ? &hstack_ops : &diag_ops, c);
   sl_array_destroy(&dom);
   sl_array_destroy(&rng);
-  if (rc != SL_SUCCESS) return sl_agree(sl_ctx.comm, rc);
-  o->parts = calloc((size_t)n, sizeof *o->parts);
-  if (!o->parts) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
-  for (int i = 0; rc == SL_SUCCESS && i < n; i++) o->parts[o->nparts++] = sl_op_ref(ops[i]);
   return sl_op_finish(out, o, rc);
 }
 

@@ -65,11 +65,26 @@ static int needed_chunks(const st_plan *p, const int64_t *start, int nc, int64_t
   return cnt;
 }
 
+/* The plan and the ghost planes along the distributed axis (buffers allocated where first written). */
+typedef struct {
+  st_plan plan;
+  starpu_data_handle_t ghost[2];
+} stencil_t;
+
+static void stencil_free(void *q)
+{
+  stencil_t *c = q;
+  for (int s = 0; s < 2; s++)
+    if (c->ghost[s]) starpu_data_unregister(c->ghost[s]);
+  free(c);
+}
+
 static int stencil_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  st_plan p = *(const st_plan *)op->mat;
+  stencil_t *ctx = op->data;
+  st_plan p = ctx->plan;
   p.adjoint = mode == SL_ADJOINT;
-  if (has_ghosts(&p)) SL_TRY(sl_array_ghost_fill(x, (int[2]){ST_GHOST, ST_GHOST}, op->aux_handle));
+  if (has_ghosts(&p)) SL_TRY(sl_array_ghost_fill(x, (int[2]){ST_GHOST, ST_GHOST}, ctx->ghost));
   int nc = y->nchunks;
   if (nc == 0) return SL_SUCCESS;
   int64_t *start = malloc(sizeof *start * (size_t)(nc + 1));
@@ -103,13 +118,14 @@ static int stencil_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
     ghost_needs(&p, s, e, &lo, &hi);
     if (serial) lo = hi = 1;
     sl_trace_block(0, c);
-    rc = codelet_stencil_submit(&p, op->dtype, lo ? op->aux_handle[0] : NULL, hi ? op->aux_handle[1] : NULL, nin, hx,
+    rc = codelet_stencil_submit(&p, op->dtype, lo ? ctx->ghost[0] : NULL, hi ? ctx->ghost[1] : NULL, nin, hx,
                                 seg_start, sl_array_chunk(y, c), s, e);
   }
   free(start);
   free(mark);
   return rc;
 }
+static const sl_op_ops stencil_ops = {"stencil", stencil_apply, NULL, stencil_free};
 
 /* One term of the plan: the stencil kind along axis of arrays laid out like `like`. */
 static void add_term(st_plan *p, const sl_array *like, int axis, int kind, int edge, double scale)
@@ -164,22 +180,22 @@ static const char *kind_name(sl_deriv_kind kind)
 /* A stencil operator from its plan: domain and range like `like`, ghost planes for the distributed axis. */
 static int make(sl_op **out, const char *name, const sl_array *like, const st_plan *plan)
 {
-  sl_op *o = NULL;
-  SL_TRY(sl_op_new(&o, name, like, like, stencil_apply));
   int rc = SL_SUCCESS;
-  st_plan *p = malloc(sizeof *p);
-  if (!p) rc = sl_error(SL_E_NOMEM, "%s: out of memory", name);
+  stencil_t *c = calloc(1, sizeof *c);
+  sl_op *o = NULL;
+  if (!c) rc = sl_error(SL_E_NOMEM, "%s: out of memory", name);
   else {
+    st_plan *p = &c->plan;
     *p = *plan;
     p->ndim = like->ndim;
     p->ncomp = sl_dtype_is_complex(like->dtype) ? 2 : 1;
     p->wlo = p->whi = ST_GHOST;
     for (int d = 0; d < like->ndim; d++) p->ldims[d] = like->ldims[d];
-    o->mat = p;
+    if (has_ghosts(p) && like->outer * like->inner > 0)
+      for (int s = 0; s < 2; s++)
+        starpu_vector_data_register(&c->ghost[s], -1, 0, (uint32_t)(like->outer * ST_GHOST * like->inner), like->elsize);
+    rc = sl_op_new(&o, name, like, like, &stencil_ops, c);
   }
-  if (rc == SL_SUCCESS && has_ghosts(p) && like->outer * like->inner > 0)
-    for (int s = 0; s < 2; s++)
-      starpu_vector_data_register(&o->aux_handle[s], -1, 0, (uint32_t)(like->outer * ST_GHOST * like->inner), like->elsize);
   return sl_op_finish(out, o, rc);
 }
 

@@ -30,6 +30,7 @@ typedef struct {
   starpu_data_handle_t *ap, *xp, *wp; /* per panel: A panel (nb x w), X panel (w x mb), W (w x mb) */
   sl_array *t[2];             /* the products to add into Y, alternating */
   comm_channel *row, *col;
+  sl_kept a;                  /* this rank's A block (nb x ka) */
 } summa_t;
 
 static void summa_free(void *p)
@@ -44,6 +45,7 @@ static void summa_free(void *p)
   sl_array_destroy(&s->t[1]);
   if (s->row) comm_channel_destroy(s->row);
   if (s->col) comm_channel_destroy(s->col);
+  sl_kept_free(&s->a);
   free(s->p0), free(s->w), free(s->ja), free(s->ix), free(s->ap), free(s->xp), free(s->wp);
   free(s);
 }
@@ -55,14 +57,14 @@ static int bcast_a(sl_op *op, summa_t *s, int t)
   size_t el = sl_dtype_size(op->dtype);
   if (!s->ap[t]) return SL_SUCCESS; /* nb = 0: the whole row has nothing */
   if (s->j == s->ja[t])
-    SL_TRY(codelet_rows_submit(1, &s->ap[t], STARPU_W, 1, &op->mat_handle, el, s->nb, s->w[t], s->p0[t] - s->offka, s->ka, 0,
+    SL_TRY(codelet_rows_submit(1, &s->ap[t], STARPU_W, 1, &s->a.h, el, s->nb, s->w[t], s->p0[t] - s->offka, s->ka, 0,
                                s->w[t]));
   return s->pc > 1 ? comm_bcast(s->row, op->dtype, s->ja[t], s->ap[t]) : SL_SUCCESS;
 }
 
 static int summa_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  summa_t *s = op->priv;
+  summa_t *s = op->data;
   size_t el = sl_dtype_size(op->dtype);
   starpu_data_handle_t *hx = NULL, *hy = NULL, *ht[2] = {NULL, NULL};
   int nx = 0, ny = 0, nt[2] = {0, 0};
@@ -94,6 +96,8 @@ static int summa_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *
   free(hx), free(hy), free(ht[0]), free(ht[1]);
   return rc;
 }
+
+static const sl_op_ops summa_ops = {"SUMMA", summa_apply, NULL, summa_free};
 
 /* The panels: K cut at the boundaries of both splits (A's columns over pc, X's rows over pr). */
 static int make_panels(summa_t *s)
@@ -178,19 +182,15 @@ int sl_op_matmul_summa(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
   if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, 1, &rdim, dt, &rd);
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&s->t[0], rng);
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&s->t[1], rng);
+  if (rc == SL_SUCCESS) rc = sl_kept_copy(&s->a, A, s->nb * s->ka, el);
   sl_op *o = NULL;
   char name[96];
   snprintf(name, sizeof name, "MatrixMult(SUMMA %d x %d)", pr, pc);
-  if (rc == SL_SUCCESS) rc = sl_op_new(&o, name, dom, rng, summa_apply);
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, name, dom, rng, &summa_ops, s);
+  else summa_free(s);
   sl_array_destroy(&dom);
   sl_array_destroy(&rng);
-  if (rc != SL_SUCCESS) {
-    summa_free(s);
-    return sl_agree(sl_ctx.comm, rc);
-  }
-  o->priv = s;
-  o->priv_free = summa_free;
-  return sl_op_finish(op, o, sl_op_keep(&o->mat, &o->mat_handle, A, s->nb * s->ka, el));
+  return sl_op_finish(op, o, rc);
 }
 
 int sl_op_summa_block(int64_t N, int64_t K, int64_t M, int pr, int pc, int rank, int64_t extent[8])

@@ -39,10 +39,10 @@ int sl_power_iteration(sl_op *A, int niter, double tol, unsigned seed, sl_cscala
   starpu_variable_data_register(&hs, STARPU_MAIN_RAM, (uintptr_t)st, sizeof st);
   sl_array *b = NULL, *b1 = NULL;
   sl_scalar *s[2] = {NULL, NULL};
-  rc = sl_array_create_like(&b, A->dom);
-  if (rc == SL_SUCCESS) rc = sl_array_create_like(&b1, A->dom);
-  if (rc == SL_SUCCESS) rc = sl_scalar_create(&s[0], A->dtype);
-  if (rc == SL_SUCCESS) rc = sl_scalar_create(&s[1], A->dtype);
+  rc = sl_array_create_like(&b, sl_op_domain(A));
+  if (rc == SL_SUCCESS) rc = sl_array_create_like(&b1, sl_op_domain(A));
+  if (rc == SL_SUCCESS) rc = sl_scalar_create(&s[0], sl_op_dtype(A));
+  if (rc == SL_SUCCESS) rc = sl_scalar_create(&s[1], sl_op_dtype(A));
   if (rc == SL_SUCCESS) rc = sl_array_fill_random(b, seed);
   const sl_array *xb[2] = {b, b1}, *yb[2] = {b1, NULL}, *none[1] = {NULL};
   enum starpu_data_access_mode m[3] = {STARPU_RW, STARPU_R, STARPU_R};

@@ -40,18 +40,11 @@ const char *sl_stop_reason_name(sl_stop_reason r)
 
 int solver_arrays(sl_op *A, int side, sl_array **a, int nt)
 {
-  /* the work vectors of the previous solve on A when it kept them (zeroed: a solve starts as on new ones),
-   * new ones for the rest; one agreement for the allocations */
+  /* the work vectors of the previous solve on A when it kept them, new ones for the rest; one agreement
+   * for the allocations */
   int rc = SL_SUCCESS;
   for (int i = 0; i < nt; i++) a[i] = NULL;
-  for (int i = 0; i < nt && rc == SL_SUCCESS; i++) {
-    if (A->nws[side] > 0) {
-      a[i] = A->ws[side][--A->nws[side]];
-      rc = sl_array_fill(a[i], SL_REAL(0));
-    } else {
-      rc = sl_array_clone(&a[i], side ? A->rng : A->dom, 2);
-    }
-  }
+  for (int i = 0; i < nt && rc == SL_SUCCESS; i++) rc = sl_op_work_take(A, side, &a[i]);
   rc = sl_agree(sl_ctx.comm, rc);
   if (rc != SL_SUCCESS) solver_arrays_free(A, side, a, nt);
   return rc;
@@ -59,13 +52,7 @@ int solver_arrays(sl_op *A, int side, sl_array **a, int nt)
 
 void solver_arrays_free(sl_op *A, int side, sl_array **a, int nt)
 {
-  for (int i = 0; i < nt; i++) {
-    if (a[i] && A->nws[side] < SL_OP_WS_MAX) {
-      A->ws[side][A->nws[side]++] = a[i];
-      a[i] = NULL;
-    }
-    sl_array_destroy(&a[i]);
-  }
+  for (int i = 0; i < nt; i++) sl_op_work_give(A, side, &a[i]);
 }
 
 static const char *rule_text(sl_tol_rule r)
@@ -82,13 +69,13 @@ static int begin_check(sl_solver *sv, const char *name, sl_op *A, const sl_array
   SL_CHECK_ARG(x != NULL, SL_E_INVALID, "%s: argument 3 (x) is NULL", name);
   SL_CHECK_ARG(x != y, SL_E_INVALID, "%s: arguments 2 (y) and 3 (x) are the same array", name);
   char what[200];
-  snprintf(what, sizeof what, "the range of %s", A->name);
+  snprintf(what, sizeof what, "the range of %s", sl_op_name(A));
   char an[64];
   snprintf(an, sizeof an, "%s: argument 2 (y)", name);
-  SL_TRY(sl_array_check_same(y, an, A->rng, what));
-  snprintf(what, sizeof what, "the domain of %s", A->name);
+  SL_TRY(sl_array_check_same(y, an, sl_op_range(A), what));
+  snprintf(what, sizeof what, "the domain of %s", sl_op_name(A));
   snprintf(an, sizeof an, "%s: argument 3 (x)", name);
-  SL_TRY(sl_array_check_same(x, an, A->dom, what));
+  SL_TRY(sl_array_check_same(x, an, sl_op_domain(A), what));
   const sl_solver_options *q = &sv->o;
   SL_CHECK_ARG(q->niter >= 0 && q->niter < INT_MAX / 4, SL_E_INVALID, "%s: argument 4 (options): niter must be >= 0 and < %d, got %d", name, INT_MAX / 4, q->niter);
   SL_CHECK_ARG(q->tol >= 0 && !isnan(q->tol), SL_E_INVALID, "%s: argument 4 (options): tol must be >= 0, got %g", name, q->tol);
@@ -100,7 +87,7 @@ static int begin_check(sl_solver *sv, const char *name, sl_op *A, const sl_array
                name, q->damp);
   if (q->x0) {
     snprintf(an, sizeof an, "%s: options.x0", name);
-    SL_TRY(sl_array_check_same(q->x0, an, A->dom, what));
+    SL_TRY(sl_array_check_same(q->x0, an, sl_op_domain(A), what));
     SL_CHECK_ARG(q->x0 != x, SL_E_INVALID, "%s: options.x0 must differ from argument 3 (x)", name);
   }
   if (!strcmp(name, "LSQR"))
@@ -154,12 +141,12 @@ int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, s
   starpu_variable_data_register(&sv->hstate, STARPU_MAIN_RAM, (uintptr_t)sv->state, sizeof sv->state);
   starpu_variable_data_register(&sv->hhist, STARPU_MAIN_RAM, (uintptr_t)sv->hist,
                                 ((size_t)q->niter + 1) * 3 * sizeof(double));
-  for (int i = 0; i < 6; i++) SL_TRY(sl_scalar_create(&sv->sc[i], A->dtype));
+  for (int i = 0; i < 6; i++) SL_TRY(sl_scalar_create(&sv->sc[i], sl_op_dtype(A)));
   sv->printed = sv->row_printed = -1;
   sv->t0 = MPI_Wtime();
   if (q->show && sl_ctx.rank == 0) {
-    fprintf(sv->out, "%s: A = %s (%lld x %lld), %s, %d rank%s, %d CPU + %d CUDA workers per rank\n", name, A->name,
-            (long long)sl_op_nrows(A), (long long)sl_op_ncols(A), sl_dtype_name(A->dtype), sl_ctx.size,
+    fprintf(sv->out, "%s: A = %s (%lld x %lld), %s, %d rank%s, %d CPU + %d CUDA workers per rank\n", name, sl_op_name(A),
+            (long long)sl_op_nrows(A), (long long)sl_op_ncols(A), sl_dtype_name(sl_op_dtype(A)), sl_ctx.size,
             sl_ctx.size > 1 ? "s" : "", sl_ctx.ncpu, sl_ctx.ncuda);
     fprintf(sv->out, "  niter = %d, tol = %g (%s), check every %d\n", q->niter, q->tol, rule_text(q->tol_rule),
             q->check_every);
@@ -346,5 +333,5 @@ int solver_check_square(const char *fn, sl_op *A)
                (long long)sl_op_nrows(A), (long long)sl_op_ncols(A));
   char what[96];
   snprintf(what, sizeof what, "%s: the domain of argument 1 (A)", fn);
-  return sl_array_check_same(A->dom, what, A->rng, "its range");
+  return sl_array_check_same(sl_op_domain(A), what, sl_op_range(A), "its range");
 }

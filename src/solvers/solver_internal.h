@@ -3,7 +3,7 @@
 #ifndef SL_SOLVER_INTERNAL_H
 #define SL_SOLVER_INTERNAL_H
 
-#include "operators/op_internal.h"
+#include "internal.h"
 
 /* Slots of the state (each an (re, im) pair of doubles) that every solver keeps up to date. */
 enum {

@@ -66,6 +66,7 @@ RANKS_TEST(mpi_summa)
 RANKS_TEST(mpi_halo)
 RANKS_TEST(mpi_fft)
 RANKS_TEST(mpi_memory)
+RANKS_TEST(mpi_shell)
 
 /* Many chunks per block, as on a many-core node (a block is cut into up to twice as many chunks as the rank
  * has workers): every program on 1 rank with 4 CPU workers and chunks of one element (up to 1024 per
@@ -95,6 +96,7 @@ MANY_CHUNKS_TEST(mpi_stack)
 MANY_CHUNKS_TEST(mpi_summa)
 MANY_CHUNKS_TEST(mpi_halo)
 MANY_CHUNKS_TEST(mpi_fft)
+MANY_CHUNKS_TEST(mpi_shell)
 
 /* One chunk per block (STARLOPS_MAX_CHUNKS=1, as on a GPU node by default): library temporaries (operator
  * scratch, solver work vectors) are then placed blocks with no host home, zero-filled by a task. */
