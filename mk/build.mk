@@ -133,7 +133,7 @@ demo: all
 
 install: all
 	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin
-	install -m 644 include/starlops.h $(PREFIX)/include/
+	install -m 644 include/starlops.h include/starlops_ext.h $(PREFIX)/include/
 	install -m 755 $(LIB_SO) $(PREFIX)/lib/$(SONAME)
 	ln -sf $(SONAME) $(PREFIX)/lib/libstarlops.so
 	install -m 644 $(LIB_A) $(PREFIX)/lib/

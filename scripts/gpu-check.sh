@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   cudatests (CUDATESTS="prog:ranks ..."), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   cudatests (CUDATESTS="prog:ranks ..."), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -111,10 +111,22 @@ if want cudatests; then
       "cuda-$1-$2.log" mpirun -n "$2" --bind-to none "$B/build/tests/mpi/$1"
   done
 fi
+# ---- user operators: the shell example's CUDA kernel (forced CUDA, checked against the dense reference on
+# the host) and on the CPUs only; the shell test program ----
+if want ext; then
+  STARLOPS_CODELET_WHERE=cuda STEP_TIMEOUT=120 step "custom_operator, CUDA, 1 rank" ext-cuda-1.log \
+    mpirun -n 1 --bind-to none "$E/custom_operator" --dims 301,256,259
+  STARLOPS_CODELET_WHERE=cuda STEP_TIMEOUT=120 step "custom_operator, CUDA, 2 ranks" ext-cuda-2.log \
+    mpirun -n 2 --bind-to none "$E/custom_operator"
+  STARPU_NCUDA=0 STEP_TIMEOUT=120 step "custom_operator, CPUs only, 2 ranks" ext-cpu-2.log \
+    mpirun -n 2 --bind-to none "$E/custom_operator" --dims 301,256,259
+  STEP_TIMEOUT=120 step "mpi_shell, 2 ranks, default placement" ext-shell-2.log \
+    mpirun -n 2 --bind-to none "$B/build/tests/mpi/mpi_shell" "$root"
+fi
 # ---- default placement: every test program as a user runs it, no forced codelets and no chunk override
 # (the programs' own 100-byte chunks, at most 2 per worker: 32 per block with 16 workers), with the CUDA
 # worker (DEFAULTS_RANKS, default "1 2") and with STARPU_NCUDA=0 on every core (part defaults-cpu) ----
-DEFAULT_PROGS=${DEFAULT_PROGS:-mpi_arrays mpi_errors mpi_comm mpi_ops mpi_solvers mpi_stencils mpi_stack mpi_summa mpi_halo mpi_fft mpi_memory}
+DEFAULT_PROGS=${DEFAULT_PROGS:-mpi_arrays mpi_errors mpi_comm mpi_ops mpi_solvers mpi_stencils mpi_stack mpi_summa mpi_halo mpi_fft mpi_memory mpi_shell}
 run_defaults() { # label, extra env...
   local label=$1; shift
   for np in ${DEFAULTS_RANKS:-1 2}; do

@@ -51,7 +51,8 @@ int sl_agree_same(MPI_Comm comm, const char *fn, int code, int n, const sl_same 
     b[2 + 2 * i] = ~vals[i].v; /* max of ~v is ~(min of v) */
   }
   char what[128];
-  snprintf(what, sizeof what, "the agreement of %s's arguments (a collective call)", fn);
+  if (n > 0) snprintf(what, sizeof what, "the agreement of %s's arguments (a collective call)", fn);
+  else snprintf(what, sizeof what, "an agreement of the ranks' verdicts (a collective call)");
   sl_watch_begin(what);
   int rc = MPI_Allreduce(MPI_IN_PLACE, b, m, MPI_INT64_T, MPI_MAX, comm);
   sl_watch_end();
@@ -86,3 +87,5 @@ int sl_agree_same(MPI_Comm comm, const char *fn, int code, int n, const sl_same 
   if (buf != stack) free(buf);
   return out;
 }
+
+int sl_agree(MPI_Comm comm, int code) { return sl_agree_same(comm, "sl_agree", code, 0, NULL); }

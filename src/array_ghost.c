@@ -41,8 +41,10 @@ static int submit_exchange(const sl_array *a, const int64_t *off, const int widt
   message recv[MAX_MSG], send[MAX_MSG];
   comm_pair pairs[MAX_MSG];
   int nrecv = 0, nsend = 0, np = 0, rc = SL_SUCCESS;
-  starpu_data_handle_t chunks[64];
-  for (int c = 0; c < a->nchunks && c < 64; c++) chunks[c] = sl_array_chunk(a, c);
+  /* the packing tasks read the block's chunks (any number: dynamic handles past StarPU's fixed 16) */
+  starpu_data_handle_t *chunks = malloc(sizeof *chunks * (size_t)(a->nchunks > 0 ? a->nchunks : 1));
+  if (!chunks) return sl_error(SL_E_NOMEM, "ghost exchange: out of memory");
+  for (int c = 0; c < a->nchunks; c++) chunks[c] = sl_array_chunk(a, c);
   const double zero[2] = {0, 0};
   for (int s = 0; s < 2 && rc == SL_SUCCESS; s++)
     if (dst[s]) rc = codelet_vec_submit(SL_VEC_FILL, a->dtype, dst[s], NULL, NULL, zero, zero);
@@ -54,7 +56,10 @@ static int submit_exchange(const sl_array *a, const int64_t *off, const int widt
       ghost_range(a, off, width, me, s, &gb, &ge);
       intersect(gb, ge, off[q], off[q] + a->counts[g->members[q]], &b, &e);
       if (b < e) {
-        if (np == MAX_MSG) return sl_error(SL_E_INVALID, "sl_array_exchange_ghosts: the ghost layers span more than %d messages", MAX_MSG);
+        if (np == MAX_MSG) {
+          rc = sl_error(SL_E_INVALID, "sl_array_exchange_ghosts: the ghost layers span more than %d messages", MAX_MSG);
+          break;
+        }
         message *m = &recv[nrecv++];
         *m = (message){s, b, e, NULL};
         starpu_vector_data_register(&m->h, -1, 0, (uint32_t)(outer * (e - b) * plane), a->elsize);
@@ -63,7 +68,10 @@ static int submit_exchange(const sl_array *a, const int64_t *off, const int widt
       ghost_range(a, off, width, q, s, &gb, &ge);
       intersect(gb, ge, off[me], off[me] + n, &b, &e);
       if (b < e) {
-        if (np == MAX_MSG) return sl_error(SL_E_INVALID, "sl_array_exchange_ghosts: the ghost layers span more than %d messages", MAX_MSG);
+        if (np == MAX_MSG) {
+          rc = sl_error(SL_E_INVALID, "sl_array_exchange_ghosts: the ghost layers span more than %d messages", MAX_MSG);
+          break;
+        }
         message *m = &send[nsend++];
         *m = (message){s, b, e, NULL};
         int64_t len = (e - b) * plane;
@@ -82,6 +90,7 @@ static int submit_exchange(const sl_array *a, const int64_t *off, const int widt
   }
   for (int k = 0; k < nrecv; k++) starpu_data_unregister_submit(recv[k].h);
   for (int k = 0; k < nsend; k++) starpu_data_unregister_submit(send[k].h);
+  free(chunks);
   return rc;
 }
 
@@ -97,7 +106,6 @@ int sl_array_exchange_ghosts(sl_array *a)
 
 int sl_array_ghost_fill(const sl_array *a, const int width[2], const starpu_data_handle_t dst[2])
 {
-  SL_CHECK_ARG(a->nchunks <= 64, SL_E_INVALID, "ghost exchange: the array has more than 64 chunks");
   if (width[0] == 0 && width[1] == 0) return SL_SUCCESS;
   const sl_group *g = a->group;
   int64_t *off = malloc(sizeof(int64_t) * (size_t)g->size);

@@ -63,24 +63,6 @@ int sl_error_starpu(int rc, const char *call, const char *file, int line)
                   strerror(rc < 0 ? -rc : rc));
 }
 
-int sl_agree(MPI_Comm comm, int code)
-{
-  int rank;
-  SL_CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  struct { int code, rank; } mine = {code, rank}, worst;
-  sl_watch_begin("an agreement of the ranks' verdicts (a collective call)");
-  int mpi = MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, comm);
-  sl_watch_end();
-  if (mpi != MPI_SUCCESS) return sl_error_mpi(mpi, "MPI_Allreduce", __FILE__, __LINE__);
-  if (worst.code == SL_SUCCESS) return SL_SUCCESS;
-  char msg[SL_MSG_LEN];
-  memcpy(msg, last_msg, sizeof msg);
-  SL_CHECK_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, worst.rank, comm));
-  msg[SL_MSG_LEN - 1] = '\0';
-  if (worst.rank == rank) return worst.code;
-  return sl_error(worst.code, "%s", msg);
-}
-
 /* Errors raised inside tasks (which cannot return them) wait here for the next synchronisation. */
 static pthread_mutex_t async_lock = PTHREAD_MUTEX_INITIALIZER;
 static int async_code;

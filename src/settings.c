@@ -19,6 +19,22 @@ static int parse_count(const char *name, const char *v, unsigned long long min, 
   return SL_SUCCESS;
 }
 
+/* A decimal number from min to max in the given unit ("microseconds"), or an error naming the variable; set
+ * says whether the variable was given (unset or empty: *out untouched). */
+static int parse_real(const char *name, const char *unit, double min, double max, double *out, int *set)
+{
+  const char *v = getenv(name);
+  if (set) *set = 0;
+  if (!v || !*v) return SL_SUCCESS;
+  char *end = NULL;
+  double x = strtod(v, &end);
+  if (*end || !(x >= min && x <= max))
+    return sl_error(SL_E_INVALID, "sl_init: %s must be a number of %s from %g to %g, not '%s'", name, unit, min, max, v);
+  *out = x;
+  if (set) *set = 1;
+  return SL_SUCCESS;
+}
+
 /* 0 or 1 (unset: 0). */
 static int parse_flag(const char *name, int *out)
 {
@@ -75,23 +91,10 @@ int sl_settings_read(const sl_options *o)
   if (v && *v && strcmp(v, "measure") && strcmp(v, "estimate"))
     return sl_error(SL_E_INVALID, "sl_init: STARLOPS_FFTW_PLANNER must be measure or estimate, not '%s'", v);
   s->fftw_estimate = v && !strcmp(v, "estimate");
-  v = getenv("STARLOPS_COMM_SPIN_US");
-  if (v && *v) {
-    char *end = NULL;
-    double us = strtod(v, &end);
-    if (*end || !(us >= 0 && us <= 1e6))
-      return sl_error(SL_E_INVALID, "sl_init: STARLOPS_COMM_SPIN_US must be a number of microseconds from 0 to 1e6, not '%s'", v);
-    s->comm_spin_s = us * 1e-6;
-    s->comm_spin_set = 1;
-  }
-  v = getenv("STARLOPS_TIMEOUT");
-  if (v && *v) {
-    char *end = NULL;
-    double t = strtod(v, &end);
-    if (*end || !(t >= 0 && t <= 1e7))
-      return sl_error(SL_E_INVALID, "sl_init: STARLOPS_TIMEOUT must be a number of seconds from 0 (off) to 1e7, not '%s'", v);
-    s->timeout_s = t;
-  }
+  double us = 0;
+  SL_TRY(parse_real("STARLOPS_COMM_SPIN_US", "microseconds", 0, 1e6, &us, &s->comm_spin_set));
+  s->comm_spin_s = us * 1e-6;
+  SL_TRY(parse_real("STARLOPS_TIMEOUT", "seconds (0: off)", 0, 1e7, &s->timeout_s, NULL));
   v = getenv("STARLOPS_COMM");
   snprintf(s->comm, sizeof s->comm, "%s", v && *v ? v : "auto");
   if (strcmp(s->comm, "auto") && strcmp(s->comm, "mpi") && strcmp(s->comm, "mpi-cuda") && strcmp(s->comm, "nccl"))

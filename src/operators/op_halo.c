@@ -211,22 +211,20 @@ int sl_op_halo(sl_op **op, int ndim, const int64_t dims[], const int grid[], con
 {
   const char *fn = "sl_op_halo";
   SL_CHECK_INIT();
-  int rc = sl_agree(sl_ctx.comm, halo_check(fn, op, ndim, dims, grid, halo, bnd, dt));
-  if (rc != SL_SUCCESS) return rc;
-  /* every rank must have been given the same description */
-  int64_t desc[3 * SL_MAX_DIMS + 2] = {ndim, bnd};
-  for (int k = 0; k < ndim; k++) {
-    desc[2 + 3 * k] = dims[k];
-    desc[3 + 3 * k] = grid[k];
-    desc[4 + 3 * k] = (int64_t)halo[2 * k] << 32 | (int64_t)halo[2 * k + 1];
+  /* one agreement: the verdict, and the description every rank must share (unused axes as -1) */
+  int rc = halo_check(fn, op, ndim, dims, grid, halo, bnd, dt);
+  sl_same same[3 + 3 * SL_MAX_DIMS];
+  int ns = 0, ok = rc == SL_SUCCESS;
+  same[ns++] = SL_SAME_I("argument 2 (ndim)", ndim);
+  same[ns++] = SL_SAME_I("argument 6 (boundary)", bnd);
+  same[ns++] = SL_SAME_I("argument 7 (dt)", dt);
+  for (int k = 0; k < SL_MAX_DIMS; k++) {
+    int used = ok && k < ndim;
+    same[ns++] = SL_SAME_I("argument 3 (dims)", used ? dims[k] : -1);
+    same[ns++] = SL_SAME_I("argument 4 (grid)", used ? grid[k] : -1);
+    same[ns++] = SL_SAME_I("argument 5 (halo)", used ? (int64_t)halo[2 * k] << 32 | (int64_t)halo[2 * k + 1] : -1);
   }
-  int64_t root[3 * SL_MAX_DIMS + 2];
-  memcpy(root, desc, sizeof desc);
-  rc = MPI_Bcast(root, 3 * SL_MAX_DIMS + 2, MPI_INT64_T, 0, sl_ctx.comm) == MPI_SUCCESS ? SL_SUCCESS : sl_error(SL_E_COMM, "%s: MPI_Bcast failed", fn);
-  if (rc == SL_SUCCESS && memcmp(root, desc, sizeof desc) != 0)
-    rc = sl_error(SL_E_INVALID, "%s: arguments 2-6 (ndim, dims, grid, halo, boundary) differ between ranks", fn);
-  rc = sl_agree(sl_ctx.comm, rc);
-  if (rc != SL_SUCCESS) return rc;
+  SL_TRY(sl_agree_same(sl_ctx.comm, fn, rc, ns, same));
   halo_t *h = calloc(1, sizeof *h);
   if (!h) return sl_agree(sl_ctx.comm, sl_error(SL_E_NOMEM, "%s: out of memory", fn));
   h->ndim = ndim;

@@ -97,6 +97,14 @@ MANY_CHUNKS_TEST(mpi_summa)
 MANY_CHUNKS_TEST(mpi_halo)
 MANY_CHUNKS_TEST(mpi_fft)
 MANY_CHUNKS_TEST(mpi_shell)
+/* Chunks of one element with no cap on their number: the ghost planes of the distributed axis are packed
+ * from every chunk of a block, past the 64 a fixed table once held. */
+Test(many_chunks, mpi_stencils_2_ranks_unbounded, .timeout = 400)
+{
+  cr_expect_eq(run_env("STARLOPS_MAX_CHUNKS=1000000 STARLOPS_CHUNK_BYTES=4 STARLOPS_TEST_MIN_CHUNKS=65", 2, "mpi_stencils",
+                       scratch_dir()),
+               0);
+}
 
 /* One chunk per block (STARLOPS_MAX_CHUNKS=1, as on a GPU node by default): library temporaries (operator
  * scratch, solver work vectors) are then placed blocks with no host home, zero-filled by a task. */
