@@ -1,6 +1,7 @@
 /* bench_vec: throughput of axpby, dot and norm2 through starlops (tasks on every worker) beside a ceiling
  * measured in the same run: a plain single-pass C loop on the same host data, or, when the rank has a CUDA
- * worker, a device-to-device cudaMemcpy of the same bytes. Prints one table row per (op, size).
+ * worker, a device-to-device cudaMemcpy of the same bytes (axpby) and a read-only kernel over the same bytes
+ * (the reductions, bench_vec_ceiling.cu). Prints one table row per (op, size).
  *   mpirun -n P bench_vec [--sizes MiB,MiB,...] [--reps R]
  * Sizes are per-rank block sizes of one float64 vector. */
 #include <math.h>
@@ -56,6 +57,10 @@ static int starlops_op(int op, sl_array *y, sl_array *x, sl_scalar *s)
   }
 }
 
+#ifdef SL_HAVE_CUDA
+double bench_read_ceiling(size_t bytes, int reps);
+#endif
+
 /* Ceiling on the GPU: bytes moved by a device-to-device copy (read + write) per second. */
 static double d2d_ceiling(size_t bytes, int reps)
 {
@@ -106,7 +111,8 @@ int main(int argc, char **argv)
   if (sl_rank() == 0) {
     printf("# bench_vec: %d ranks, %d CPU + %d CUDA workers per rank, float64, median of %d; ceiling = %s\n",
            sl_size(), sl_ncpu_workers(), sl_ncuda_workers(), reps,
-           gpu ? "device-to-device copy (read+write bytes/s)" : "plain C loop on the same data");
+           gpu ? "axpby: device-to-device copy (read+write bytes/s); dot, norm2: a read-only kernel over the same bytes"
+               : "plain C loop on the same data");
     printf("| op | MiB/rank | chunks | time (ms) | GB/s | ceiling GB/s | ratio |\n|---|---|---|---|---|---|---|\n");
   }
   double *t = malloc(sizeof *t * (size_t)reps);
@@ -136,7 +142,11 @@ int main(int argc, char **argv)
       }
       double ts = bench_median(t, reps), ceiling;
       if (gpu) {
+#ifdef SL_HAVE_CUDA
+        ceiling = op == OP_AXPBY ? d2d_ceiling((size_t)(bytes / 2), reps) : bench_read_ceiling((size_t)bytes, reps);
+#else
         ceiling = d2d_ceiling((size_t)(bytes / 2), reps);
+#endif
       } else {
         void *xp, *yp;
         sl_array_acquire(x, SL_READ, &xp);

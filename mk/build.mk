@@ -84,7 +84,10 @@ $(BUILD)/examples/custom_operator: $(BUILD)/examples/custom_operator_cuda.cu.o
 endif
 $(BUILD)/bench/%: bench/%.c bench/bench_util.h bench/bench_normal.h $(LIB_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< -o $@ $(LINK_STARLOPS)
+	$(CC) $(CFLAGS) $< $(filter %.o,$^) -o $@ $(LINK_STARLOPS)
+ifeq ($(HAVE_CUDA),1)
+$(BUILD)/bench/bench_vec: $(BUILD)/bench/bench_vec_ceiling.cu.o
+endif
 $(BUILD)/bench/bench_comm: bench/bench_comm.c bench/bench_util.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -o $@ $(LINK_INTERNAL)

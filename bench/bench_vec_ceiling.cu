@@ -1,0 +1,64 @@
+/* The read-only ceiling of bench_vec on a GPU: a kernel that only reads (a sum of a float64 vector with four
+ * independent accumulators per thread, one partial per block), timed with CUDA events. Reductions read
+ * and write nothing else, so their bytes per second compare with this, not with a copy. */
+#include <cuda_runtime.h>
+#include <stdlib.h>
+
+__global__ static void read_k(long long n, const double *__restrict__ x, double *partials)
+{
+  __shared__ double s[256];
+  long long stride = (long long)gridDim.x * blockDim.x, i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    a0 += x[i];
+    a1 += x[i + stride];
+    a2 += x[i + 2 * stride];
+    a3 += x[i + 3 * stride];
+  }
+  for (; i < n; i += stride) a0 += x[i];
+  s[threadIdx.x] = (a0 + a1) + (a2 + a3);
+  __syncthreads();
+  for (int w = 128; w > 0; w >>= 1) {
+    if ((int)threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = s[0];
+}
+
+/* GB/s of reading bytes (median of reps), or a negative value when the device calls fail. */
+extern "C" double bench_read_ceiling(size_t bytes, int reps)
+{
+  long long n = (long long)(bytes / sizeof(double));
+  double *x = NULL, *p = NULL;
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    return -1;
+  unsigned blocks = (unsigned)(sms * 8);
+  if (cudaMalloc(&x, (size_t)n * sizeof *x) != cudaSuccess || cudaMalloc(&p, blocks * sizeof *p) != cudaSuccess) return -1;
+  cudaMemset(x, 0, (size_t)n * sizeof *x);
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  float *t = (float *)malloc(sizeof *t * (size_t)reps);
+  read_k<<<blocks, 256>>>(n, x, p); /* warm-up */
+  for (int r = 0; r < reps; r++) {
+    cudaEventRecord(a);
+    read_k<<<blocks, 256>>>(n, x, p);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    cudaEventElapsedTime(&t[r], a, b);
+  }
+  for (int i = 1; i < reps; i++) /* insertion sort for the median */
+    for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+      float tmp = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = tmp;
+    }
+  double ms = t[reps / 2], gbs = cudaGetLastError() == cudaSuccess ? (double)n * sizeof(double) / (ms * 1e-3) / 1e9 : -1;
+  free(t);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  cudaFree(x);
+  cudaFree(p);
+  return gbs;
+}
