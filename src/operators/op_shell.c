@@ -32,8 +32,8 @@ static int shell_adjoint(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
   return c->adjoint(c->ctx, mode, x, y);
 }
 
-static const sl_op_ops shell_ops = {"shell", shell_forward, shell_adjoint, shell_free};
-static const sl_op_ops shell_ops_one = {"shell", shell_forward, NULL, shell_free};
+static const sl_op_ops shell_ops = {shell_forward, shell_adjoint, shell_free};
+static const sl_op_ops shell_ops_one = {shell_forward, NULL, shell_free};
 
 static int shell_check(sl_op **op, const char *name, const sl_array *dom, const sl_array *rng, sl_shell_apply_fn forward)
 {
@@ -71,28 +71,24 @@ void *sl_op_shell_context(const sl_op *op)
   return ((const shell_t *)op->data)->ctx;
 }
 
+/* A block's chunks are starpu_vector_filter_block's parts (array.c), which split it as sl_split_count and
+ * sl_split_offset do: the first nlocal % nchunks chunks hold one element more. */
 int sl_array_chunk_extent(const sl_array *a, int c, int64_t *start, int64_t *count)
 {
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_chunk_extent: argument 1 (a) is NULL");
   SL_CHECK_ARG(c >= 0 && c <= a->nchunks && (a->handle || a->nchunks == 0), SL_E_INVALID,
                "sl_array_chunk_extent: argument 2 (c) is %d, the array has %d chunks%s", c, a->nchunks,
                a->handle || a->nchunks == 0 ? "" : " and no storage (a layout)");
-  int64_t s = 0;
-  for (int k = 0; k < c; k++) s += (int64_t)starpu_vector_get_nx(sl_array_chunk(a, k));
-  if (start) *start = s;
-  if (count) *count = c < a->nchunks ? (int64_t)starpu_vector_get_nx(sl_array_chunk(a, c)) : 0;
+  if (start) *start = c < a->nchunks ? sl_split_offset(a->nlocal, a->nchunks, c) : a->nlocal;
+  if (count) *count = c < a->nchunks ? sl_split_count(a->nlocal, a->nchunks, c) : 0;
   return SL_SUCCESS;
 }
 
 int sl_array_chunk_of(const sl_array *a, int64_t i)
 {
   if (!a || !a->handle || i < 0 || i >= a->nlocal) return -1;
-  int64_t s = 0;
-  for (int k = 0; k < a->nchunks; k++) {
-    s += (int64_t)starpu_vector_get_nx(sl_array_chunk(a, k));
-    if (i < s) return k;
-  }
-  return -1;
+  int64_t q = a->nlocal / a->nchunks, r = a->nlocal % a->nchunks; /* the first r chunks hold q + 1 */
+  return (int)(i < r * (q + 1) ? i / (q + 1) : r + (i - r * (q + 1)) / q);
 }
 
 int sl_codelet_init(struct starpu_codelet *cl, struct starpu_perfmodel *model, const char *name, starpu_cpu_func_t cpu,

@@ -102,6 +102,8 @@ int main(int argc, char **argv)
       CHECK_OK(sl_array_chunk_extent(x, k, &s, &c));
       CHECK(s == covered && c > 0, "chunk %d starts at %lld (expected %lld), %lld long", k, (long long)s, (long long)covered,
             (long long)c);
+      CHECK(c == (int64_t)starpu_vector_get_nx(sl_array_chunk(x, k)), "chunk %d: extent %lld, its handle holds %u", k,
+            (long long)c, starpu_vector_get_nx(sl_array_chunk(x, k)));
       CHECK(sl_array_chunk_of(x, s) == k && sl_array_chunk_of(x, s + c - 1) == k, "sl_array_chunk_of at chunk %d", k);
       covered += c;
     }
