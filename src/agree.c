@@ -36,9 +36,8 @@ static void describe(const sl_same *s, int64_t v, char *out, size_t n)
 
 int sl_agree_same(MPI_Comm comm, const char *fn, int code, int n, const sl_same *vals)
 {
-  int rank, size;
+  int rank;
   SL_CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  SL_CHECK_MPI(MPI_Comm_size(comm, &size));
   int64_t stack[1 + 2 * 16], *buf = n <= 16 ? stack : malloc((size_t)(1 + 2 * n) * sizeof *buf);
   if (!buf) code = code ? code : sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   int64_t tmp[1];

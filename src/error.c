@@ -31,15 +31,6 @@ const char *sl_strerror(int code)
 
 const char *sl_last_error(void) { return last_msg; }
 
-int sl_error(int code, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(last_msg, sizeof last_msg, fmt, ap);
-  va_end(ap);
-  return code;
-}
-
 int sl_error_set(int code, const char *fmt, ...)
 {
   va_list ap;

@@ -7,8 +7,10 @@
 #include "starlops.h"
 
 /* ---- errors (error.c) --------------------------------------------------------------------------- */
-/** Records a formatted message for the calling thread and returns code. */
-int sl_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Records a formatted message for the calling thread and returns code: the library's own calls use the
+ *  public sl_error_set (starlops_ext.h) under this name. */
+int sl_error_set(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define sl_error sl_error_set
 int sl_error_mpi(int rc, const char *call, const char *file, int line);
 int sl_error_starpu(int rc, const char *call, const char *file, int line);
 /** Collective over comm: every rank returns the lowest (worst) code and the message of the first rank
