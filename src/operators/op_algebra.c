@@ -58,7 +58,7 @@ static int sum_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
   SL_TRY(sl_op_call(c->b, mode, x, t));
   return sl_array_axpby(y, SL_REAL(c->sign), t, SL_REAL(1.0));
 }
-static const sl_op_ops sum_ops = {"sum", sum_apply, NULL, parts_free};
+static const sl_op_ops sum_ops = {sum_apply, NULL, parts_free};
 
 static int sum_of(sl_op **out, sl_op *a, sl_op *b, double sign, const char *fn)
 {
@@ -84,7 +84,7 @@ static int product_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
   SL_TRY(sl_op_call(first, mode, x, t));
   return sl_op_call(second, mode, t, y);
 }
-static const sl_op_ops product_ops = {"product", product_apply, NULL, parts_free};
+static const sl_op_ops product_ops = {product_apply, NULL, parts_free};
 
 int sl_op_product(sl_op **out, sl_op *a, sl_op *b)
 {
@@ -106,7 +106,7 @@ static int scaled_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
   if (mode == SL_ADJOINT) s.im = -s.im;
   return sl_array_scale(y, s);
 }
-static const sl_op_ops scaled_ops = {"scaled", scaled_apply, NULL, parts_free};
+static const sl_op_ops scaled_ops = {scaled_apply, NULL, parts_free};
 
 int sl_op_scaled(sl_op **out, sl_op *a, sl_cscalar s)
 {
@@ -127,7 +127,7 @@ static int adjoint_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
   parts_t *c = op->data;
   return sl_op_call(c->a, mode == SL_FORWARD ? SL_ADJOINT : SL_FORWARD, x, y);
 }
-static const sl_op_ops adjoint_ops = {"adjoint", adjoint_apply, NULL, parts_free};
+static const sl_op_ops adjoint_ops = {adjoint_apply, NULL, parts_free};
 
 /* ---- a^T x = conj(a^H conj(x)), conj(a) x = conj(a conj(x)): the input's conjugate goes to the
  * temporary laid out like x, the result is conjugated in place ----------------------------------- */
@@ -145,8 +145,8 @@ static int conj_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y
 
 static int transpose_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y) { return conj_apply(op, mode, x, y, 1); }
 static int conjugate_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y) { return conj_apply(op, mode, x, y, 0); }
-static const sl_op_ops transpose_ops = {"transpose", transpose_apply, NULL, parts_free};
-static const sl_op_ops conjugate_ops = {"conjugate", conjugate_apply, NULL, parts_free};
+static const sl_op_ops transpose_ops = {transpose_apply, NULL, parts_free};
+static const sl_op_ops conjugate_ops = {conjugate_apply, NULL, parts_free};
 
 static int unary(sl_op **out, sl_op *a, const char *fn, const char *fmt, int swap, const sl_op_ops *ops)
 {

@@ -155,7 +155,7 @@ static int halo_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y
   free(hy.h);
   return rc;
 }
-static const sl_op_ops halo_ops = {"Halo", halo_apply, NULL, halo_free};
+static const sl_op_ops halo_ops = {halo_apply, NULL, halo_free};
 
 int sl_op_halo_block(int ndim, const int64_t dims[], const int grid[], int rank, int64_t first[], int64_t count[])
 {

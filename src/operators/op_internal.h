@@ -12,7 +12,6 @@ typedef int (*sl_op_apply_fn)(sl_op *op, sl_op_mode mode, const sl_array *x, sl_
 /** What an operator kind does. Each kind's file defines one table and its own context struct (`data`); no
  *  other file reads that struct. */
 typedef struct sl_op_ops {
-  const char *kind;            /* "Diagonal", "MatrixMult", "shell", ... */
   sl_op_apply_fn apply;        /* y = op x, and y = op^H x when adjoint is NULL */
   sl_op_apply_fn adjoint;      /* y = op^H x where the kind writes it as another function, else NULL */
   void (*destroy)(void *data); /* frees the context (NULL: nothing to free) */

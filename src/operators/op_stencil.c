@@ -125,7 +125,7 @@ static int stencil_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
   free(mark);
   return rc;
 }
-static const sl_op_ops stencil_ops = {"stencil", stencil_apply, NULL, stencil_free};
+static const sl_op_ops stencil_ops = {stencil_apply, NULL, stencil_free};
 
 /* One term of the plan: the stencil kind along axis of arrays laid out like `like`. */
 static void add_term(st_plan *p, const sl_array *like, int axis, int kind, int edge, double scale)
