@@ -2,7 +2,6 @@
  * independent accumulators per thread, one partial per block), timed with CUDA events. Reductions read
  * and write nothing else, so their bytes per second compare with this, not with a copy. */
 #include <cuda_runtime.h>
-#include <stdlib.h>
 
 __global__ static void read_k(long long n, const double *__restrict__ x, double *partials)
 {
@@ -25,8 +24,9 @@ __global__ static void read_k(long long n, const double *__restrict__ x, double 
   if (threadIdx.x == 0) partials[blockIdx.x] = s[0];
 }
 
-/* GB/s of reading bytes (median of reps), or a negative value when the device calls fail. */
-extern "C" double bench_read_ceiling(size_t bytes, int reps)
+/* Seconds of each of reps read-only passes over bytes (after a warm-up) into t; 0, or -1 when a device call
+ * fails. */
+extern "C" int bench_read_times(size_t bytes, int reps, double *t)
 {
   long long n = (long long)(bytes / sizeof(double));
   double *x = NULL, *p = NULL;
@@ -34,31 +34,28 @@ extern "C" double bench_read_ceiling(size_t bytes, int reps)
   if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
     return -1;
   unsigned blocks = (unsigned)(sms * 8);
-  if (cudaMalloc(&x, (size_t)n * sizeof *x) != cudaSuccess || cudaMalloc(&p, blocks * sizeof *p) != cudaSuccess) return -1;
+  if (cudaMalloc(&x, (size_t)n * sizeof *x) != cudaSuccess || cudaMalloc(&p, blocks * sizeof *p) != cudaSuccess) {
+    cudaFree(x);
+    return -1;
+  }
   cudaMemset(x, 0, (size_t)n * sizeof *x);
   cudaEvent_t a, b;
   cudaEventCreate(&a);
   cudaEventCreate(&b);
-  float *t = (float *)malloc(sizeof *t * (size_t)reps);
   read_k<<<blocks, 256>>>(n, x, p); /* warm-up */
   for (int r = 0; r < reps; r++) {
+    float ms = 0;
     cudaEventRecord(a);
     read_k<<<blocks, 256>>>(n, x, p);
     cudaEventRecord(b);
     cudaEventSynchronize(b);
-    cudaEventElapsedTime(&t[r], a, b);
+    cudaEventElapsedTime(&ms, a, b);
+    t[r] = 1e-3 * ms;
   }
-  for (int i = 1; i < reps; i++) /* insertion sort for the median */
-    for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
-      float tmp = t[j];
-      t[j] = t[j - 1];
-      t[j - 1] = tmp;
-    }
-  double ms = t[reps / 2], gbs = cudaGetLastError() == cudaSuccess ? (double)n * sizeof(double) / (ms * 1e-3) / 1e9 : -1;
-  free(t);
+  int rc = cudaGetLastError() == cudaSuccess ? 0 : -1;
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   cudaFree(x);
   cudaFree(p);
-  return gbs;
+  return rc;
 }
