@@ -1,7 +1,8 @@
 /* bench_stencil: stencil operators (2-D n x n float64, rows over the ranks) forward plus adjoint, in GB/s
  * (read x, write y, both directions), beside a plain single-pass C loop doing the same stencil on the same
  * local block in the same run (one thread: compare with STARPU_NCPU=1) and, with CUDA workers, beside a
- * device-to-device copy of the same bytes (cudaMemcpy). Then the halo exchange: the Laplacian with the
+ * device-to-device copy of the same bytes (cudaMemcpy); then the fused 3-D Laplacian on a cube of about
+ * n^2 elements (c^3, c = n^(2/3)) beside a plain 7-point loop or the copy. Then the halo exchange: the Laplacian with the
  * interior overlapping the exchange, with every task waiting for it (STARLOPS_STENCIL_NO_OVERLAP=1), and the
  * exchange alone; overlapped fraction = (serial - overlapped) / exchange.
  *   mpirun -n P bench_stencil [--sizes n1,n2,...] [--reps R]
@@ -59,6 +60,33 @@ static void loop_d1c5(int64_t m, int64_t n, const double *x, double *y)
       const double *r = x + i * n + j;
       y[i * n + j] = (1.0 / 12) * r[-2] - (2.0 / 3) * r[-1] + (2.0 / 3) * r[1] - (1.0 / 12) * r[2];
     }
+}
+
+/* The 7-point Laplacian on a local block of a x b x c (a: with the ghost planes). */
+static void loop_lap3(int64_t a, int64_t b, int64_t c, const double *x, double *y)
+{
+  for (int64_t i = 1; i + 1 < a; i++)
+    for (int64_t j = 1; j + 1 < b; j++)
+      for (int64_t k = 1; k + 1 < c; k++) {
+        int64_t q = (i * b + j) * c + k;
+        y[q] = x[q - b * c] + x[q + b * c] + x[q - c] + x[q + c] + x[q - 1] + x[q + 1] - 6 * x[q];
+      }
+}
+
+static double time_loop3(int64_t a, int64_t b, int64_t c, int reps)
+{
+  int64_t len = a * b * c;
+  double *x = malloc(sizeof *x * (size_t)len), *y = calloc((size_t)len, sizeof *y), t[64];
+  for (int64_t i = 0; i < len; i++) x[i] = (double)(i % 17);
+  for (int r = -1; r < reps; r++) {
+    double t0 = bench_now();
+    loop_lap3(a, b, c, x, y);
+    loop_lap3(a, b, c, y, x);
+    if (r >= 0) t[r] = slowest(bench_now() - t0);
+  }
+  free(x);
+  free(y);
+  return bench_median(t, reps);
 }
 
 static double time_loop(void (*f)(int64_t, int64_t, const double *, double *), int64_t m, int64_t n, int reps)
@@ -154,6 +182,28 @@ int main(int argc, char **argv)
       if (me == 0)
         printf("| %s | %lld | %.3f | %.2f | %.2f | %.2f |\n", names[k], (long long)n, 1e3 * t, bytes / t / 1e9,
                c > 0 ? bytes / c / 1e9 : 0.0, c > 0 ? c / t : 0.0);
+    }
+    /* the fused 3-D Laplacian on a cube of about the same size */
+    {
+      int64_t c = (int64_t)llround(cbrt((double)n * (double)n)), d3[3] = {c, c, c};
+      sl_array *x3 = NULL, *y3 = NULL;
+      sl_op *l3 = NULL;
+      if (sl_array_create(&x3, 3, d3, SL_FLOAT64, NULL) || sl_array_create(&y3, 3, d3, SL_FLOAT64, NULL) ||
+          sl_op_laplacian(&l3, x3, 3, NULL, NULL, NULL, SL_DERIV_CENTERED, 0)) {
+        fprintf(stderr, "bench_stencil: %s\n", sl_last_error());
+        return 1;
+      }
+      sl_array_fill_random(x3, 1);
+      int64_t m3 = sl_array_local_dims(x3)[0];
+      double b3 = 2.0 * 2.0 * (double)(m3 * c * c) * 8.0;
+      double t = time_op(l3, x3, y3, reps);
+      double cl = gpu ? time_d2d((size_t)(m3 * c * c) * 8, reps) : time_loop3(m3 + 2, c, c, reps);
+      if (me == 0)
+        printf("| Laplacian 3-D (3 axes, fused), n^3 | %lld | %.3f | %.2f | %.2f | %.2f |\n", (long long)c, 1e3 * t,
+               b3 / t / 1e9, cl > 0 ? b3 / cl / 1e9 : 0.0, cl > 0 ? cl / t : 0.0);
+      sl_op_destroy(&l3);
+      sl_array_destroy(&x3);
+      sl_array_destroy(&y3);
     }
     /* the halo exchange: overlapped, serialised, alone */
     if (sl_size() > 1 && ops[0]) {

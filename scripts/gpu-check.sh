@@ -157,9 +157,11 @@ fi
 if want stencilbench || want keybench; then
   # STENCIL_CHUNK_BYTES and STENCIL_SIZES override the chunk size and the grid sizes
   sc=${STENCIL_CHUNK_BYTES:-$((1 << 28))} ss=${STENCIL_SIZES:-4000,8000}
-  STEP_TIMEOUT=60 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc step "bench_stencil on the GPU" \
+  STEP_TIMEOUT=120 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc step "bench_stencil on the GPU" \
     bench-stencil-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes "$ss" --reps 5
-  STEP_TIMEOUT=60 STARLOPS_STENCIL_GENERIC=1 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc \
+  STEP_TIMEOUT=120 step "bench_stencil, no variables set" bench-stencil-default.log \
+    mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes "$ss" --reps 5
+  STEP_TIMEOUT=120 STARLOPS_STENCIL_GENERIC=1 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc \
     step "bench_stencil on the GPU, generic kernel" bench-stencil-gpu-generic.log \
     mpirun -n 1 --bind-to none -x STARLOPS_STENCIL_GENERIC "$B/build/bench/bench_stencil" --sizes "$ss" --reps 5
 fi

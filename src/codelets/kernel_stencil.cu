@@ -1,11 +1,25 @@
-/* CUDA stencil sums (semantics of kernel_stencil.c). When a task reads one input segment (the usual case
- * on a GPU, where blocks are large chunks) a tiled kernel takes the row indices from the launch geometry and
- * sums the interior weights on direct loads, leaving only edge rows to the generic code; otherwise the
- * generic kernel runs one thread per real component of the output, reading the input through the segment
- * table of the task's chunks. Index arithmetic in 32 bits when the block allows it. */
+/* CUDA stencil sums (semantics of kernel_stencil.c), as two launches per task.
+ *
+ * The interior: the box of elements whose rows take the interior weights of every term and whose taps all
+ * lie in the input segment that holds the task's output range. There the sum is a fixed list of taps
+ * (element offset, weight; taps at the same offset merged, so the 2-D Laplacian reads 5 values), the launch
+ * geometry gives the position (x: the last axis, y: the one before, z: the others), every thread sums RPT
+ * rows of one column with all loads issued before the sums, and no index is tested. (A variant marching
+ * along axis 0 with the axis-0 taps kept in registers measured slower on the H200: 0.65-0.77 of a copy
+ * against 0.78-0.92 for the 2-D stencils, no gain in 3-D.)
+ *
+ * The edges: everything else in the task's range (the box's frame, the rows near the segment's ends, ghost
+ * rows, the global edges) as at most 2 + 2 (ndim - 1) pieces, one launch over all of them, each element by
+ * the generic code (any segment table, ghosts, edge weights). With STARLOPS_STENCIL_GENERIC=1 the whole range
+ * is one edge piece (the benchmark's reference). Index arithmetic in 32 bits when the block allows it. */
 #include <cuda_runtime.h>
+#include <string.h>
 
 #include "codelets/kernel_stencil.h"
+
+#define ST_MAX_TAPS (5 * ST_MAX_TERMS)
+#define ST_MAX_PIECES (2 + 2 * (SL_MAX_DIMS - 1))
+#define ST_RPT 4 /* rows per thread in the interior kernel */
 
 template <typename R, typename I>
 __device__ static R st_load(const st_plan &p, const st_input &in, const st_term &t, I f, I r, int dr, int comp)
@@ -42,87 +56,274 @@ __device__ static double st_value(const st_plan &p, const st_input &in, I f, int
   return acc;
 }
 
-/* Generic: one thread per output component, any segment table. */
-template <typename R, typename I> __global__ void stencil_k(st_plan p, st_input in, int64_t s, int64_t e, R *y)
+/* ---- the edges ---- */
+
+/* A piece of the task's range: elements org .. org + size - 1 (flat), or the box org + sum_d i_d str_d,
+ * 0 <= i_d < ext[d]. */
+struct st_piece {
+  int64_t org, size;
+  int flat;
+  int64_t ext[SL_MAX_DIMS];
+};
+struct st_pieces {
+  int n, nd;
+  int64_t str[SL_MAX_DIMS];
+  int64_t pre[ST_MAX_PIECES + 1]; /* elements before each piece */
+  st_piece p[ST_MAX_PIECES];
+};
+
+template <typename R, typename I> __global__ void stencil_edge_k(st_plan p, st_input in, st_pieces pc, int64_t s, R *y)
 {
-  I total = (I)((e - s) * p.ncomp);
+  I total = (I)pc.pre[pc.n];
   for (I q = blockIdx.x * (I)blockDim.x + threadIdx.x; q < total; q += (I)gridDim.x * blockDim.x) {
-    I f = (I)s + q / (I)p.ncomp;
-    int comp = (int)(q % (I)p.ncomp);
-    y[q] = (R)st_value<R, I>(p, in, f, comp);
+    int k = 0;
+    while (q >= (I)pc.pre[k + 1]) k++;
+    const st_piece &pk = pc.p[k];
+    I loc = q - (I)pc.pre[k], f = (I)pk.org;
+    if (pk.flat) {
+      f += loc;
+    } else {
+      for (int d = pc.nd - 1; d >= 0; d--) {
+        I e = (I)pk.ext[d];
+        f += (loc % e) * (I)pc.str[d];
+        loc /= e;
+      }
+    }
+    for (int comp = 0; comp < p.ncomp; comp++) y[(int64_t)(f - (I)s) * p.ncomp + comp] = (R)st_value<R, I>(p, in, f, comp);
   }
 }
 
-/* Tiled, one input segment: the block seen as rows x L (L the last axis); the launch geometry gives the
- * column (the row index of a last-axis term) and the row (a term along axis k reads row / (stride / L),
- * modulo its extent unless it is the first axis). A thread whose rows are interior for every term (two rows
- * from its block's ends, four from the global ends) sums the interior weights on direct loads; the others,
- * the edges, take the generic path. NC reals per element. */
-template <typename R, int NC>
-__global__ void stencil_tiled_k(st_plan p, st_input in, int64_t s, int64_t e, R *y, int L, int row0, int nrows)
+/* ---- the interior ---- */
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+template <typename R> struct st_taps {
+  int n;
+  int off[ST_MAX_TAPS]; /* element offsets */
+  R w[ST_MAX_TAPS];
+};
+
+/* The interior box: x along the last axis (ex columns, contiguous), y the axis before it (ey rows, stride sy),
+ * z the nz leading axes (zext, zstr). Element f of the block is x[f - xbase] and y[f - ybase]. */
+struct st_fbox {
+  int org, ex, ey, sy, ez, nz, xbase, ybase;
+  int zext[SL_MAX_DIMS], zstr[SL_MAX_DIMS];
+};
+
+template <typename R, int NC> struct st_vec;
+template <> struct st_vec<double, 1> { typedef double T; };
+template <> struct st_vec<double, 2> { typedef double2 T; };
+template <> struct st_vec<float, 1> { typedef float T; };
+template <> struct st_vec<float, 2> { typedef float2 T; };
+__device__ static inline void st_zero(double &a) { a = 0.0; }
+__device__ static inline void st_zero(float &a) { a = 0.0f; }
+__device__ static inline void st_zero(double2 &a) { a.x = a.y = 0.0; }
+__device__ static inline void st_zero(float2 &a) { a.x = a.y = 0.0f; }
+__device__ static inline void st_axpy(double &a, double w, double x) { a += w * x; }
+__device__ static inline void st_axpy(float &a, float w, float x) { a += w * x; }
+__device__ static inline void st_axpy(double2 &a, double w, double2 x) { a.x += w * x.x, a.y += w * x.y; }
+__device__ static inline void st_axpy(float2 &a, float w, float2 x) { a.x += w * x.x, a.y += w * x.y; }
+
+/* NT > 0: exactly NT taps (unrolled); NT = 0: tp.n taps. */
+template <typename R, int NC, int NT>
+__global__ void __launch_bounds__(256) stencil_fast_k(st_taps<R> tp, const R *__restrict__ xr, R *__restrict__ yr, st_fbox b)
 {
+  typedef typename st_vec<R, NC>::T V;
+  const V *__restrict__ x = (const V *)xr - b.xbase;
+  V *__restrict__ y = (V *)yr - b.ybase;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
-  if (col >= L) return;
-  const R *x = (const R *)in.ptr[0];
-  int start = (int)in.start[0];
-  for (int rr = blockIdx.y * blockDim.y + threadIdx.y; rr < nrows; rr += gridDim.y * blockDim.y) {
-    int row = row0 + rr, f = row * L + col;
-    if (f < s || f >= e) continue;
-    int fast = 1;
-#pragma unroll
-    for (int k = 0; k < ST_MAX_TERMS; k++) {
-      if (k >= p.nterms) break;
-      const st_term &t = p.t[k];
-      int r = t.stride == 1 ? col : (t.stride == L ? row : row / (int)(t.stride / L));
-      if (r >= (int)t.nloc) r %= (int)t.nloc; /* not the first axis */
-      if (r < 2 || r >= (int)t.nloc - 2 || !st_interior(&t, (int64_t)r + t.off)) fast = 0;
+  if (col >= b.ex) return;
+  const int nt = NT > 0 ? NT : tp.n;
+  for (int z = blockIdx.z; z < b.ez; z += gridDim.z) {
+    int base = b.org + col, rem = z;
+    for (int l = b.nz - 1; l >= 0; l--) {
+      base += (rem % b.zext[l]) * b.zstr[l];
+      rem /= b.zext[l];
     }
+    for (int r0 = blockIdx.y * blockDim.y * ST_RPT + threadIdx.y; r0 < b.ey; r0 += gridDim.y * blockDim.y * ST_RPT) {
+      int f[ST_RPT];
+      V acc[ST_RPT];
 #pragma unroll
-    for (int comp = 0; comp < NC; comp++) {
-      double acc = 0.0;
-      if (fast) {
-#pragma unroll
-        for (int k = 0; k < ST_MAX_TERMS; k++) {
-          if (k >= p.nterms) break;
-          int st = (int)p.t[k].stride;
-#pragma unroll
-          for (int i = 0; i < 5; i++)
-            if (p.cint[k][i] != 0.0) acc += p.cint[k][i] * (double)x[(f + (i - 2) * st - start) * NC + comp];
-        }
-      } else {
-        acc = st_value<R, int>(p, in, f, comp);
+      for (int j = 0; j < ST_RPT; j++) {
+        int r = r0 + j * (int)blockDim.y;
+        f[j] = base + (r < b.ey ? r : b.ey - 1) * b.sy;
+        st_zero(acc[j]);
       }
-      y[(int64_t)(f - s) * NC + comp] = (R)acc;
+#pragma unroll
+      for (int t = 0; t < (NT > 0 ? NT : ST_MAX_TAPS); t++) {
+        if (NT == 0 && t >= nt) break;
+        V v[ST_RPT];
+#pragma unroll
+        for (int j = 0; j < ST_RPT; j++) v[j] = __ldg(&x[f[j] + tp.off[t]]);
+#pragma unroll
+        for (int j = 0; j < ST_RPT; j++) st_axpy(acc[j], tp.w[t], v[j]);
+      }
+#pragma unroll
+      for (int j = 0; j < ST_RPT; j++)
+        if (r0 + j * (int)blockDim.y < b.ey) y[f[j]] = acc[j];
     }
   }
+}
+
+template <typename R, int NC>
+static void launch_fast(const st_taps<R> &tp, const R *x, R *y, const st_fbox &b, cudaStream_t st)
+{
+  int bx = b.ex >= 128 ? 128 : b.ex >= 64 ? 64 : 32, by = 256 / bx;
+  if (b.ey == 1) bx = 256, by = 1;
+  int64_t gy = (b.ey + (int64_t)by * ST_RPT - 1) / ((int64_t)by * ST_RPT);
+  dim3 block(bx, by), grid((unsigned)((b.ex + bx - 1) / bx), (unsigned)(gy > 65535 ? 65535 : gy),
+                           (unsigned)(b.ez > 65535 ? 65535 : b.ez));
+  switch (tp.n) {
+  case 1: stencil_fast_k<R, NC, 1><<<grid, block, 0, st>>>(tp, x, y, b); break;
+  case 2: stencil_fast_k<R, NC, 2><<<grid, block, 0, st>>>(tp, x, y, b); break;
+  case 3: stencil_fast_k<R, NC, 3><<<grid, block, 0, st>>>(tp, x, y, b); break;
+  case 4: stencil_fast_k<R, NC, 4><<<grid, block, 0, st>>>(tp, x, y, b); break;
+  case 5: stencil_fast_k<R, NC, 5><<<grid, block, 0, st>>>(tp, x, y, b); break;
+  case 7: stencil_fast_k<R, NC, 7><<<grid, block, 0, st>>>(tp, x, y, b); break;
+  case 9: stencil_fast_k<R, NC, 9><<<grid, block, 0, st>>>(tp, x, y, b); break;
+  default: stencil_fast_k<R, NC, 0><<<grid, block, 0, st>>>(tp, x, y, b); break;
+  }
+}
+
+/* ---- the split of a task's range ---- */
+
+
+/* The interior box of the task's range [s, e) (lo[d] <= i_d < hi[d] on every axis), its reach (the largest
+ * element offset of a tap) and the segment holding [s, e). 0 when there is none. */
+static int interior_box(const st_plan *p, const st_input *in, int64_t s, int64_t e, const int64_t *str, int64_t *lo,
+                        int64_t *hi, int *seg)
+{
+  const int nd = p->ndim;
+  if (p->generic || nd < 1) return 0;
+  int64_t reach = 0;
+  for (int d = 0; d < nd; d++) lo[d] = 0, hi[d] = p->ldims[d];
+  for (int k = 0; k < p->nterms; k++) {
+    const st_term *t = &p->t[k];
+    if (t->axis < 0 || t->axis >= nd || t->stride != str[t->axis] || t->nloc != p->ldims[t->axis]) return 0;
+    /* the rows [glo, ghi) of the global axis that take the interior weights: [4, n - 4) and the rows next
+     * to it whose weights are the same (a second derivative's edge is one row, a first derivative's two) */
+    int64_t rows = 0, glo = 4, ghi = t->n - 4;
+    for (int i = 0; i < 5; i++)
+      if (p->cint[k][i] != 0.0) rows = max64(rows, i > 2 ? i - 2 : 2 - i);
+    if (ghi <= glo) return 0;
+    for (double c[5]; glo > 0; glo--) {
+      st_coeffs(t, p->adjoint, glo - 1, c);
+      if (memcmp(c, p->cint[k], sizeof c) != 0) break;
+    }
+    for (double c[5]; ghi < t->n; ghi++) {
+      st_coeffs(t, p->adjoint, ghi, c);
+      if (memcmp(c, p->cint[k], sizeof c) != 0) break;
+    }
+    /* and whose taps lie in the block (no ghost rows) */
+    lo[t->axis] = max64(lo[t->axis], max64(glo - t->off, rows));
+    hi[t->axis] = min64(hi[t->axis], min64(ghi - t->off, t->nloc - rows));
+    reach = max64(reach, rows * t->stride);
+  }
+  *seg = -1;
+  for (int i = 0; i < in->nseg; i++)
+    if (in->start[i] <= s && e <= in->start[i] + in->len[i]) *seg = i;
+  if (*seg < 0) return 0;
+  int64_t fs = max64(s, in->start[*seg] + reach), fe = min64(e, in->start[*seg] + in->len[*seg] - reach);
+  if (fs >= fe) return 0;
+  lo[0] = max64(lo[0], (fs + str[0] - 1) / str[0]);
+  hi[0] = min64(hi[0], fe / str[0]);
+  for (int d = 0; d < nd; d++)
+    if (lo[d] >= hi[d]) return 0;
+  return 1;
 }
 
 template <typename R>
-static void launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R *y, unsigned g, cudaStream_t st)
+static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R *y, cudaStream_t st)
 {
-  int64_t n = 1;
-  for (int d = 0; d < p->ndim; d++) n *= p->ldims[d];
-  int64_t L = p->ldims[p->ndim - 1];
-  if (in->nseg == 1 && n * p->ncomp < ((int64_t)1 << 30) && !p->generic) {
-    int row0 = (int)(s / L), nrows = (int)((e - 1) / L + 1 - row0);
-    dim3 block(32, 8), grid((unsigned)((L + 31) / 32), (unsigned)((nrows + 7) / 8 > 65535 ? 65535 : (nrows + 7) / 8));
-    if (p->ncomp == 1) stencil_tiled_k<R, 1><<<grid, block, 0, st>>>(*p, *in, s, e, y, (int)L, row0, nrows);
-    else stencil_tiled_k<R, 2><<<grid, block, 0, st>>>(*p, *in, s, e, y, (int)L, row0, nrows);
-  } else if (n * p->ncomp < ((int64_t)1 << 30)) {
-    stencil_k<R, int><<<g, 256, 0, st>>>(*p, *in, s, e, y);
+  const int nd = p->ndim, nc = p->ncomp;
+  int64_t str[SL_MAX_DIMS], n = 1, lo[SL_MAX_DIMS], hi[SL_MAX_DIMS];
+  for (int d = nd - 1; d >= 0; d--) str[d] = n, n *= p->ldims[d];
+  int small = n * nc < ((int64_t)1 << 31) - 1, seg = -1;
+  int fast = small && interior_box(p, in, s, e, str, lo, hi, &seg);
+
+  st_pieces pc;
+  pc.n = 0;
+  pc.nd = nd;
+  for (int d = 0; d < nd; d++) pc.str[d] = str[d];
+  pc.pre[0] = 0;
+  auto add_flat = [&](int64_t a, int64_t b) {
+    if (a >= b) return;
+    st_piece &q = pc.p[pc.n];
+    q.org = a, q.size = b - a, q.flat = 1;
+    pc.pre[pc.n + 1] = pc.pre[pc.n] + q.size;
+    pc.n++;
+  };
+  if (!fast) {
+    add_flat(s, e);
   } else {
-    stencil_k<R, int64_t><<<g, 256, 0, st>>>(*p, *in, s, e, y);
+    /* the box's axis-0 slabs hold whole rows of every other axis: before and after them, flat ranges; inside
+     * them, for each axis j >= 1, the elements inside the box on the axes before j and outside it on j */
+    add_flat(s, lo[0] * str[0]);
+    add_flat(hi[0] * str[0], e);
+    for (int j = 1; j < nd; j++)
+      for (int side = 0; side < 2; side++) {
+        int64_t a = side ? hi[j] : 0, b = side ? p->ldims[j] : lo[j];
+        if (a >= b) continue;
+        st_piece &q = pc.p[pc.n];
+        q.flat = 0;
+        q.org = 0;
+        q.size = 1;
+        for (int d = 0; d < nd; d++) {
+          int64_t from = d < j ? lo[d] : d == j ? a : 0, to = d < j ? hi[d] : d == j ? b : p->ldims[d];
+          q.org += from * str[d];
+          q.ext[d] = to - from;
+          q.size *= to - from;
+        }
+        if (q.size == 0) continue;
+        pc.pre[pc.n + 1] = pc.pre[pc.n] + q.size;
+        pc.n++;
+      }
+
+    st_taps<R> tp;
+    tp.n = 0;
+    for (int k = 0; k < p->nterms; k++)
+      for (int i = 0; i < 5; i++) {
+        if (p->cint[k][i] == 0.0) continue;
+        int off = (int)((i - 2) * p->t[k].stride), m = 0;
+        while (m < tp.n && tp.off[m] != off) m++;
+        if (m == tp.n) tp.off[tp.n] = off, tp.w[tp.n++] = R(0);
+        tp.w[m] += (R)p->cint[k][i];
+      }
+    st_fbox b;
+    b.org = 0;
+    for (int d = 0; d < nd; d++) b.org += (int)(lo[d] * str[d]);
+    b.ex = (int)(hi[nd - 1] - lo[nd - 1]);
+    b.ey = nd >= 2 ? (int)(hi[nd - 2] - lo[nd - 2]) : 1;
+    b.sy = nd >= 2 ? (int)str[nd - 2] : 0;
+    b.nz = nd >= 2 ? nd - 2 : 0;
+    b.ez = 1;
+    for (int d = 0; d < b.nz; d++) {
+      b.zext[d] = (int)(hi[d] - lo[d]);
+      b.zstr[d] = (int)str[d];
+      b.ez *= b.zext[d];
+    }
+    b.xbase = (int)in->start[seg];
+    b.ybase = (int)s;
+    const R *x = (const R *)in->ptr[seg];
+    if (nc == 1) launch_fast<R, 1>(tp, x, y, b, st);
+    else launch_fast<R, 2>(tp, x, y, b, st);
   }
+  int64_t total = pc.pre[pc.n];
+  if (total > 0) {
+    int64_t blocks = (total + 255) / 256;
+    unsigned g = (unsigned)(blocks > 65535 * 8 ? 65535 * 8 : blocks);
+    if (small) stencil_edge_k<R, int><<<g, 256, 0, st>>>(*p, *in, pc, s, y);
+    else stencil_edge_k<R, int64_t><<<g, 256, 0, st>>>(*p, *in, pc, s, y);
+  }
+  return 0;
 }
 
 extern "C" int kernel_cuda_stencil(const st_plan *p, int single, const st_input *in, int64_t s, int64_t e, void *y,
                                    void *stream)
 {
-  int64_t total = (e - s) * p->ncomp;
-  if (total <= 0) return cudaSuccess;
-  int64_t blocks = (total + 255) / 256;
-  unsigned g = (unsigned)(blocks > 65535 * 8 ? 65535 * 8 : blocks);
-  if (single) launch<float>(p, in, s, e, (float *)y, g, (cudaStream_t)stream);
-  else launch<double>(p, in, s, e, (double *)y, g, (cudaStream_t)stream);
+  if (e <= s) return cudaSuccess;
+  if (single) launch<float>(p, in, s, e, (float *)y, (cudaStream_t)stream);
+  else launch<double>(p, in, s, e, (double *)y, (cudaStream_t)stream);
   return cudaGetLastError();
 }

@@ -73,22 +73,23 @@ static void expect_close(const double *a, const double *b, int64_t n, const char
 }
 
 #ifdef SL_HAVE_CUDA
-/* The CUDA kernel on device copies of the same segments. */
-static void check_cuda(const st_plan *p, const st_input *hin, int64_t n, const double *ref, const char *what)
+/* The CUDA kernel on device copies of the same segments: the output range [a, b). */
+static void check_cuda(const st_plan *p, const st_input *hin, int64_t a, int64_t b, const double *ref, const char *what)
 {
   st_input din = *hin;
   void *dptr[ST_MAX_SEGS];
   for (int i = 0; i < hin->nseg; i++) {
-    size_t b = sizeof(double) * (size_t)(hin->len[i] * p->ncomp);
-    cr_assert_eq(cudaMalloc(&dptr[i], b), cudaSuccess);
-    cr_assert_eq(cudaMemcpy(dptr[i], hin->ptr[i], b, cudaMemcpyHostToDevice), cudaSuccess);
+    size_t sz = sizeof(double) * (size_t)(hin->len[i] * p->ncomp);
+    cr_assert_eq(cudaMalloc(&dptr[i], sz), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(dptr[i], hin->ptr[i], sz, cudaMemcpyHostToDevice), cudaSuccess);
     din.ptr[i] = dptr[i];
   }
-  double *dy = NULL, *y = malloc(sizeof(double) * (size_t)(n * p->ncomp));
-  cr_assert_eq(cudaMalloc((void **)&dy, sizeof(double) * (size_t)(n * p->ncomp)), cudaSuccess);
-  cr_assert_eq(kernel_cuda_stencil(p, 0, &din, 0, n, dy, NULL), cudaSuccess);
-  cr_assert_eq(cudaMemcpy(y, dy, sizeof(double) * (size_t)(n * p->ncomp), cudaMemcpyDeviceToHost), cudaSuccess);
-  expect_close(y, ref, n * p->ncomp, what);
+  size_t yb = sizeof(double) * (size_t)((b - a) * p->ncomp);
+  double *dy = NULL, *y = malloc(yb);
+  cr_assert_eq(cudaMalloc((void **)&dy, yb), cudaSuccess);
+  cr_assert_eq(kernel_cuda_stencil(p, 0, &din, a, b, dy, NULL), cudaSuccess);
+  cr_assert_eq(cudaMemcpy(y, dy, yb, cudaMemcpyDeviceToHost), cudaSuccess);
+  expect_close(y, ref + a * p->ncomp, (b - a) * p->ncomp, what);
   for (int i = 0; i < hin->nseg; i++) cudaFree(dptr[i]);
   cudaFree(dy);
   free(y);
@@ -97,13 +98,15 @@ static void check_cuda(const st_plan *p, const st_input *hin, int64_t n, const d
 
 Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
 {
-  int64_t d3[3] = {5, 4, 7}, d4[4] = {3, 4, 2, 5};
-  const int64_t *dims[2] = {d3, d4};
-  int nds[2] = {3, 4};
+  /* small blocks (mostly edge rows), then blocks with an interior (the CUDA kernel's fast box) */
+  int64_t d3[3] = {5, 4, 7}, d4[4] = {3, 4, 2, 5}, d1[1] = {301}, d2[2] = {37, 53}, e3[3] = {11, 13, 17},
+          e4[4] = {9, 9, 10, 11};
+  const int64_t *dims[6] = {d3, d4, d1, d2, e3, e4};
+  int nds[6] = {3, 4, 1, 2, 3, 4};
 #ifdef SL_HAVE_CUDA
   int gpu = have_gpu();
 #endif
-  for (int c = 0; c < 2; c++)
+  for (int c = 0; c < 6; c++)
     for (int ncomp = 1; ncomp <= 2; ncomp++)
       for (int adj = 0; adj < 2; adj++) {
         st_plan p = make_plan(nds[c], dims[c], ncomp, adj);
@@ -113,8 +116,8 @@ Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
                *y = malloc(sizeof(double) * (size_t)(n * ncomp));
         for (int64_t i = 0; i < n * ncomp; i++) x[i] = sin(0.37 * (double)i) + 0.1 * (double)(i % 5);
         naive(&p, x, n, ref);
-        int64_t segs[3] = {n, 7, 3};
-        for (int s = 0; s < 3; s++) {
+        int64_t segs[4] = {n, 7, 3, n / 3 + 1};
+        for (int s = 0; s < 4; s++) {
           if ((n + segs[s] - 1) / segs[s] > ST_MAX_SEGS) continue; /* a task never reads more than ST_MAX_SEGS */
           st_input in;
           double *owned[ST_MAX_SEGS];
@@ -129,7 +132,13 @@ Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
           cr_expect_eq(kernel_stencil(&p, 0, &in, a, b, y), 0, "%s", what);
           expect_close(y, ref + a * ncomp, (b - a) * ncomp, what);
 #ifdef SL_HAVE_CUDA
-          if (gpu) check_cuda(&p, &in, n, ref, what);
+          if (gpu) {
+            check_cuda(&p, &in, 0, n, ref, what);
+            check_cuda(&p, &in, a, b, ref, what);
+            /* one segment's elements: the range of a task, whose taps reach into the segments beside it */
+            int mid = in.nseg / 2;
+            check_cuda(&p, &in, in.start[mid], in.start[mid] + in.len[mid], ref, what);
+          }
 #endif
           for (int i = 0; i < in.nseg; i++) free(owned[i]);
         }
