@@ -1,9 +1,10 @@
-/* One-dimensional FFTs along the middle axis of a contiguous C-order block (outer, n, inner): every line
- * of the block in one task. CPU: FFTW (guru interface, plans made once per shape under a lock and run
- * with the new-array calls, which are thread-safe; FFTW_MEASURE on scratch arrays unless
- * STARLOPS_FFTW_PLANNER=estimate); CUDA: cuFFT (plans made once per shape and worker, on
- * the worker's stream). Kinds: complex forward / backward in place, real-to-complex (n real samples to
- * n/2 + 1 bins), complex-to-real. After the transform (R2C, C2C) or before it (C2R) every bin is
+/* FFTs over consecutive axes of a contiguous C-order block (outer, dims..., inner): every transform of the
+ * block in one task, one multi-dimensional plan for all its axes. CPU: FFTW (guru interface, plans made
+ * once per shape under a lock and run with the new-array calls, which are thread-safe; FFTW_MEASURE on
+ * scratch arrays unless STARLOPS_FFTW_PLANNER=estimate); CUDA: cuFFT (plans made once per shape and
+ * worker, on the worker's stream). Kinds: complex forward / backward, in place (one buffer) or out of
+ * place (two: the input is only read); real-to-complex (n real samples to n/2 + 1 bins) and
+ * complex-to-real, along one axis. After the transform (R2C, C2C) or before it (C2R) every bin is
  * multiplied by scale, and for the real kinds the interior bins (1 .. (n-1)/2) by `interior` too; C2R
  * also zeroes the imaginary parts of the bins 0 and n/2 it reads (so that it computes the real part of
  * the sum, the adjoint of R2C, on any input). */
@@ -20,18 +21,19 @@
 #include <cufft.h>
 #endif
 
-static struct starpu_codelet cl_fft_c2c, cl_fft_r2c, cl_fft_c2r;
+static struct starpu_codelet cl_fft_c2c, cl_fft_c2c_oop, cl_fft_r2c, cl_fft_c2r;
 
 typedef struct fft_args {
   fft_shape s;
   int kind;
+  int oop; /* two buffers: in (read), out (written) */
 } fft_args;
 
 /* ---- plan caches ---------------------------------------------------------------------------------- */
 typedef struct plan_entry {
   struct plan_entry *next;
   fft_shape s;
-  int kind, inplace, worker;
+  int kind, inplace, worker; /* inplace: bit 0 in place, bit 1 aligned (FFTW) */
   void *plan;      /* fftw_plan / fftwf_plan, or a cufftHandle (as intptr) */
 } plan_entry;
 
@@ -40,7 +42,10 @@ static plan_entry *plans;
 
 static int same_shape(const fft_shape *a, const fft_shape *b)
 {
-  return a->dbl == b->dbl && a->outer == b->outer && a->n == b->n && a->inner == b->inner;
+  if (a->dbl != b->dbl || a->rank != b->rank || a->outer != b->outer || a->n != b->n || a->inner != b->inner) return 0;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return 0;
+  return 1;
 }
 
 static plan_entry *find_plan(const fft_shape *s, int kind, int inplace, int worker)
@@ -61,10 +66,13 @@ static plan_entry *add_plan(const fft_shape *s, int kind, int inplace, int worke
 
 /* The FFTW plan of this shape, made on first use: with FFTW_MEASURE (the default) on scratch arrays of the
  * same size, since measuring overwrites them, or with FFTW_ESTIMATE on the task's own arrays when
- * STARLOPS_FFTW_PLANNER=estimate. FFTW_UNALIGNED lets the plan run on any buffer. */
+ * STARLOPS_FFTW_PLANNER=estimate. Buffers at FFTW's SIMD alignment (StarPU's usually are) get plans that
+ * use SIMD; others a plan made with FFTW_UNALIGNED, which runs on any buffer but without SIMD. */
 static void *fftw_plan_for(const fft_shape *s, int kind, void *in, void *out)
 {
-  int inplace = in == out;
+  int aligned = s->dbl ? fftw_alignment_of(in) == 0 && fftw_alignment_of(out) == 0
+                       : fftwf_alignment_of(in) == 0 && fftwf_alignment_of(out) == 0;
+  int inplace = (in == out) | (aligned << 1); /* the plan's variant: in place, aligned */
   pthread_mutex_lock(&plan_lock);
   plan_entry *e = find_plan(s, kind, inplace, -1);
   void *plan = e ? e->plan : NULL;
@@ -78,22 +86,34 @@ static void *fftw_plan_for(const fft_shape *s, int kind, void *in, void *out)
     void *pi = in, *po = out;
     if (measure) {
       pi = s->dbl ? fftw_malloc(isz) : fftwf_malloc(isz);
-      po = inplace ? pi : s->dbl ? fftw_malloc(osz) : fftwf_malloc(osz);
-      if (!pi || !po) measure = 0, pi = in, po = out;
+      po = in == out ? pi : s->dbl ? fftw_malloc(osz) : fftwf_malloc(osz);
+      if (!pi || !po) { /* no scratch: estimate on the task's own arrays */
+        if (po && po != pi) s->dbl ? fftw_free(po) : fftwf_free(po);
+        if (pi) s->dbl ? fftw_free(pi) : fftwf_free(pi);
+        measure = 0, pi = in, po = out;
+      }
     }
-    fftw_iodim dim = {n, inner, inner};
-    fftw_iodim loops[2] = {{(int)s->outer, ni * inner, no * inner}, {inner, 1, 1}};
-    unsigned flags = (measure ? FFTW_MEASURE : FFTW_ESTIMATE) | FFTW_UNALIGNED | (kind == FFT_C2R ? FFTW_DESTROY_INPUT : 0);
+    /* the transformed axes (strides in elements: complex ones, or real ones for the real side) */
+    int rank = s->rank;
+    fftw_iodim dim[FFT_MAX_RANK];
+    fftwf_iodim dimf[FFT_MAX_RANK];
+    for (int i = rank - 1, st = inner; i >= 0; st *= (int)s->dims[i], i--) {
+      dim[i] = (fftw_iodim){(int)s->dims[i], st, st};
+      dimf[i] = (fftwf_iodim){(int)s->dims[i], st, st};
+    }
+    int nall = rank == 1 ? ni : n, nallo = rank == 1 ? no : n;
+    fftw_iodim loops[2] = {{(int)s->outer, nall * inner, nallo * inner}, {inner, 1, 1}};
+    fftwf_iodim loopsf[2] = {{(int)s->outer, nall * inner, nallo * inner}, {inner, 1, 1}};
+    unsigned flags = (measure ? FFTW_MEASURE : FFTW_ESTIMATE) | (aligned ? 0 : FFTW_UNALIGNED) | (kind == FFT_C2R ? FFTW_DESTROY_INPUT : 0);
+    int sign = kind == FFT_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD;
     if (s->dbl) {
-      if (kind == FFT_R2C) plan = fftw_plan_guru_dft_r2c(1, &dim, 2, loops, pi, po, flags);
-      else if (kind == FFT_C2R) plan = fftw_plan_guru_dft_c2r(1, &dim, 2, loops, pi, po, flags);
-      else plan = fftw_plan_guru_dft(1, &dim, 2, loops, pi, po, kind == FFT_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+      if (kind == FFT_R2C) plan = fftw_plan_guru_dft_r2c(1, dim, 2, loops, pi, po, flags);
+      else if (kind == FFT_C2R) plan = fftw_plan_guru_dft_c2r(1, dim, 2, loops, pi, po, flags);
+      else plan = fftw_plan_guru_dft(rank, dim, 2, loops, pi, po, sign, flags);
     } else {
-      fftwf_iodim dimf = {n, inner, inner};
-      fftwf_iodim loopsf[2] = {{(int)s->outer, ni * inner, no * inner}, {inner, 1, 1}};
-      if (kind == FFT_R2C) plan = fftwf_plan_guru_dft_r2c(1, &dimf, 2, loopsf, pi, po, flags);
-      else if (kind == FFT_C2R) plan = fftwf_plan_guru_dft_c2r(1, &dimf, 2, loopsf, pi, po, flags);
-      else plan = fftwf_plan_guru_dft(1, &dimf, 2, loopsf, pi, po, kind == FFT_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+      if (kind == FFT_R2C) plan = fftwf_plan_guru_dft_r2c(1, dimf, 2, loopsf, pi, po, flags);
+      else if (kind == FFT_C2R) plan = fftwf_plan_guru_dft_c2r(1, dimf, 2, loopsf, pi, po, flags);
+      else plan = fftwf_plan_guru_dft(rank, dimf, 2, loopsf, pi, po, sign, flags);
     }
     if (measure) {
       if (po != pi) s->dbl ? fftw_free(po) : fftwf_free(po);
@@ -109,7 +129,7 @@ static void fft_cpu(void *buffers[], void *arg)
 {
   const fft_args *a = arg;
   void *in = (void *)STARPU_VECTOR_GET_PTR(buffers[0]);
-  void *out = a->kind == FFT_FORWARD || a->kind == FFT_BACKWARD ? in : (void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+  void *out = a->oop ? (void *)STARPU_VECTOR_GET_PTR(buffers[1]) : in;
   if (a->kind == FFT_C2R) kernel_fft_weights(&a->s, in, 1);
   void *plan = fftw_plan_for(&a->s, a->kind, in, out);
   if (!plan) {
@@ -140,13 +160,16 @@ static int cufft_plan_for(const fft_shape *s, int kind, cufftHandle *out)
   if (e) {
     *out = (cufftHandle)(intptr_t)e->plan;
   } else {
-    int n = (int)s->n, nc = (int)(s->n / 2 + 1), inner = (int)s->inner;
+    int n = (int)s->n, nc = (int)(s->n / 2 + 1), inner = (int)s->inner, rank = s->rank;
     int ni = kind == FFT_C2R ? nc : n, no = kind == FFT_R2C ? nc : n;
+    int nn[FFT_MAX_RANK];
+    for (int i = 0; i < rank; i++) nn[i] = (int)s->dims[i];
     cufftType t = s->dbl ? (kind == FFT_R2C ? CUFFT_D2Z : kind == FFT_C2R ? CUFFT_Z2D : CUFFT_Z2Z)
                          : (kind == FFT_R2C ? CUFFT_R2C : kind == FFT_C2R ? CUFFT_C2R : CUFFT_C2C);
     /* inner == 1: the lines are the batch; else one call per outer slab, the inner lines as the batch */
     int batch = inner == 1 ? (int)s->outer : inner, idist = inner == 1 ? ni : 1, odist = inner == 1 ? no : 1;
-    rc = cufftPlanMany(out, 1, &n, &ni, inner, idist, &no, inner, odist, t, batch);
+    if (rank == 1) rc = cufftPlanMany(out, 1, nn, &ni, inner, idist, &no, inner, odist, t, batch);
+    else rc = cufftPlanMany(out, rank, nn, nn, inner, idist, nn, inner, odist, t, batch);
     if (rc == CUFFT_SUCCESS) rc = cufftSetStream(*out, starpu_cuda_get_local_stream());
     if (rc == CUFFT_SUCCESS && !add_plan(s, kind, 0, worker, (void *)(intptr_t)*out)) rc = CUFFT_ALLOC_FAILED;
   }
@@ -158,7 +181,7 @@ static void fft_cuda(void *buffers[], void *arg)
 {
   const fft_args *a = arg;
   char *in = (char *)STARPU_VECTOR_GET_PTR(buffers[0]);
-  char *out = a->kind == FFT_FORWARD || a->kind == FFT_BACKWARD ? in : (char *)STARPU_VECTOR_GET_PTR(buffers[1]);
+  char *out = a->oop ? (char *)STARPU_VECTOR_GET_PTR(buffers[1]) : in;
   cudaStream_t st = starpu_cuda_get_local_stream();
   int rc = a->kind == FFT_C2R ? kernel_fft_weights_cuda(&a->s, in, 1, st) : 0;
   cufftHandle plan;
@@ -200,6 +223,7 @@ static void fft_init(struct starpu_codelet *cl, const char *name, int nbuffers, 
 void codelet_fft_init(void)
 {
   fft_init(&cl_fft_c2c, "sl_fft", 1, STARPU_RW, STARPU_NONE);
+  fft_init(&cl_fft_c2c_oop, "sl_fft", 2, STARPU_R, STARPU_W);
   fft_init(&cl_fft_r2c, "sl_fft_r2c", 2, STARPU_R, STARPU_W);
   fft_init(&cl_fft_c2r, "sl_fft_c2r", 2, STARPU_RW, STARPU_W);
 }
@@ -225,20 +249,22 @@ void codelet_fft_shutdown(void)
 int codelet_fft_submit(const fft_shape *s, int kind, starpu_data_handle_t in, starpu_data_handle_t out)
 {
   if (s->outer * s->n * s->inner == 0) return SL_SUCCESS;
+  if (s->rank < 1 || s->rank > FFT_MAX_RANK || (s->real && s->rank != 1))
+    return sl_error(SL_E_INVALID, "FFT: a transform over %d axes (%s)", s->rank, s->real ? "real" : "complex");
   fft_args *a = malloc(sizeof *a);
-  int real = kind == FFT_R2C || kind == FFT_C2R;
-  struct starpu_task *t = a ? codelet_task_create(real ? 2 : 1) : NULL;
+  int real = kind == FFT_R2C || kind == FFT_C2R, two = real || (out && out != in);
+  struct starpu_task *t = a ? codelet_task_create(two ? 2 : 1) : NULL;
   if (!t) {
     free(a);
     return sl_error(SL_E_NOMEM, "FFT: out of memory");
   }
-  *a = (fft_args){*s, kind};
-  t->cl = kind == FFT_R2C ? &cl_fft_r2c : kind == FFT_C2R ? &cl_fft_c2r : &cl_fft_c2c;
+  *a = (fft_args){*s, kind, two};
+  t->cl = kind == FFT_R2C ? &cl_fft_r2c : kind == FFT_C2R ? &cl_fft_c2r : two ? &cl_fft_c2c_oop : &cl_fft_c2c;
   t->cl_arg = a;
   t->cl_arg_size = sizeof *a;
   t->cl_arg_free = 1;
   t->handles[0] = in;
-  if (real) t->handles[1] = out;
+  if (two) t->handles[1] = out;
   t->flops = 5.0 * (double)(s->outer * s->inner) * (double)s->n * log2((double)s->n + 1) * (real ? 0.5 : 1);
   return codelet_task_submit(t);
 }

@@ -102,8 +102,8 @@ int codelet_rows_submit_acc(int acc, int ndst, const starpu_data_handle_t *dst, 
 void codelet_fft_init(void);
 void codelet_fft_shutdown(void);
 struct fft_shape;
-/** Submits one FFT task of kind FFT_FORWARD / FFT_BACKWARD (in place on in; out unused), FFT_R2C (in real,
- *  out complex) or FFT_C2R (in complex, overwritten; out real) on the lines of s (kernel_fft.h). */
+/** Submits one FFT task of kind FFT_FORWARD / FFT_BACKWARD (in place on in when out is NULL or in, else from
+ *  in, only read, to out), FFT_R2C (in real, out complex) or FFT_C2R (in complex, overwritten; out real) on the lines of s (kernel_fft.h). */
 int codelet_fft_submit(const struct fft_shape *s, int kind, starpu_data_handle_t in, starpu_data_handle_t out);
 
 void codelet_stencil_init(void);

@@ -10,11 +10,16 @@ extern "C" {
 
 enum { FFT_FORWARD = 0, FFT_BACKWARD = 1, FFT_R2C = 2, FFT_C2R = 3 };
 
-/** Lines of n samples along the middle axis of a C-order (outer, n, inner) block; for the real kinds the
- *  complex side holds n / 2 + 1 bins per line. */
+#define FFT_MAX_RANK 8
+
+/** Transforms over `rank` consecutive axes (dims) of a C-order block (outer, dims..., inner): n = the product
+ *  of dims samples per transform. The real kinds are 1-D (rank 1), their complex side holds n / 2 + 1 bins per
+ *  line. */
 typedef struct fft_shape {
   int dbl;          /* double precision (else single) */
   int real;         /* a real-to-complex or complex-to-real transform */
+  int rank;
+  int64_t dims[FFT_MAX_RANK];
   int64_t outer, n, inner;
   double scale;     /* every bin */
   double interior;  /* real kinds: the bins 1 .. (n - 1) / 2 once more */

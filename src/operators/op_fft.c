@@ -1,11 +1,14 @@
 /* Distributed FFT over any set of axes of an N-D array scattered along axis a.
- *   forward  the local block is copied into a contiguous work buffer (layout A: distributed along a), then
- *            real-to-complex along the real axis (the real variant), then complex FFTs along every other
- *            transformed axis but a, each one task over all lines of the block; when a is transformed (or
- *            the range is distributed along another axis) one all-to-all moves the buffer to layout B
+ *   forward  real-to-complex along the real axis (the real variant), then complex FFTs over every other
+ *            transformed axis but a in layout A (distributed along a): the axes in runs of consecutive axes,
+ *            each run one task over the whole block with one multi-dimensional plan; when a is transformed
+ *            (or the range is distributed along another axis) one all-to-all moves the data to layout B
  *            (distributed along b) where the FFT along a runs; a second all-to-all moves it back when the
- *            range is distributed along a; the result is copied into y's chunks.
+ *            range is distributed along a.
  *   adjoint  the same steps in reverse with backward transforms (complex-to-real last).
+ * Where the data go: when x is one chunk (the usual case on a GPU) the first step reads it in place (an
+ * out-of-place transform or the all-to-all's packs) and when y is one chunk the last step writes it;
+ * otherwise the chunks are copied into the work buffer first or out of it last.
  * Normalisation (pylops' "ortho", "none", "1/n") is one factor in one task per direction; the adjoint is
  * the true adjoint. The real variant follows pylops: its forward multiplies the bins 1 .. (n-1)/2 by
  * sqrt(2), which makes the adjoint (bins divided by sqrt(2), then complex-to-real) an isometry's. FFTW on
@@ -20,7 +23,8 @@
 
 typedef struct {
   int ndim, real, ar;         /* the real axis (real variant) */
-  int nloc, loc[SL_MAX_DIMS]; /* complex axes transformed in layout A */
+  int nloc, loc[SL_MAX_DIMS]; /* complex axes transformed in layout A, in increasing order */
+  int nrun, run0[SL_MAX_DIMS], runlen[SL_MAX_DIMS]; /* the same as runs of consecutive axes */
   int a, b, dist_fft, back;   /* domain axis, the other layout's axis (-1: none), a transformed, back to A */
   double scale;
   int dbl;
@@ -42,12 +46,13 @@ static void fft_free(void *p)
   free(f);
 }
 
-/* Lines along axis k of a block of local dims ld. */
-static fft_shape shape_of(const fft_t *f, const int64_t *ld, int k, int real, double scale, double interior)
+/* Transforms over the axes k .. k + r - 1 of a block of local dims ld. */
+static fft_shape shape_of(const fft_t *f, const int64_t *ld, int k, int r, int real, double scale, double interior)
 {
-  fft_shape s = {f->dbl, real, 1, ld[k], 1, scale, interior};
+  fft_shape s = {.dbl = f->dbl, .real = real, .rank = r, .outer = 1, .n = 1, .inner = 1, .scale = scale, .interior = interior};
+  for (int i = 0; i < r; i++) s.dims[i] = ld[k + i], s.n *= ld[k + i];
   for (int i = 0; i < k; i++) s.outer *= ld[i];
-  for (int i = k + 1; i < f->ndim; i++) s.inner *= ld[i];
+  for (int i = k + r; i < f->ndim; i++) s.inner *= ld[i];
   return s;
 }
 
@@ -67,62 +72,129 @@ static int copy_all(const sl_array *arr, starpu_data_handle_t buf, int to_buffer
   return rc;
 }
 
+/* The array's local block as one handle when it is one chunk, else NULL (none when the rank owns nothing). */
+static starpu_data_handle_t one_chunk(const sl_array *arr)
+{
+  starpu_data_handle_t *h = NULL, one = NULL;
+  int n = 0;
+  if (sl_op_chunks(arr, &h, &n) == SL_SUCCESS && n == 1 &&
+      (int64_t)starpu_vector_get_nx(h[0]) == sl_array_local_size(arr))
+    one = h[0];
+  free(h);
+  return one;
+}
+
+/* The data's way through one direction's steps: cur holds it (ro: the caller's x, only read); the last step
+ * writes y's one chunk when there is one. */
+typedef struct {
+  starpu_data_handle_t cur, hy;
+  int ro, left;
+  int scaled;  /* the normalisation is applied */
+} route;
+
+/* The handle a step writes: y's chunk for the last step, else work (in place when cur may be written). */
+static starpu_data_handle_t route_dest(const route *r, starpu_data_handle_t work, int in_place_ok)
+{
+  if (r->left == 1 && r->hy) return r->hy;
+  return in_place_ok && !r->ro ? r->cur : work;
+}
+
+static int route_fft(route *r, const fft_t *f, const int64_t *ld, int k, int len, int kind, starpu_data_handle_t work)
+{
+  /* the first transform of the direction scales, on every rank alike (one that holds nothing here too) */
+  fft_shape s = shape_of(f, ld, k, len, 0, r->scaled ? 1.0 : f->scale, 1.0);
+  r->scaled = 1;
+  if (!r->cur) { /* this rank holds nothing in this layout */
+    r->left--;
+    return SL_SUCCESS;
+  }
+  starpu_data_handle_t dst = route_dest(r, work, 1);
+  SL_TRY(codelet_fft_submit(&s, kind, r->cur, dst));
+  r->cur = dst, r->ro = 0, r->left--;
+  return SL_SUCCESS;
+}
+
+static int route_redist(route *r, sl_redist *rd, starpu_data_handle_t work)
+{
+  starpu_data_handle_t dst = route_dest(r, work, 0);
+  if (!work) dst = NULL; /* this rank holds nothing in the target layout */
+  SL_TRY(sl_redist_submit(rd, nh(r->cur), &r->cur, nh(dst), &dst));
+  r->cur = dst, r->ro = 0, r->left--;
+  return SL_SUCCESS;
+}
+
+/* Starts a route from x: its one chunk, or a copy into buf. */
+static int route_start(route *r, const sl_array *x, const sl_array *y, starpu_data_handle_t buf, int steps)
+{
+  r->hy = y ? one_chunk(y) : NULL;
+  r->cur = one_chunk(x);
+  r->ro = r->cur != NULL;
+  r->left = steps;
+  r->scaled = 0;
+  if (!r->cur && buf) {
+    SL_TRY(copy_all(x, buf, 1));
+    r->cur = buf;
+  }
+  return SL_SUCCESS;
+}
+
+/* Ends a route in y: nothing when the last step wrote y's chunk. */
+static int route_end(const route *r, sl_array *y)
+{
+  if (r->cur && r->cur == r->hy) return SL_SUCCESS;
+  return r->cur ? copy_all(y, r->cur, 0) : SL_SUCCESS;
+}
+
 static int fft_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   fft_t *f = op->data;
   const int64_t *lda = sl_array_local_dims(f->la), *ldb = f->lb ? sl_array_local_dims(f->lb) : NULL;
-  int fwd = mode == SL_FORWARD, rc = SL_SUCCESS;
-  /* the one task of this direction that applies the normalisation (the real kinds always carry it) */
-  int scaled = f->real;
-  starpu_data_handle_t last = f->b >= 0 && !f->back ? f->wb : f->wa;
-  if (fwd) {
+  const int64_t *ldd = sl_array_local_dims(op->dom);
+  int redist = f->b >= 0 && f->ab, steps = f->nrun + (redist ? 1 + f->dist_fft + f->back : 0);
+  route r;
+  if (mode == SL_FORWARD) {
     if (f->real) {
-      rc = copy_all(x, f->xr, 1);
-      fft_shape s = shape_of(f, sl_array_local_dims(op->dom), f->ar, 1, f->scale, sqrt(2.0));
-      if (rc == SL_SUCCESS) rc = codelet_fft_submit(&s, FFT_R2C, f->xr, f->wa);
-    } else {
-      rc = copy_all(x, f->wa, 1);
-    }
-    for (int i = 0; i < f->nloc && rc == SL_SUCCESS; i++) {
-      fft_shape s = shape_of(f, lda, f->loc[i], 0, scaled ? 1.0 : f->scale, 1.0);
-      scaled = 1;
-      rc = codelet_fft_submit(&s, FFT_FORWARD, f->wa, NULL);
-    }
-    if (rc == SL_SUCCESS && f->b >= 0) {
-      rc = sl_redist_submit(f->ab, nh(f->wa), &f->wa, nh(f->wb), &f->wb);
-      if (rc == SL_SUCCESS && f->dist_fft) {
-        fft_shape s = shape_of(f, ldb, f->a, 0, scaled ? 1.0 : f->scale, 1.0);
-        scaled = 1;
-        rc = codelet_fft_submit(&s, FFT_FORWARD, f->wb, NULL);
+      /* R2C from x's chunk (or a copy of x) into wa, or into y when it is the only step */
+      SL_TRY(route_start(&r, x, y, f->xr, steps + 1));
+      if (r.cur) {
+        fft_shape s = shape_of(f, ldd, f->ar, 1, 1, f->scale, sqrt(2.0));
+        starpu_data_handle_t dst = r.left == 1 && r.hy ? r.hy : f->wa;
+        SL_TRY(codelet_fft_submit(&s, FFT_R2C, r.cur, dst));
+        r.cur = dst, r.ro = 0;
       }
-      if (rc == SL_SUCCESS && f->back) rc = sl_redist_submit(f->ba, nh(f->wb), &f->wb, nh(f->wa), &f->wa);
+      r.left--;
+      r.scaled = 1;
+    } else {
+      SL_TRY(route_start(&r, x, y, f->wa, steps));
     }
-    if (rc == SL_SUCCESS) rc = copy_all(y, last, 0);
-    return rc;
-  }
-  rc = copy_all(x, last, 1);
-  if (rc == SL_SUCCESS && f->b >= 0) {
-    if (f->back) rc = sl_redist_submit(f->ab, nh(f->wa), &f->wa, nh(f->wb), &f->wb);
-    if (rc == SL_SUCCESS && f->dist_fft) {
-      fft_shape s = shape_of(f, ldb, f->a, 0, scaled ? 1.0 : f->scale, 1.0);
-      scaled = 1;
-      rc = codelet_fft_submit(&s, FFT_BACKWARD, f->wb, NULL);
+    for (int i = 0; i < f->nrun; i++) SL_TRY(route_fft(&r, f, lda, f->run0[i], f->runlen[i], FFT_FORWARD, f->wa));
+    if (redist) {
+      SL_TRY(route_redist(&r, f->ab, f->wb));
+      if (f->dist_fft) SL_TRY(route_fft(&r, f, ldb, f->a, 1, FFT_FORWARD, f->wb));
+      if (f->back) SL_TRY(route_redist(&r, f->ba, f->wa));
     }
-    if (rc == SL_SUCCESS) rc = sl_redist_submit(f->ba, nh(f->wb), &f->wb, nh(f->wa), &f->wa);
+    return route_end(&r, y);
   }
-  for (int i = 0; i < f->nloc && rc == SL_SUCCESS; i++) {
-    fft_shape s = shape_of(f, lda, f->loc[i], 0, scaled ? 1.0 : f->scale, 1.0);
-    scaled = 1;
-    rc = codelet_fft_submit(&s, FFT_BACKWARD, f->wa, NULL);
+  int c2r = f->real;
+  SL_TRY(route_start(&r, x, c2r ? NULL : y, redist && !f->back ? f->wb : f->wa, steps + c2r));
+  if (redist) {
+    if (f->back) SL_TRY(route_redist(&r, f->ab, f->wb));
+    if (f->dist_fft) SL_TRY(route_fft(&r, f, ldb, f->a, 1, FFT_BACKWARD, f->wb));
+    SL_TRY(route_redist(&r, f->ba, f->wa));
   }
-  if (rc == SL_SUCCESS && f->real) {
-    fft_shape s = shape_of(f, sl_array_local_dims(op->dom), f->ar, 1, f->scale, 1.0 / sqrt(2.0));
-    rc = codelet_fft_submit(&s, FFT_C2R, f->wa, f->xr);
-    if (rc == SL_SUCCESS) rc = copy_all(y, f->xr, 0);
-  } else if (rc == SL_SUCCESS) {
-    rc = copy_all(y, f->wa, 0);
+  for (int i = 0; i < f->nrun; i++) SL_TRY(route_fft(&r, f, lda, f->run0[i], f->runlen[i], FFT_BACKWARD, f->wa));
+  if (!c2r) return route_end(&r, y);
+  if (!r.cur) return SL_SUCCESS;
+  if (r.ro) {
+    /* complex-to-real overwrites its input: never the caller's x */
+    SL_TRY(codelet_rows_submit(1, &f->wa, STARPU_W, 1, &r.cur, sl_dtype_size(sl_array_dtype(x)), 1,
+                               sl_array_local_size(x), 0, sl_array_local_size(x), 0, sl_array_local_size(x)));
+    r.cur = f->wa;
   }
-  return rc;
+  fft_shape s = shape_of(f, ldd, f->ar, 1, 1, r.scaled ? 1.0 : f->scale, 1.0 / sqrt(2.0));
+  starpu_data_handle_t hy = one_chunk(y), dst = hy ? hy : f->xr;
+  SL_TRY(codelet_fft_submit(&s, FFT_C2R, r.cur, dst));
+  return hy ? SL_SUCCESS : copy_all(y, f->xr, 0);
 }
 static const sl_op_ops fft_ops = {fft_apply, NULL, fft_free};
 
@@ -176,7 +248,8 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
   if (!f) return sl_agree(sl_ctx.comm, sl_error(SL_E_NOMEM, "%s: out of memory", fn));
   int nd = sl_array_ndim(like), a = sl_array_axis(like);
   if (out_axis < 0) out_axis = a;
-  int local_a = sl_ctx.size == 1 && out_axis == a; /* one rank: the distributed axis is local */
+  /* one rank: every axis is local, and the layouts A and B hold the same block (no all-to-all) */
+  int local_a = sl_ctx.size == 1;
   f->ndim = nd;
   f->real = real;
   f->ar = real ? ax[naxes - 1] : -1;
@@ -187,6 +260,16 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
     ntot *= sl_array_dims(like)[ax[i]];
     if (ax[i] == a && !local_a) f->dist_fft = 1;
     else if (ax[i] != f->ar) f->loc[f->nloc++] = ax[i];
+  }
+  /* the local axes in increasing order, then as runs of consecutive axes (one plan each) */
+  for (int i = 1; i < f->nloc; i++)
+    for (int j = i; j > 0 && f->loc[j - 1] > f->loc[j]; j--) {
+      int t = f->loc[j];
+      f->loc[j] = f->loc[j - 1], f->loc[j - 1] = t;
+    }
+  for (int i = 0; i < f->nloc; i++) {
+    if (f->nrun > 0 && f->run0[f->nrun - 1] + f->runlen[f->nrun - 1] == f->loc[i]) f->runlen[f->nrun - 1]++;
+    else f->run0[f->nrun] = f->loc[i], f->runlen[f->nrun++] = 1;
   }
   f->scale = norm == SL_FFT_ORTHO ? 1.0 / sqrt((double)ntot) : norm == SL_FFT_ONE_OVER_N ? 1.0 / (double)ntot : 1.0;
   /* layout B: the range's axis when it differs from a, else the first axis that is not a */
@@ -212,13 +295,13 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
   if (rc == SL_SUCCESS) {
     f->wa = sl_buffer(sl_array_local_size(f->la), cel);
     if (real) f->xr = sl_buffer(sl_array_local_size(like), sl_dtype_size(sl_array_dtype(like)));
-    if (f->lb) f->wb = sl_buffer(sl_array_local_size(f->lb), cel);
+    if (f->lb && sl_ctx.size > 1) f->wb = sl_buffer(sl_array_local_size(f->lb), cel);
     /* buffers written in parts (unpacks, in-place transforms) must hold values from the start */
     if (f->wa) rc = codelet_vec_submit(SL_VEC_FILL, ct, f->wa, NULL, NULL, zero, zero);
     if (rc == SL_SUCCESS && f->wb) rc = codelet_vec_submit(SL_VEC_FILL, ct, f->wb, NULL, NULL, zero, zero);
   }
-  if (rc == SL_SUCCESS && f->lb) rc = sl_redist_create(&f->ab, f->la, f->lb, fn);
-  if (rc == SL_SUCCESS && f->lb) rc = sl_redist_create(&f->ba, f->lb, f->la, fn);
+  if (rc == SL_SUCCESS && f->lb && sl_ctx.size > 1) rc = sl_redist_create(&f->ab, f->la, f->lb, fn);
+  if (rc == SL_SUCCESS && f->lb && sl_ctx.size > 1) rc = sl_redist_create(&f->ba, f->lb, f->la, fn);
   /* the domain is laid out like `like` (without ghosts); the range is the last complex layout */
   sl_array *dom = NULL;
   sl_dist dd = sl_dist_scatter(a);

@@ -335,6 +335,9 @@ int main(int argc, char **argv)
   run(3, d3, 1, 2, a12, 0, SL_FFT_NONE, -1, SL_COMPLEX128);
   run(3, d3, 2, 1, a0, 0, SL_FFT_ORTHO, -1, SL_COMPLEX128);
   run(3, d3, 0, 3, a021, 0, SL_FFT_ORTHO, 2, SL_COMPLEX128);
+  /* local axes apart (two plans), and two consecutive local axes before a local inner axis */
+  run(3, d3, 1, 2, (int[2]){2, 0}, 0, SL_FFT_ORTHO, -1, SL_COMPLEX128);
+  run(3, d3, 2, 2, (int[2]){1, 0}, 0, SL_FFT_ONE_OVER_N, -1, SL_COMPLEX64);
   run(2, d2, 0, 2, a01, 1, SL_FFT_ORTHO, -1, SL_FLOAT64);
   run(2, d2, 0, 2, a01, 1, SL_FFT_NONE, 1, SL_FLOAT64);
   run(3, d3r, 0, 1, a2, 1, SL_FFT_ONE_OVER_N, -1, SL_FLOAT64);
