@@ -35,7 +35,7 @@ if [ "$use_cuda" = auto ]; then
   if [ -x "$cuda_home/bin/nvcc" ]; then use_cuda=yes; else use_cuda=no; fi
 fi
 
-configure_flags=(--enable-mpi --with-fxt --enable-maxcpus=128 --enable-maxcudadev=8 --enable-maxbuffers=16
+configure_flags=(--enable-mpi --with-fxt --enable-maxcpus=128 --enable-maxcudadev=8 --enable-maxbuffers=16 --enable-blocking-drivers
   --disable-opencl --disable-socl --disable-build-doc --disable-build-examples --disable-build-tests
   --disable-fortran --disable-openmp --disable-starpufft --disable-starpurm --disable-mlr)
 if [ "$use_cuda" = yes ]; then
