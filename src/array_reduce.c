@@ -1,6 +1,6 @@
-/* Reductions: a partial per chunk, one combine task into the sl_scalar, then (scatter arrays on more than
- * one rank) an allreduce of the scalar through the comm layer and the root of a p-norm. Nothing waits on
- * the host. */
+/* Reductions: a partial per chunk, one combine task into the sl_scalar (one chunk: its task writes the
+ * scalar), then (scatter arrays on more than one rank) an allreduce of the scalar through the comm layer
+ * and the root of a p-norm. Nothing waits on the host. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -17,13 +17,19 @@ static int reduce(const char *fn, sl_red_kind k, double p, double root_p, const 
   SL_CHECK_ARG(!x->acquired, SL_E_STATE, "%s: argument 1 (x) is acquired by the host; release it first", fn);
   if (y) SL_TRY(sl_array_check_same(x, "argument 1 (x)", y, "argument 2 (y)"));
   if (x->nparts) return sl_stack_reduce(k, p, root_p, x, y, s, result);
-  for (int c = 0; c < x->nchunks; c++) {
-    sl_trace_block(0, c);
-    SL_TRY(codelet_reduce_submit(x->dtype, k, p, sl_array_chunk(x, c), y ? sl_array_chunk(y, c) : NULL,
-                                 x->partials[c]));
-  }
   int collective = x->partition == SL_SCATTER && x->group->size > 1;
-  SL_TRY(codelet_combine_submit(k, collective ? 0.0 : root_p, x->nchunks, x->partials, s->handle));
+  if (x->nchunks == 1) { /* one chunk: its task writes the scalar (and takes the root unless allreduced) */
+    sl_trace_block(0, 0);
+    SL_TRY(codelet_reduce_submit(x->dtype, k, p, collective ? 0.0 : root_p, sl_array_chunk(x, 0),
+                                 y ? sl_array_chunk(y, 0) : NULL, s->handle));
+  } else {
+    for (int c = 0; c < x->nchunks; c++) {
+      sl_trace_block(0, c);
+      SL_TRY(codelet_reduce_submit(x->dtype, k, p, 0.0, sl_array_chunk(x, c), y ? sl_array_chunk(y, c) : NULL,
+                                   x->partials[c]));
+    }
+    SL_TRY(codelet_combine_submit(k, collective ? 0.0 : root_p, x->nchunks, x->partials, s->handle));
+  }
   if (collective) {
     comm_op op = k == SL_RED_MAXABS ? COMM_MAX : (k == SL_RED_MINABS ? COMM_MIN : COMM_SUM);
     SL_TRY(comm_allreduce(x->group->channel, SL_FLOAT64, op, s->handle));
@@ -139,10 +145,15 @@ int sl_array_vdots_fused(int n, const sl_array *const *x, const sl_array *const 
   for (int i = 0; i < n; i++) {
     if (x[i]->nparts) continue;
     sl_red_kind k = y[i] ? SL_RED_VDOT : SL_RED_ABSPOW;
-    for (int c = 0; c < x[i]->nchunks; c++)
-      SL_TRY(codelet_reduce_submit(x[i]->dtype, k, 2.0, sl_array_chunk(x[i], c), y[i] ? sl_array_chunk(y[i], c) : NULL,
-                                   x[i]->partials[c]));
-    SL_TRY(codelet_combine_submit(k, 0.0, x[i]->nchunks, x[i]->partials, s[i]->handle));
+    if (x[i]->nchunks == 1) { /* one chunk: its task writes the scalar */
+      SL_TRY(codelet_reduce_submit(x[i]->dtype, k, 2.0, 0.0, sl_array_chunk(x[i], 0), y[i] ? sl_array_chunk(y[i], 0) : NULL,
+                                   s[i]->handle));
+    } else {
+      for (int c = 0; c < x[i]->nchunks; c++)
+        SL_TRY(codelet_reduce_submit(x[i]->dtype, k, 2.0, 0.0, sl_array_chunk(x[i], c),
+                                     y[i] ? sl_array_chunk(y[i], c) : NULL, x[i]->partials[c]));
+      SL_TRY(codelet_combine_submit(k, 0.0, x[i]->nchunks, x[i]->partials, s[i]->handle));
+    }
     s[i]->dtype = y[i] ? x[i]->dtype : sl_dtype_real(x[i]->dtype);
   }
   /* One allreduce per group of the scattered arrays (usually one in all). */

@@ -10,7 +10,7 @@
 struct reduce_args {
   sl_dtype dt;
   sl_red_kind k;
-  double p;
+  double p, root_p;
 };
 
 struct combine_args {
@@ -41,11 +41,18 @@ static struct reduce_bufs unpack(void *buffers[], const struct reduce_args *ra)
   };
 }
 
+static void take_root(double root_p, double *v)
+{
+  if (root_p == 2.0) v[0] = sqrt(v[0]);
+  else if (root_p != 0.0 && root_p != 1.0) v[0] = pow(v[0], 1.0 / root_p);
+}
+
 static void reduce_cpu(void *buffers[], void *cl_arg)
 {
   const struct reduce_args *ra = cl_arg;
   struct reduce_bufs b = unpack(buffers, ra);
   kernel_reduce(ra->dt, ra->k, b.n, b.x, b.y, ra->p, b.out);
+  take_root(ra->root_p, b.out);
 }
 
 #ifdef SL_HAVE_CUDA
@@ -54,16 +61,12 @@ static void reduce_cuda(void *buffers[], void *cl_arg)
 {
   const struct reduce_args *ra = cl_arg;
   struct reduce_bufs b = unpack(buffers, ra);
-  int rc = kernel_cuda_reduce(ra->dt, ra->k, b.n, b.x, b.y, ra->p, b.work, b.out, starpu_cuda_get_local_stream());
+  cudaStream_t st = starpu_cuda_get_local_stream();
+  int rc = kernel_cuda_reduce(ra->dt, ra->k, b.n, b.x, b.y, ra->p, b.work, b.out, st);
+  if (rc == cudaSuccess) rc = kernel_cuda_root(ra->root_p, b.out, st);
   if (rc != cudaSuccess) sl_async_error(SL_E_RUNTIME, "sl_reduce (CUDA): %s", cudaGetErrorString((cudaError_t)rc));
 }
 #endif
-
-static void take_root(double root_p, double *v)
-{
-  if (root_p == 2.0) v[0] = sqrt(v[0]);
-  else if (root_p != 0.0 && root_p != 1.0) v[0] = pow(v[0], 1.0 / root_p);
-}
 
 static void combine_cpu(void *buffers[], void *cl_arg)
 {
@@ -128,12 +131,12 @@ void codelet_reduce_shutdown(void)
   scratch = NULL;
 }
 
-int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, starpu_data_handle_t x, starpu_data_handle_t y,
-                          starpu_data_handle_t partial)
+int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, double root_p, starpu_data_handle_t x,
+                          starpu_data_handle_t y, starpu_data_handle_t partial)
 {
   struct reduce_args *ra = malloc(sizeof *ra);
   if (!ra) return sl_error(SL_E_NOMEM, "reduction: out of memory");
-  *ra = (struct reduce_args){dt, k, p};
+  *ra = (struct reduce_args){dt, k, p, root_p};
   int two = k == SL_RED_DOT || k == SL_RED_VDOT;
   struct starpu_task *t = starpu_task_create();
   t->cl = two ? &cl_reduce2 : &cl_reduce1;

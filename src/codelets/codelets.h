@@ -48,9 +48,10 @@ int codelet_vec_submit_p(sl_vec_op op, sl_dtype dt, const starpu_data_handle_t h
 int codelet_vec_submit(sl_vec_op op, sl_dtype dt, starpu_data_handle_t h0, starpu_data_handle_t h1,
                        starpu_data_handle_t h2, const double a[2], const double b[2]);
 
-/** Submits partial (W, a 2-double variable) = reduction k of x (and y for DOT/VDOT). */
-int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, starpu_data_handle_t x, starpu_data_handle_t y,
-                          starpu_data_handle_t partial);
+/** Submits partial (W, a 2-double variable) = reduction k of x (and y for DOT/VDOT), then its root
+ *  1/root_p when root_p is not 0 or 1 (a one-chunk reduction writes the scalar itself). */
+int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, double root_p, starpu_data_handle_t x,
+                          starpu_data_handle_t y, starpu_data_handle_t partial);
 
 /** Submits the task that combines nparts partials into the scalar handle (2 doubles) and takes the root
  *  1/root_p when root_p is not 0 or 1. */

@@ -338,6 +338,15 @@ static void launch_reduce(int k, unsigned blocks, cudaStream_t s, int64_t n, con
 #undef K
 }
 
+__global__ void root_k(double root_p, double *out) { out[0] = root_p == 2.0 ? sqrt(out[0]) : pow(out[0], 1.0 / root_p); }
+
+extern "C" int kernel_cuda_root(double root_p, double *out, void *stream)
+{
+  if (root_p == 0.0 || root_p == 1.0) return cudaSuccess;
+  root_k<<<1, 1, 0, (cudaStream_t)stream>>>(root_p, out);
+  return cudaGetLastError();
+}
+
 extern "C" int kernel_cuda_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p,
                                   double *scratch, double *out, void *stream)
 {

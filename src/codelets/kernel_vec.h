@@ -125,6 +125,8 @@ int kernel_cuda_scales(sl_dtype dt, int64_t n, void *x, const double a[2], const
 int kernel_cuda_threshold(sl_dtype dt, int64_t n, void *y, const void *x, int kind, double t, void *stream);
 int kernel_cuda_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p,
                        double *scratch, double *out, void *stream);
+/* out[0] = out[0]^(1/root_p) (a square root for 2); nothing for root_p 0 or 1 */
+int kernel_cuda_root(double root_p, double *out, void *stream);
 #endif
 
 #ifdef __cplusplus
