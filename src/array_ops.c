@@ -90,6 +90,22 @@ int sl_array_axpby_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int
   return SL_SUCCESS;
 }
 
+int sl_array_axpy2_h(sl_array *y1, const sl_array *x1, int i1, sl_array *y2, const sl_array *x2, int i2,
+                     starpu_data_handle_t hs)
+{
+  for (int i = 0; i < y1->nparts; i++)
+    SL_TRY(sl_array_axpy2_h(y1->parts[i], x1->parts[i], i1, y2->parts[i], x2->parts[i], i2, hs));
+  codelet_vec_params p = {.a = {1, 0}, .b = {1, 0}, .ia = i1, .ib = i2};
+  for (int c = 0; c < y1->nchunks; c++) {
+    sl_trace_block(0, c);
+    SL_TRY(codelet_vec_submit_p(SL_VEC_AXPYS2, y1->dtype,
+                                (starpu_data_handle_t[5]){sl_array_chunk(y1, c), sl_array_chunk(x1, c), sl_array_chunk(y2, c),
+                                                          sl_array_chunk(x2, c), hs},
+                                &p));
+  }
+  return SL_SUCCESS;
+}
+
 int sl_array_scale_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int ia)
 {
   for (int i = 0; i < y->nparts; i++) SL_TRY(sl_array_scale_h(y->parts[i], alpha, ha, ia));

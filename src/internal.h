@@ -242,6 +242,10 @@ void sl_stask_shutdown(void);
  *  ib; NULL: 1); y is read. Arguments already checked. */
 int sl_array_axpby_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int ia, const sl_array *x,
                      sl_cscalar beta, starpu_data_handle_t hb, int ib);
+/** y1 += hs[i1] x1 and y2 += hs[i2] x2 in one task per chunk ((re, im) pairs of the variable hs); the four
+ *  arrays alike, y1 and y2 distinct. Arguments already checked. */
+int sl_array_axpy2_h(sl_array *y1, const sl_array *x1, int i1, sl_array *y2, const sl_array *x2, int i2,
+                     starpu_data_handle_t hs);
 /** y = (alpha ha[ia]) y */
 int sl_array_scale_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int ia);
 /** Squared 2-norms or vdots of several arrays in one collective: s[i] = vdot(x[i], y[i]) (y[i] NULL:

@@ -17,7 +17,7 @@ struct vec_args {
 static const struct {
   const char *name;
   int nbuffers;
-  enum starpu_data_access_mode modes[4];
+  enum starpu_data_access_mode modes[5];
 } vec_ops[SL_VEC_NOPS] = {
   [SL_VEC_FILL] = {"sl_fill", 1, {STARPU_W}},
   [SL_VEC_SCALE] = {"sl_scale", 1, {STARPU_RW}},
@@ -30,15 +30,19 @@ static const struct {
   [SL_VEC_SCALES] = {"sl_scales", 2, {STARPU_RW, STARPU_R}},
   [SL_VEC_THRESH] = {"sl_threshold", 2, {STARPU_W, STARPU_R}},
   [SL_VEC_RANDOM] = {"sl_random", 1, {STARPU_W}},
+  [SL_VEC_AXPYS2] = {"sl_axpys2", 5, {STARPU_RW, STARPU_R, STARPU_RW, STARPU_R, STARPU_R}},
 };
 
 static struct starpu_codelet cl_vec[SL_VEC_NOPS];
 static struct starpu_perfmodel pm_vec[SL_VEC_NOPS];
 
 /* Vector buffers (the first `nvec`) and scalar buffers (variables of doubles) of a task. */
-static int nvectors(sl_vec_op op) { return op == SL_VEC_AXPBYS ? 2 : (op == SL_VEC_SCALES ? 1 : vec_ops[op].nbuffers); }
+static int nvectors(sl_vec_op op)
+{
+  return op == SL_VEC_AXPBYS ? 2 : op == SL_VEC_SCALES ? 1 : op == SL_VEC_AXPYS2 ? 4 : vec_ops[op].nbuffers;
+}
 
-static void unpack(void *buffers[], const struct vec_args *va, void *p[4])
+static void unpack(void *buffers[], const struct vec_args *va, void *p[5])
 {
   int nv = nvectors(va->op);
   for (int i = 0; i < vec_ops[va->op].nbuffers; i++)
@@ -50,7 +54,7 @@ static void vec_cpu(void *buffers[], void *cl_arg)
   const struct vec_args *va = cl_arg;
   const codelet_vec_params *q = &va->p;
   int64_t n = (int64_t)STARPU_VECTOR_GET_NX(buffers[0]);
-  void *p[4] = {NULL, NULL, NULL, NULL};
+  void *p[5] = {NULL, NULL, NULL, NULL, NULL};
   unpack(buffers, va, p);
   double ca[2], cb[2];
   switch (va->op) {
@@ -74,6 +78,14 @@ static void vec_cpu(void *buffers[], void *cl_arg)
     break;
   case SL_VEC_THRESH: kernel_threshold(va->dt, n, p[0], p[1], q->kind, q->t); break;
   case SL_VEC_RANDOM: kernel_random(va->dt, n, p[0], q->key, q->off); break;
+  case SL_VEC_AXPYS2: {
+    const double one[2] = {1, 0};
+    sl_cmul2(q->a, (const double *)p[4] + q->ia, ca);
+    sl_cmul2(q->b, (const double *)p[4] + q->ib, cb);
+    kernel_axpby(va->dt, n, p[0], p[1], ca, one);
+    kernel_axpby(va->dt, n, p[2], p[3], cb, one);
+    break;
+  }
   default: break;
   }
 }
@@ -84,7 +96,7 @@ static void vec_cuda(void *buffers[], void *cl_arg)
   const struct vec_args *va = cl_arg;
   const codelet_vec_params *q = &va->p;
   int64_t n = (int64_t)STARPU_VECTOR_GET_NX(buffers[0]);
-  void *p[4] = {NULL, NULL, NULL, NULL};
+  void *p[5] = {NULL, NULL, NULL, NULL, NULL};
   unpack(buffers, va, p);
   cudaStream_t s = starpu_cuda_get_local_stream();
   int rc = cudaSuccess;
@@ -105,6 +117,13 @@ static void vec_cuda(void *buffers[], void *cl_arg)
   case SL_VEC_SCALES: rc = kernel_cuda_scales(va->dt, n, p[0], q->a, (const double *)p[1] + q->ia, s); break;
   case SL_VEC_THRESH: rc = kernel_cuda_threshold(va->dt, n, p[0], p[1], q->kind, q->t, s); break;
   case SL_VEC_RANDOM: rc = kernel_cuda_random(va->dt, n, p[0], q->key, q->off, s); break;
+  case SL_VEC_AXPYS2: {
+    const double one[2] = {1, 0};
+    rc = kernel_cuda_axpbys(va->dt, n, p[0], p[1], q->a, one, (const double *)p[4] + q->ia, NULL, s);
+    if (rc == cudaSuccess)
+      rc = kernel_cuda_axpbys(va->dt, n, p[2], p[3], q->b, one, (const double *)p[4] + q->ib, NULL, s);
+    break;
+  }
   default: break;
   }
   if (rc != cudaSuccess)
@@ -135,7 +154,7 @@ void codelet_vec_init(void)
   }
 }
 
-int codelet_vec_submit_p(sl_vec_op op, sl_dtype dt, const starpu_data_handle_t h[4], const codelet_vec_params *p)
+int codelet_vec_submit_p(sl_vec_op op, sl_dtype dt, const starpu_data_handle_t *h, const codelet_vec_params *p)
 {
   struct vec_args *va = malloc(sizeof *va);
   if (!va) return sl_error(SL_E_NOMEM, "%s: out of memory", vec_ops[op].name);

@@ -29,6 +29,7 @@ typedef enum {
   SL_VEC_SCALES, /* h0 (RW) = (a h1[ia]) h0, h1 a variable (R) */
   SL_VEC_THRESH, /* h0 (W) = thresholding of h1 (R) at t (kind) */
   SL_VEC_RANDOM, /* h0 (W) = uniform values in [-1, 1) from key, its first real component numbered off */
+  SL_VEC_AXPYS2, /* h0 (RW) += (a h4[ia]) h1 (R) and h2 (RW) += (b h4[ib]) h3 (R), h4 a variable (R) */
   SL_VEC_NOPS
 } sl_vec_op;
 
@@ -43,7 +44,7 @@ typedef struct {
   int64_t off;
 } codelet_vec_params;
 /** Submits one element-wise task on handles h[0..] (vectors of equal length, then variables). */
-int codelet_vec_submit_p(sl_vec_op op, sl_dtype dt, const starpu_data_handle_t h[4], const codelet_vec_params *p);
+int codelet_vec_submit_p(sl_vec_op op, sl_dtype dt, const starpu_data_handle_t *h, const codelet_vec_params *p);
 /** Submits one element-wise task on vector handles of equal length (unused handles may be NULL). */
 int codelet_vec_submit(sl_vec_op op, sl_dtype dt, starpu_data_handle_t h0, starpu_data_handle_t h1,
                        starpu_data_handle_t h2, const double a[2], const double b[2]);

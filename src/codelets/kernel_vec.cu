@@ -71,9 +71,9 @@ template <typename R, int C>
 __global__ void axpbys_k(int64_t n, R *y, const R *x, double ar, double ai, double br, double bi, const double *sa,
                          const double *sb)
 {
-  double a[2] = {ar, ai}, b[2] = {br, bi}, ca[2], cb[2];
-  sl_cmul2(a, sa, ca);
-  sl_cmul2(b, sb, cb);
+  double a[2] = {ar, ai}, b[2] = {br, bi}, ca[2] = {ar, ai}, cb[2] = {br, bi};
+  if (sa) sl_cmul2(a, sa, ca); /* no pointer: the coefficient alone */
+  if (sb) sl_cmul2(b, sb, cb);
   const R car = (R)ca[0], cai = (R)ca[1], cbr = (R)cb[0], cbi = (R)cb[1];
   GRID_STRIDE(i, n)
   {

@@ -117,7 +117,7 @@ int kernel_cuda_axpby(sl_dtype dt, int64_t n, void *y, const void *x, const doub
                       void *stream);
 int kernel_cuda_mul(sl_dtype dt, int64_t n, void *z, const void *x, const void *y, void *stream);
 int kernel_cuda_conj(sl_dtype dt, int64_t n, void *y, const void *x, void *stream);
-/* y = (a sa) x + (b sb) y with sa, sb device pointers to (re, im) pairs; y is read */
+/* y = (a sa) x + (b sb) y with sa, sb device pointers to (re, im) pairs (NULL: a or b alone); y is read */
 int kernel_cuda_axpbys(sl_dtype dt, int64_t n, void *y, const void *x, const double a[2], const double b[2],
                        const double *sa, const double *sb, void *stream);
 /* x = (a sa) x, sa a device pointer to an (re, im) pair */

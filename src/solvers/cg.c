@@ -91,8 +91,8 @@ static int classic(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
     rc = sl_op_apply(A, SL_FORWARD, c, Ac);
     if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(1, cv, acv, &sv->sc[1]);
     if (rc == SL_SUCCESS) rc = solver_step(sv, cg_alpha, NULL, 0, 1, &sv->sc[1]);
-    if (rc == SL_SUCCESS) rc = sl_array_axpby_h(x, SL_REAL(1), sv->hstate, slot(ALPHA), c, SL_REAL(1), NULL, 0);
-    if (rc == SL_SUCCESS) rc = sl_array_axpby_h(r, SL_REAL(1), sv->hstate, slot(MALPHA), Ac, SL_REAL(1), NULL, 0);
+    /* x += alpha c and r -= alpha Ac in one task per chunk */
+    if (rc == SL_SUCCESS) rc = sl_array_axpy2_h(x, c, slot(ALPHA), r, Ac, slot(MALPHA), sv->hstate);
     if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(1, rn, none, &sv->sc[0]);
     if (rc == SL_SUCCESS) rc = solver_step(sv, cg_beta, NULL, 0, 1, &sv->sc[0]);
     if (rc == SL_SUCCESS) rc = sl_array_axpby_h(c, SL_REAL(1), NULL, 0, r, SL_REAL(1), sv->hstate, slot(BETA));
@@ -129,8 +129,7 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
       if (rc == SL_SUCCESS) rc = sl_array_axpby_h(s, SL_REAL(1), NULL, 0, w, SL_REAL(1), sv->hstate, slot(BETA));
       if (rc == SL_SUCCESS) rc = sl_array_axpby_h(p, SL_REAL(1), NULL, 0, r, SL_REAL(1), sv->hstate, slot(BETA));
     }
-    if (rc == SL_SUCCESS) rc = sl_array_axpby_h(x, SL_REAL(1), sv->hstate, slot(ALPHA), p, SL_REAL(1), NULL, 0);
-    if (rc == SL_SUCCESS) rc = sl_array_axpby_h(r, SL_REAL(1), sv->hstate, slot(MALPHA), s, SL_REAL(1), NULL, 0);
+    if (rc == SL_SUCCESS) rc = sl_array_axpy2_h(x, p, slot(ALPHA), r, s, slot(MALPHA), sv->hstate);
     if (rc == SL_SUCCESS) rc = sl_array_axpby_h(w, SL_REAL(1), sv->hstate, slot(MALPHA), z, SL_REAL(1), NULL, 0);
     if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
   }
