@@ -75,6 +75,8 @@ typedef struct {
   int comm_gpu_staging;      /* STARLOPS_COMM_GPU_STAGING=1 */
   int comm_spin_set;
   double comm_spin_s;        /* STARLOPS_COMM_SPIN_US, in seconds */
+  int64_t comm_blocking_bytes; /* STARLOPS_COMM_BLOCKING_BYTES: host-MPI collectives from this size block
+                                  on their channel's thread; 0 never */
   char comm[16];             /* STARLOPS_COMM */
   double timeout_s;          /* STARLOPS_TIMEOUT: the watchdog's limit in seconds, 0 off */
 } sl_settings;

@@ -91,6 +91,12 @@ int sl_settings_read(const sl_options *o)
   if (v && *v && strcmp(v, "measure") && strcmp(v, "estimate"))
     return sl_error(SL_E_INVALID, "sl_init: STARLOPS_FFTW_PLANNER must be measure or estimate, not '%s'", v);
   s->fftw_estimate = v && !strcmp(v, "estimate");
+  s->comm_blocking_bytes = (int64_t)8 << 20;
+  v = getenv("STARLOPS_COMM_BLOCKING_BYTES");
+  if (v && *v) {
+    SL_TRY(parse_count("STARLOPS_COMM_BLOCKING_BYTES", v, 0, (unsigned long long)1 << 50, &n));
+    s->comm_blocking_bytes = (int64_t)n;
+  }
   double us = 0;
   SL_TRY(parse_real("STARLOPS_COMM_SPIN_US", "microseconds", 0, 1e6, &us, &s->comm_spin_set));
   s->comm_spin_s = us * 1e-6;

@@ -29,6 +29,7 @@ typedef struct comm_channel {
   starpu_data_handle_t token;
   int own_token; /* 0: shares the whole communicator's token (CUDA-aware MPI) */
   void *nccl; /* ncclComm_t */
+  struct comm_blocker *blocker; /* the thread of its large blocking collectives (comm_blocking.c), or NULL */
 } comm_channel;
 
 /** One pair of a neighbour exchange: send `send` to `peer` with send_tag, receive `recv` from `peer` with
@@ -100,5 +101,14 @@ int comm_progress_start(void);
 void comm_progress_stop(void);
 /** Hands p to the progress thread (the task must already hold one end dependency). */
 void comm_progress_add(comm_pending *p);
+/** Runs p's finish, then releases its task's end dependency (from any thread). */
+void comm_progress_complete(comm_pending *p);
+
+typedef struct comm_blocker comm_blocker;
+/** Hands p (whose arg is a collective) to ch's own thread, which makes the blocking MPI call and then
+ *  completes p; the thread starts on first use. The task must already hold one end dependency. */
+int comm_blocking_add(comm_channel *ch, comm_pending *p);
+/** Stops ch's thread (after its collectives: the channel's token is gone). */
+void comm_blocking_stop(comm_channel *ch);
 
 #endif

@@ -55,6 +55,9 @@ int coll_run_mpi_blocking(coll *c);
 /** Enqueues the NCCL calls of c on stream (a cudaStream_t). */
 int coll_post_nccl(coll *c, void *stream);
 #endif
+/** The bytes that decide whether c is a blocking call (comm_blocking.c): the same on every rank; -1 for
+ *  the kinds that are never blocking. */
+int64_t coll_blocking_size(const coll *c);
 /** MPI requests c can post at most. */
 int coll_max_requests(const coll *c);
 const char *coll_kind_name(coll_kind k);

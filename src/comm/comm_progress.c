@@ -27,7 +27,7 @@ static struct starpu_codelet cl_release;
 
 static void release_func(void *buffers[], void *arg) { starpu_task_end_dep_release((struct starpu_task *)arg); }
 
-static void complete(comm_pending *p)
+void comm_progress_complete(comm_pending *p)
 {
   if (p->finish) p->finish(p->arg);
   struct starpu_task *target = p->task; /* p lives in the target's arguments: gone once it is released */
@@ -88,7 +88,7 @@ static void *progress_main(void *unused)
         continue;
       }
       *pp = p->next;
-      complete(p);
+      comm_progress_complete(p);
       progressed = 1;
     }
     idle_polls = progressed ? 0 : idle_polls + 1;

@@ -51,6 +51,18 @@ static double spin_seconds = 20e-6;
  * once everything completed. */
 static void run_mpi(coll *c, void (*finish)(void *))
 {
+  int64_t bytes = sl_ctx.set.comm_blocking_bytes > 0 ? coll_blocking_size(c) : -1;
+  if (bytes >= 0 && bytes >= sl_ctx.set.comm_blocking_bytes) { /* a large one: the channel's thread */
+    struct starpu_task *task = starpu_task_get_current();
+    starpu_task_end_dep_add(task, 1);
+    c->pending = (comm_pending){.task = task, .finish = finish, .arg = c, .what = coll_kind_name(c->kind),
+                                .posted = sl_watch_now()};
+    int rc = comm_blocking_add(c->ch, &c->pending);
+    if (rc == SL_SUCCESS) return;
+    sl_async_error(rc, "%s: %s", coll_kind_name(c->kind), sl_last_error());
+    starpu_task_end_dep_release(task);
+    return;
+  }
   for (int i = 0; i < coll_max_requests(c); i++) c->reqs[i] = MPI_REQUEST_NULL;
   int nreq = 0, done = 0;
   int rc = coll_post_mpi(c, &nreq);

@@ -120,6 +120,13 @@ ONE_CHUNK_TEST(mpi_memory)
 
 /* dmda-family schedulers run a per-worker hook when a task ends: collectives released by the progress
  * thread must end on a worker thread (comm_progress.c). */
+/* Every collective that can be a blocking call on its channel's thread made one (threshold 1 byte). */
+Test(mpi, collectives_blocking_on_channel_threads, .timeout = 600)
+{
+  cr_expect_eq(run_env("STARLOPS_COMM_BLOCKING_BYTES=1", 3, "mpi_comm", scratch_dir()), 0);
+  cr_expect_eq(run_env("STARLOPS_COMM_BLOCKING_BYTES=1", 2, "mpi_solvers", scratch_dir()), 0);
+}
+
 Test(mpi, mpi_comm_under_dmdas_2_ranks, .timeout = 400)
 {
   cr_expect_eq(run_env("STARPU_SCHED=dmdas", 2, "mpi_comm", NULL), 0);
@@ -143,7 +150,8 @@ Test(mpi, settings_are_validated, .timeout = 400)
                           {"STARLOPS_MAX_CHUNKS=0", "STARLOPS_MAX_CHUNKS"},    {"STARLOPS_CODELET_WHERE=gpu", "STARLOPS_CODELET_WHERE"},
                           {"STARLOPS_STENCIL_NO_OVERLAP=yes", "STARLOPS_STENCIL_NO_OVERLAP"},
                           {"STARLOPS_FFTW_PLANNER=fast", "STARLOPS_FFTW_PLANNER"},
-                          {"STARLOPS_COMM_SPIN_US=-1", "STARLOPS_COMM_SPIN_US"}};
+                          {"STARLOPS_COMM_SPIN_US=-1", "STARLOPS_COMM_SPIN_US"},
+                          {"STARLOPS_COMM_BLOCKING_BYTES=big", "STARLOPS_COMM_BLOCKING_BYTES"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[128];
     snprintf(args, sizeof args, "-1 %s", bad[i][1]);
@@ -177,6 +185,7 @@ Test(mpi, settings_must_match_across_ranks, .timeout = 400)
   cr_expect_eq(run_last_env("STARLOPS_CHUNK_BYTES=1000", 2, "mpi_comm_select", "-1 STARLOPS_CHUNK_BYTES"), 0);
   cr_expect_eq(run_last_env("STARLOPS_CHUNK_BYTES=-5", 3, "mpi_comm_select", "-1 STARLOPS_CHUNK_BYTES"), 0);
   cr_expect_eq(run_last_env("STARLOPS_CODELET_WHERE=cpu", 2, "mpi_comm_select", "-1 STARLOPS_CODELET_WHERE"), 0);
+  cr_expect_eq(run_last_env("STARLOPS_COMM_BLOCKING_BYTES=1", 2, "mpi_comm_select", "-1 STARLOPS_COMM_BLOCKING_BYTES"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=-1", 2, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=0", 1, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARLOPS_TIMEOUT=soon", 2, "mpi_comm_select", "-1 STARLOPS_TIMEOUT"), 0);

@@ -1,0 +1,103 @@
+/* Large collectives on host MPI as blocking calls, one thread per channel. A non-blocking collective of
+ * Open MPI (libnbc) moves a few MiB at half the bandwidth of the blocking call, whose algorithms are tuned;
+ * so from STARLOPS_COMM_BLOCKING_BYTES (8 MiB by default; 0: never) the task hands its collective to its
+ * channel's thread, which makes the blocking call and then has the task released as the progress thread
+ * does. No worker is held, and the progress thread keeps completing the other channels' requests. Order
+ * is safe: a channel's collectives run one at a time in submission order on every rank (its order token),
+ * and its thread takes them first in, first out; each channel has its own thread, so a call blocked on one
+ * communicator never delays another's. The size that decides is the same on every rank (the reduced or
+ * gathered vector), and so is the threshold (agreed by sl_init): a blocking call never meets a non-blocking
+ * one. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "comm/comm_coll.h"
+
+struct comm_blocker {
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  comm_pending *head, *tail;
+  int stopping;
+};
+
+static void *blocker_main(void *arg)
+{
+  comm_blocker *b = arg;
+  for (;;) {
+    pthread_mutex_lock(&b->lock);
+    while (!b->head && !b->stopping) pthread_cond_wait(&b->wake, &b->lock);
+    comm_pending *p = b->head;
+    if (!p) {
+      pthread_mutex_unlock(&b->lock);
+      break;
+    }
+    b->head = p->next;
+    if (!b->head) b->tail = NULL;
+    pthread_mutex_unlock(&b->lock);
+    coll *c = p->arg;
+    int rc = coll_run_mpi_blocking(c);
+    if (rc != SL_SUCCESS) sl_async_error(rc, "%s: %s", coll_kind_name(c->kind), sl_last_error());
+    comm_progress_complete(p);
+  }
+  return NULL;
+}
+
+int64_t coll_blocking_size(const coll *c)
+{
+  int64_t units = -1;
+  switch (c->kind) {
+  case K_ALLREDUCE:
+    if (c->nbuf == 1 && !c->concat) units = c->units[0];
+    break;
+  case K_BCAST: units = c->units[0]; break;
+  case K_ALLGATHERV:
+  case K_REDUCE_SCATTER:
+    units = 0;
+    for (int r = 0; r < c->ch->size; r++) units += c->counts[r];
+    break;
+  default: break; /* alltoallv and exchanges: their sizes differ between ranks */
+  }
+  return units < 0 ? -1 : units * (int64_t)c->unit_bytes;
+}
+
+int comm_blocking_add(comm_channel *ch, comm_pending *p)
+{
+  if (!ch->blocker) {
+    comm_blocker *b = calloc(1, sizeof *b);
+    if (!b) return sl_error(SL_E_NOMEM, "collective: out of memory");
+    pthread_mutex_init(&b->lock, NULL);
+    pthread_cond_init(&b->wake, NULL);
+    int rc = pthread_create(&b->thread, NULL, blocker_main, b);
+    if (rc != 0) {
+      free(b);
+      return sl_error(SL_E_RUNTIME, "collective: cannot start the channel's thread (error %d)", rc);
+    }
+    ch->blocker = b;
+  }
+  comm_blocker *b = ch->blocker;
+  p->next = NULL;
+  pthread_mutex_lock(&b->lock);
+  if (b->tail) b->tail->next = p;
+  else b->head = p;
+  b->tail = p;
+  pthread_cond_signal(&b->wake);
+  pthread_mutex_unlock(&b->lock);
+  return SL_SUCCESS;
+}
+
+void comm_blocking_stop(comm_channel *ch)
+{
+  comm_blocker *b = ch->blocker;
+  if (!b) return;
+  pthread_mutex_lock(&b->lock);
+  b->stopping = 1;
+  pthread_cond_signal(&b->wake);
+  pthread_mutex_unlock(&b->lock);
+  pthread_join(b->thread, NULL);
+  pthread_mutex_destroy(&b->lock);
+  pthread_cond_destroy(&b->wake);
+  free(b);
+  ch->blocker = NULL;
+}
