@@ -242,7 +242,8 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
   const int nd = p->ndim, nc = p->ncomp;
   int64_t str[SL_MAX_DIMS], n = 1, lo[SL_MAX_DIMS], hi[SL_MAX_DIMS];
   for (int d = nd - 1; d >= 0; d--) str[d] = n, n *= p->ldims[d];
-  int small = n * nc < ((int64_t)1 << 31) - 1, seg = -1;
+  /* 32-bit indices with room for a grid-stride step (at most 65535 * 8 * 256) past the last element */
+  int small = n * nc < ((int64_t)1 << 30), seg = -1;
   int fast = small && interior_box(p, in, s, e, str, lo, hi, &seg);
 
   st_pieces pc;

@@ -6,8 +6,9 @@
  * is safe: a channel's collectives run one at a time in submission order on every rank (its order token),
  * and its thread takes them first in, first out; each channel has its own thread, so a call blocked on one
  * communicator never delays another's. The size that decides is the same on every rank (the reduced or
- * gathered vector), and so is the threshold (agreed by sl_init): a blocking call never meets a non-blocking
- * one. */
+ * gathered vector), and so is the threshold (agreed by sl_init): among the CPU workers' collectives a
+ * blocking call never meets a non-blocking one. (The CUDA-aware backend's device path is blocking at every
+ * size, comm_task.c; its CPU path takes this file's rule.) */
 #include <pthread.h>
 #include <stdlib.h>
 

@@ -261,14 +261,16 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
     if (ax[i] == a && !local_a) f->dist_fft = 1;
     else if (ax[i] != f->ar) f->loc[f->nloc++] = ax[i];
   }
-  /* the local axes in increasing order, then as runs of consecutive axes (one plan each) */
+  /* the local axes in increasing order, then as runs of at most 3 consecutive axes (one plan each: cuFFT
+   * plans have rank 1 to 3) */
   for (int i = 1; i < f->nloc; i++)
     for (int j = i; j > 0 && f->loc[j - 1] > f->loc[j]; j--) {
       int t = f->loc[j];
       f->loc[j] = f->loc[j - 1], f->loc[j - 1] = t;
     }
   for (int i = 0; i < f->nloc; i++) {
-    if (f->nrun > 0 && f->run0[f->nrun - 1] + f->runlen[f->nrun - 1] == f->loc[i]) f->runlen[f->nrun - 1]++;
+    if (f->nrun > 0 && f->runlen[f->nrun - 1] < 3 && f->run0[f->nrun - 1] + f->runlen[f->nrun - 1] == f->loc[i])
+      f->runlen[f->nrun - 1]++;
     else f->run0[f->nrun] = f->loc[i], f->runlen[f->nrun++] = 1;
   }
   f->scale = norm == SL_FFT_ORTHO ? 1.0 / sqrt((double)ntot) : norm == SL_FFT_ONE_OVER_N ? 1.0 / (double)ntot : 1.0;

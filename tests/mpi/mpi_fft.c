@@ -338,6 +338,8 @@ int main(int argc, char **argv)
   /* local axes apart (two plans), and two consecutive local axes before a local inner axis */
   run(3, d3, 1, 2, (int[2]){2, 0}, 0, SL_FFT_ORTHO, -1, SL_COMPLEX128);
   run(3, d3, 2, 2, (int[2]){1, 0}, 0, SL_FFT_ONE_OVER_N, -1, SL_COMPLEX64);
+  /* four axes: local runs of at most three axes (cuFFT plans have rank 1 to 3) */
+  run(4, (int64_t[4]){5, 3, 4, 2}, 0, 4, (int[4]){0, 1, 2, 3}, 0, SL_FFT_ORTHO, -1, SL_COMPLEX128);
   run(2, d2, 0, 2, a01, 1, SL_FFT_ORTHO, -1, SL_FLOAT64);
   run(2, d2, 0, 2, a01, 1, SL_FFT_NONE, 1, SL_FLOAT64);
   run(3, d3r, 0, 1, a2, 1, SL_FFT_ONE_OVER_N, -1, SL_FLOAT64);
