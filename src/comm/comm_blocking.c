@@ -45,24 +45,6 @@ static void *blocker_main(void *arg)
   return NULL;
 }
 
-int64_t coll_blocking_size(const coll *c)
-{
-  int64_t units = -1;
-  switch (c->kind) {
-  case K_ALLREDUCE:
-    if (c->nbuf == 1 && !c->concat) units = c->units[0];
-    break;
-  case K_BCAST: units = c->units[0]; break;
-  case K_ALLGATHERV:
-  case K_REDUCE_SCATTER:
-    units = 0;
-    for (int r = 0; r < c->ch->size; r++) units += c->counts[r];
-    break;
-  default: break; /* alltoallv and exchanges: their sizes differ between ranks */
-  }
-  return units < 0 ? -1 : units * (int64_t)c->unit_bytes;
-}
-
 int comm_blocking_add(comm_channel *ch, comm_pending *p)
 {
   if (!ch->blocker) {

@@ -55,7 +55,7 @@ int coll_run_mpi_blocking(coll *c);
 /** Enqueues the NCCL calls of c on stream (a cudaStream_t). */
 int coll_post_nccl(coll *c, void *stream);
 #endif
-/** The bytes that decide whether c is a blocking call (comm_blocking.c): the same on every rank; -1 for
+/** The bytes that decide whether c is a blocking call on its channel thread (comm_blocking.c): the same on every rank; -1 for
  *  the kinds that are never blocking. */
 int64_t coll_blocking_size(const coll *c);
 /** MPI requests c can post at most. */

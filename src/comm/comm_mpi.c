@@ -24,6 +24,23 @@ static int64_t sum_counts(const int *counts, int n)
   return t;
 }
 
+int64_t coll_blocking_size(const coll *c)
+{
+  int64_t units = -1;
+  switch (c->kind) {
+  case K_ALLREDUCE:
+    if (c->nbuf == 1 && !c->concat) units = c->units[0];
+    break;
+  case K_BCAST: units = c->units[0]; break;
+  case K_ALLGATHERV:
+  case K_REDUCE_SCATTER:
+    units = sum_counts(c->counts, c->ch->size);
+    break;
+  default: break; /* alltoallv and exchanges: their sizes differ between ranks */
+  }
+  return units < 0 ? -1 : units * (int64_t)c->unit_bytes;
+}
+
 int coll_run_mpi_blocking(coll *c)
 {
   MPI_Comm comm = c->ch->comm;

@@ -158,7 +158,7 @@ static int fft_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
       SL_TRY(route_start(&r, x, y, f->xr, steps + 1));
       if (r.cur) {
         fft_shape s = shape_of(f, ldd, f->ar, 1, 1, f->scale, sqrt(2.0));
-        starpu_data_handle_t dst = r.left == 1 && r.hy ? r.hy : f->wa;
+        starpu_data_handle_t dst = route_dest(&r, f->wa, 0);
         SL_TRY(codelet_fft_submit(&s, FFT_R2C, r.cur, dst));
         r.cur = dst, r.ro = 0;
       }
