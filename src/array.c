@@ -145,13 +145,21 @@ static int chunk_count(int64_t nlocal, size_t elsize)
   return n < 1 ? 1 : (int)n;
 }
 
-/* placed: a block of one chunk with no host home (StarPU allocates it on the worker that first writes it,
- * which is its zero fill; destroying it copies nothing back); else a host block. */
+/* placed: a library temporary with no host home: each chunk its own handle, which StarPU allocates on the
+ * worker that first writes it (its zero fill) and, on the host, from its cache of dropped blocks of the same
+ * size; destroying it copies nothing back. Else a host block (buffer, or a new one) split into chunks. */
 static int register_block(sl_array *a, void *buffer, int placed)
 {
   size_t bytes = (size_t)a->nlocal * a->elsize;
-  if (placed && a->nlocal > 0 && chunk_count(a->nlocal, a->elsize) == 1) {
+  a->nchunks = chunk_count(a->nlocal, a->elsize);
+  if (placed && a->nchunks == 1) {
     starpu_vector_data_register(&a->handle, -1, 0, (uint32_t)a->nlocal, a->elsize);
+    a->placed = 1;
+  } else if (placed && a->nchunks > 1) {
+    a->chunk_h = calloc((size_t)a->nchunks, sizeof *a->chunk_h);
+    if (!a->chunk_h) return sl_error(SL_E_NOMEM, "sl_array_create: out of memory");
+    for (int c = 0; c < a->nchunks; c++)
+      starpu_vector_data_register(&a->chunk_h[c], -1, 0, (uint32_t)sl_split_count(a->nlocal, a->nchunks, c), a->elsize);
     a->placed = 1;
   } else if (a->nlocal > 0) {
     if (buffer) {
@@ -161,11 +169,10 @@ static int register_block(sl_array *a, void *buffer, int placed)
       a->owns_data = 1; /* zeroed by a fill task (zero_fill), where the compute runs */
     }
     starpu_vector_data_register(&a->handle, STARPU_MAIN_RAM, (uintptr_t)a->data, (uint32_t)a->nlocal, a->elsize);
-  }
-  a->nchunks = chunk_count(a->nlocal, a->elsize);
-  if (a->nchunks > 1) {
-    struct starpu_data_filter f = {.filter_func = starpu_vector_filter_block, .nchildren = (unsigned)a->nchunks};
-    starpu_data_partition(a->handle, &f);
+    if (a->nchunks > 1) {
+      struct starpu_data_filter f = {.filter_func = starpu_vector_filter_block, .nchildren = (unsigned)a->nchunks};
+      starpu_data_partition(a->handle, &f);
+    }
   }
   if (a->nchunks > 0) {
     a->partials = calloc((size_t)a->nchunks, sizeof *a->partials);
@@ -373,6 +380,9 @@ int sl_array_destroy(sl_array **pa)
     if (a->nchunks > 1) starpu_data_unpartition(a->handle, STARPU_MAIN_RAM);
     starpu_data_unregister(a->handle);
   }
+  for (int c = 0; a->chunk_h && c < a->nchunks; c++)
+    if (a->chunk_h[c]) starpu_data_unregister(a->chunk_h[c]);
+  free(a->chunk_h);
   for (int c = 0; a->partials && c < a->nchunks; c++)
     if (a->partials[c]) starpu_data_unregister(a->partials[c]);
   for (int s = 0; s < 2; s++) {
@@ -389,7 +399,9 @@ int sl_array_destroy(sl_array **pa)
 
 starpu_data_handle_t sl_array_chunk(const sl_array *a, int c)
 {
-  if (!a || !a->handle || c < 0 || c >= a->nchunks) return NULL;
+  if (!a || c < 0 || c >= a->nchunks) return NULL;
+  if (a->chunk_h) return a->chunk_h[c];
+  if (!a->handle) return NULL;
   return a->nchunks > 1 ? starpu_data_get_sub_data(a->handle, 1, c) : a->handle;
 }
 

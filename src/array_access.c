@@ -1,9 +1,42 @@
 /* Host access to an array's local block and ghost layers (waits for the tasks that write them). */
+#include <stdlib.h>
+#include <string.h>
+
 #include "internal.h"
 
 static enum starpu_data_access_mode starpu_mode(sl_access m)
 {
   return m == SL_READ ? STARPU_R : (m == SL_WRITE ? STARPU_W : STARPU_RW);
+}
+
+/* The host view of a placed block of several chunks (each its own home-less handle, acquired on the host):
+ * one contiguous buffer, filled from the chunks unless the mode is write-only, written back by stage_out. */
+static int stage_in(sl_array *a, sl_access mode)
+{
+  a->stage = malloc((size_t)a->nlocal * a->elsize);
+  if (!a->stage) return sl_error(SL_E_NOMEM, "sl_array_acquire: cannot allocate the %zu-byte host view of argument 1 (a)",
+                                 (size_t)a->nlocal * a->elsize);
+  a->stage_mode = mode;
+  if (mode == SL_WRITE) return SL_SUCCESS;
+  char *p = a->stage;
+  for (int c = 0; c < a->nchunks; c++) {
+    size_t n = starpu_vector_get_nx(a->chunk_h[c]) * a->elsize;
+    memcpy(p, (void *)starpu_data_get_local_ptr(a->chunk_h[c]), n);
+    p += n;
+  }
+  return SL_SUCCESS;
+}
+
+static void stage_out(sl_array *a)
+{
+  char *p = a->stage;
+  for (int c = 0; a->stage_mode != SL_READ && c < a->nchunks; c++) {
+    size_t n = starpu_vector_get_nx(a->chunk_h[c]) * a->elsize;
+    memcpy((void *)starpu_data_get_local_ptr(a->chunk_h[c]), p, n);
+    p += n;
+  }
+  free(a->stage);
+  a->stage = NULL;
 }
 
 int sl_array_acquire(sl_array *a, sl_access mode, void **ptr)
@@ -21,8 +54,17 @@ int sl_array_acquire(sl_array *a, sl_access mode, void **ptr)
   sl_watch_end();
   if (rc != 0) return sl_error_starpu(rc, "starpu_data_acquire", __FILE__, __LINE__);
   a->acquired = 1;
-  /* a placed block (one chunk, no host home) gets its host copy from StarPU on acquire */
-  *ptr = a->placed ? (void *)starpu_data_get_local_ptr(a->handle) : a->data;
+  if (a->chunk_h) { /* home-less chunks live apart: the host sees them through a staged copy */
+    rc = stage_in(a, mode);
+    if (rc != SL_SUCCESS) {
+      sl_array_release(a);
+      return rc;
+    }
+    *ptr = a->stage;
+  } else {
+    /* a placed block of one chunk gets its host copy from StarPU on acquire */
+    *ptr = a->placed ? (void *)starpu_data_get_local_ptr(a->handle) : a->data;
+  }
   return sl_async_error_take();
 }
 
@@ -31,6 +73,7 @@ int sl_array_release(sl_array *a)
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_release: argument 1 (a) is NULL");
   SL_CHECK_ARG(a->acquired, SL_E_STATE, "sl_array_release: argument 1 (a) is not acquired");
+  if (a->stage) stage_out(a);
   for (int c = 0; c < a->nchunks; c++) starpu_data_release(sl_array_chunk(a, c));
   a->acquired = 0;
   return SL_SUCCESS;

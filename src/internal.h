@@ -171,17 +171,28 @@ struct sl_array {
   int acquired;
   int ghosts_acquired;      /* sl_array_acquire_ghosts holds the ghost buffers */
   int layout_only;          /* a layout (an operator's domain or range): no block, no handles */
-  int placed;               /* one chunk registered with no host home: on the device that first wrote it */
+  int placed;               /* a library temporary registered with no host home: on the device that first wrote it */
+  starpu_data_handle_t *chunk_h; /* a placed block of several chunks: one home-less handle per chunk (handle NULL) */
+  void *stage;              /* a host view of chunk_h's chunks while acquired (array_access.c) */
+  int stage_mode;           /* the sl_access of that acquire */
   int nparts;               /* a stacked array (sl_array_stack): its parts, owned; 0 for a plain array */
   struct sl_array **parts;
   struct sl_scalar **pscal; /* one reduction result per part (reused; StarPU orders the reuses) */
 };
+/** The extent and first index of part idx when n is split in parts blocks as pylops-mpi does (the first
+ *  n % parts get one more); an array's chunks split its block so. */
+static inline int64_t sl_split_count(int64_t n, int parts, int idx) { return n / parts + (idx < n % parts); }
+static inline int64_t sl_split_offset(int64_t n, int parts, int idx)
+{
+  return (int64_t)idx * (n / parts) + (idx < n % parts ? idx : n % parts);
+}
 /** Refuses a stacked array where only plain ones work. */
 #define SL_CHECK_PLAIN(fn, a)                                                                         \
   SL_CHECK_ARG(!(a) || (a)->nparts == 0, SL_E_INVALID, "%s: a stacked array is not accepted here (use its parts: sl_array_stack_part)", fn)
 /** A new array laid out like `like`: a layout (storage 0), an array with a zeroed host block (1), or a
- *  library temporary (2) whose block, when it is one chunk, has no host home: StarPU allocates it where the
- *  zero fill runs (the GPU when compute runs there) and drops it at destruction. Local: the layout was
+ *  library temporary (2) whose chunks have no host home: StarPU allocates each where its zero fill runs (the
+ *  GPU when compute runs there), from its allocation cache when a block of that size was dropped before, and
+ *  drops them at destruction. Local: the layout was
  *  agreed when `like` was made; the caller agrees the verdict where it must. */
 int sl_array_clone(sl_array **out, const sl_array *like, int storage);
 /** Collective, as sl_array_create: a layout only (no block, no handles), for operators' domains and ranges. */

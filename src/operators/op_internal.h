@@ -80,13 +80,6 @@ int sl_op_chunks(const sl_array *a, starpu_data_handle_t **h, int *n);
 /** Collective. A comm-layer channel on the ranks of sl_ctx.comm sharing color, ordered by key (a grid row
  *  or column), agreed by every rank. */
 int sl_op_grid_channel(const char *fn, int color, int key, struct comm_channel **ch);
-/** The extent and first index of part idx when n is split in parts blocks as pylops-mpi does (the first
- *  n % parts get one more). */
-static inline int64_t sl_split_count(int64_t n, int parts, int idx) { return n / parts + (idx < n % parts); }
-static inline int64_t sl_split_offset(int64_t n, int parts, int idx)
-{
-  return (int64_t)idx * (n / parts) + (idx < n % parts ? idx : n % parts);
-}
 /** Takes one more reference to op. */
 sl_op *sl_op_ref(sl_op *op);
 

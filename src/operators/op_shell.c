@@ -71,14 +71,14 @@ void *sl_op_shell_context(const sl_op *op)
   return ((const shell_t *)op->data)->ctx;
 }
 
-/* A block's chunks are starpu_vector_filter_block's parts (array.c), which split it as sl_split_count and
- * sl_split_offset do: the first nlocal % nchunks chunks hold one element more. */
+/* A block's chunks split it as sl_split_count and sl_split_offset do (array.c; starpu_vector_filter_block's
+ * parts for a host block): the first nlocal % nchunks chunks hold one element more. */
 int sl_array_chunk_extent(const sl_array *a, int c, int64_t *start, int64_t *count)
 {
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_chunk_extent: argument 1 (a) is NULL");
-  SL_CHECK_ARG(c >= 0 && c <= a->nchunks && (a->handle || a->nchunks == 0), SL_E_INVALID,
+  SL_CHECK_ARG(c >= 0 && c <= a->nchunks && (!a->layout_only || a->nchunks == 0), SL_E_INVALID,
                "sl_array_chunk_extent: argument 2 (c) is %d, the array has %d chunks%s", c, a->nchunks,
-               a->handle || a->nchunks == 0 ? "" : " and no storage (a layout)");
+               !a->layout_only || a->nchunks == 0 ? "" : " and no storage (a layout)");
   if (start) *start = c < a->nchunks ? sl_split_offset(a->nlocal, a->nchunks, c) : a->nlocal;
   if (count) *count = c < a->nchunks ? sl_split_count(a->nlocal, a->nchunks, c) : 0;
   return SL_SUCCESS;
@@ -86,7 +86,7 @@ int sl_array_chunk_extent(const sl_array *a, int c, int64_t *start, int64_t *cou
 
 int sl_array_chunk_of(const sl_array *a, int64_t i)
 {
-  if (!a || !a->handle || i < 0 || i >= a->nlocal) return -1;
+  if (!a || a->layout_only || i < 0 || i >= a->nlocal) return -1;
   int64_t q = a->nlocal / a->nchunks, r = a->nlocal % a->nchunks; /* the first r chunks hold q + 1 */
   return (int)(i < r * (q + 1) ? i / (q + 1) : r + (i - r * (q + 1)) / q);
 }

@@ -2,7 +2,8 @@
  * for complex dtypes (real part only for real ones), applied by the user's own codelet on every chunk, and
  * its adjoint conj(d) by a second function. Checked against the formula in all four dtypes: forward and
  * adjoint, the dot test, a sum with the Identity and a product with itself, CG on D (real, positive
- * definite), the user context's destructor running once at the last reference, the chunk extents, and
+ * definite), the same diagonal applied on the host (sl_array_acquire inside the apply, on library
+ * temporaries: products, CG's work vectors), the user context's destructor running once at the last reference, the chunk extents, and
  * the errors of sl_op_shell (each the same on every rank). */
 #include <complex.h>
 #include <math.h>
@@ -65,6 +66,36 @@ static int diag_apply(void *ctx, sl_op_mode mode, const sl_array *x, sl_array *y
   return SL_SUCCESS;
 }
 
+/* The same diagonal applied on the host: the apply acquires x (read) and y (write-only for the adjoint,
+ * read-write for the forward, which overwrites it), the way a user wraps host code. Inside products and
+ * solvers x and y are library temporaries, whose chunks have no host home. */
+static int host_apply(void *ctx, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  diag_ctx *c = ctx;
+  int64_t off = sl_array_local_offset(y), n = sl_array_local_size(y);
+  void *xp = NULL, *yp = NULL;
+  int rc = sl_array_acquire((sl_array *)x, SL_READ, &xp);
+  if (rc != SL_SUCCESS) return rc;
+  rc = sl_array_acquire(y, mode == SL_ADJOINT ? SL_WRITE : SL_READ_WRITE, &yp);
+  if (rc != SL_SUCCESS) {
+    sl_array_release((sl_array *)x);
+    return rc;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double complex d = dval(off + i);
+    if (mode == SL_ADJOINT) d = conj(d);
+    switch (c->dt) {
+    case SL_FLOAT32: ((float *)yp)[i] = (float)creal(d) * ((const float *)xp)[i]; break;
+    case SL_FLOAT64: ((double *)yp)[i] = creal(d) * ((const double *)xp)[i]; break;
+    case SL_COMPLEX64: ((float complex *)yp)[i] = (float complex)d * ((const float complex *)xp)[i]; break;
+    case SL_COMPLEX128: ((double complex *)yp)[i] = d * ((const double complex *)xp)[i]; break;
+    }
+  }
+  rc = sl_array_release(y);
+  int rc2 = sl_array_release((sl_array *)x);
+  return rc != SL_SUCCESS ? rc : rc2;
+}
+
 static void ctx_destroy(void *p) { ((diag_ctx *)p)->destroyed++; }
 
 static double rel_err(const double complex *got, const double complex *ref, int64_t n)
@@ -75,6 +106,44 @@ static double rel_err(const double complex *got, const double complex *ref, int6
     r = fmax(r, cabs(ref[i]));
   }
   return e / (r > 0 ? r : 1);
+}
+
+/* y = A x (mode) matches ref (the global result) to tol. */
+static void expect_apply(sl_op *A, int mode, const sl_array *x, sl_array *y, const double complex *ref, double tol,
+                         const char *what)
+{
+  CHECK_OK(sl_op_apply(A, (sl_op_mode)mode, x, y));
+  double complex *got = mc_gather(y);
+  double e = rel_err(got, ref, sl_array_global_size(y));
+  CHECK(e < tol, "%s: %s %s: relative error %.3e", sl_dtype_name(sl_array_dtype(y)), what, mode ? "adjoint" : "forward", e);
+  free(got);
+}
+
+/* CG on A (real, positive definite) with y = A 1: the solution is 1. x gives the layout; y is overwritten. */
+static void check_cg(sl_op *A, const char *what, sl_array *x, sl_array *y, int niter)
+{
+  sl_dtype dt = sl_array_dtype(x);
+  int64_t n = sl_array_global_size(x);
+  sl_array *ones = NULL, *sol = NULL;
+  CHECK_OK(sl_array_create_like(&ones, x));
+  CHECK_OK(sl_array_create_like(&sol, x));
+  CHECK_OK(sl_array_fill(ones, SL_REAL(1.0)));
+  CHECK_OK(sl_op_apply(A, SL_FORWARD, ones, y));
+  sl_solver_options o;
+  sl_solver_options_default(&o);
+  o.niter = niter;
+  o.tol = dt == SL_FLOAT32 ? 1e-6 : 1e-12;
+  sl_solver_info info;
+  CHECK_OK(sl_solve_cg(A, y, sol, &o, &info));
+  CHECK(info.stop == SL_STOP_TOL, "%s: CG on %s stopped with %s", sl_dtype_name(dt), what, sl_stop_reason_name(info.stop));
+  double complex *got = mc_gather(sol), *ref = malloc(sizeof *ref * (size_t)n);
+  for (int64_t g = 0; g < n; g++) ref[g] = 1.0;
+  double e = rel_err(got, ref, n);
+  CHECK(e < (dt == SL_FLOAT32 ? 1e-4 : 1e-9), "%s: CG on %s: solution error %.3e", sl_dtype_name(dt), what, e);
+  free(got);
+  free(ref);
+  sl_array_destroy(&ones);
+  sl_array_destroy(&sol);
 }
 
 int main(int argc, char **argv)
@@ -119,11 +188,7 @@ int main(int argc, char **argv)
         double complex d = cplx ? dval(g) : creal(dval(g));
         ref[g] = (mode ? conj(d) : d) * xg[g];
       }
-      CHECK_OK(sl_op_apply(D, (sl_op_mode)mode, x, y));
-      double complex *got = mc_gather(y);
-      double e = rel_err(got, ref, n);
-      CHECK(e < tol, "%s: D %s x: relative error %.3e", sl_dtype_name(dt), mode ? "adjoint" : "forward", e);
-      free(got);
+      expect_apply(D, mode, x, y, ref, tol, "D");
     }
     double dot = 1;
     CHECK_OK(sl_dottest(D, 3, &dot));
@@ -139,37 +204,36 @@ int main(int argc, char **argv)
         double complex d = cplx ? dval(g) : creal(dval(g));
         ref[g] = (which ? d * d : d + 1.0) * xg[g];
       }
-      CHECK_OK(sl_op_apply(which ? P : S, SL_FORWARD, x, y));
-      double complex *got = mc_gather(y);
-      double e = rel_err(got, ref, n);
-      CHECK(e < tol, "%s: %s x: relative error %.3e", sl_dtype_name(dt), which ? "D D" : "D + I", e);
-      free(got);
+      expect_apply(which ? P : S, SL_FORWARD, x, y, ref, tol, which ? "D D" : "D + I");
     }
     CHECK_OK(sl_dottest(P, 5, &dot));
     CHECK(dot < 10 * tol, "%s: dot test of D D: %.3e", sl_dtype_name(dt), dot);
 
     /* CG on D (real dtypes: positive definite): y = D 1 gives x = 1 */
-    if (!cplx) {
-      sl_array *ones = NULL, *sol = NULL;
-      CHECK_OK(sl_array_create_like(&ones, x));
-      CHECK_OK(sl_array_create_like(&sol, x));
-      CHECK_OK(sl_array_fill(ones, SL_REAL(1.0)));
-      CHECK_OK(sl_op_apply(D, SL_FORWARD, ones, y));
-      sl_solver_options o;
-      sl_solver_options_default(&o);
-      o.niter = 50;
-      o.tol = dt == SL_FLOAT32 ? 1e-6 : 1e-12;
-      sl_solver_info info;
-      CHECK_OK(sl_solve_cg(D, y, sol, &o, &info));
-      CHECK(info.stop == SL_STOP_TOL, "%s: CG on the shell operator stopped with %s", sl_dtype_name(dt),
-            sl_stop_reason_name(info.stop));
-      double complex *got = mc_gather(sol);
-      for (int64_t g = 0; g < n; g++) ref[g] = 1.0;
-      double e = rel_err(got, ref, n);
-      CHECK(e < (dt == SL_FLOAT32 ? 1e-4 : 1e-9), "%s: CG solution error %.3e", sl_dtype_name(dt), e);
-      free(got);
-      sl_array_destroy(&ones);
-      sl_array_destroy(&sol);
+    if (!cplx) check_cg(D, "D", x, y, 50);
+
+    /* host-applied: H H H (two temporaries between the factors) against the formula, its dot test, and CG on H
+     * (work vectors as H's input and output) */
+    {
+      diag_ctx hctx = {dt, 0};
+      sl_op *H = NULL, *HH = NULL, *HHH = NULL;
+      CHECK_OK(sl_op_shell(&H, "HostDiagonal", x, x, host_apply, host_apply, &hctx, NULL));
+      CHECK_OK(sl_op_product(&HH, H, H));
+      CHECK_OK(sl_op_product(&HHH, H, HH));
+      for (int mode = 0; mode < 2; mode++) {
+        for (int64_t g = 0; g < n; g++) {
+          double complex d = cplx ? dval(g) : creal(dval(g));
+          if (mode) d = conj(d);
+          ref[g] = d * d * d * xg[g];
+        }
+        expect_apply(HHH, mode, x, y, ref, tol, "host-applied H H H");
+      }
+      CHECK_OK(sl_dottest(HHH, 9, &dot));
+      CHECK(dot < 10 * tol, "%s: dot test of the host-applied H H H: %.3e", sl_dtype_name(dt), dot);
+      if (!cplx) check_cg(HH, "the host-applied H H", x, y, 60);
+      sl_op_destroy(&HHH);
+      sl_op_destroy(&HH);
+      sl_op_destroy(&H);
     }
 
     /* the context goes at the last reference: S and P still hold D */
