@@ -73,12 +73,15 @@ int main(int argc, char **argv)
     CHECK(fabs(got - 60.5) < 1e-12, "v[9] %s x = %.17g, expected 60.5", mode ? "adjoint" : "forward", got);
     sl_scalar_destroy(&s);
   }
+  /* a few more applies first: with many workers, the runtime's own per-thread allocations (task records,
+   * malloc arenas of workers that had not run a task yet) settle over them, and are no vector-size memory */
+  for (int k = 0; k < 10; k++) CHECK_OK(sl_op_apply(v[9], SL_FORWARD, x, y));
   CHECK_OK(sl_wait());
   double r1 = rss_bytes();
-  for (int k = 0; k < 3; k++) CHECK_OK(sl_op_apply(v[9], SL_FORWARD, x, y));
+  for (int k = 0; k < 5; k++) CHECK_OK(sl_op_apply(v[9], SL_FORWARD, x, y));
   CHECK_OK(sl_wait());
   grow = max_growth(r1, rss_bytes());
-  CHECK(grow <= budget, "applies after the first grew the resident set by %.0f bytes", grow);
+  CHECK(grow <= budget, "applies after the first eleven grew the resident set by %.0f bytes", grow);
   for (int i = 9; i >= 0; i--) CHECK_OK(sl_op_destroy(&v[i]));
 
   /* solves: CG on D = diag(1 + g % 7) with y = D ones, from x0 = 0 */
