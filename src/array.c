@@ -145,13 +145,15 @@ static int chunk_count(int64_t nlocal, size_t elsize)
   return n < 1 ? 1 : (int)n;
 }
 
-/* placed: a library temporary with no host home: each chunk its own handle, which StarPU allocates on the
+/* A block by storage (enum sl_storage): home-less chunks, each its own handle, which StarPU allocates on the
  * worker that first writes it (its zero fill) and, on the host, from its cache of dropped blocks of the same
- * size; destroying it copies nothing back. Else a host block (buffer, or a new one) split into chunks. */
-static int register_block(sl_array *a, void *buffer, int placed)
+ * size, and which destruction drops without a copy back; else a host block (buffer, or a new one) split into
+ * chunks. */
+static int register_block(sl_array *a, void *buffer, int storage)
 {
   size_t bytes = (size_t)a->nlocal * a->elsize;
   a->nchunks = chunk_count(a->nlocal, a->elsize);
+  int placed = storage == SL_STORE_TEMP || (storage == SL_STORE_USER && a->nchunks == 1);
   if (placed && a->nchunks == 1) {
     starpu_vector_data_register(&a->handle, -1, 0, (uint32_t)a->nlocal, a->elsize);
     a->placed = 1;
@@ -198,14 +200,13 @@ static int zero_fill(sl_array *a)
   return a->owns_data || a->placed ? sl_array_fill(a, SL_REAL(0)) : SL_SUCCESS;
 }
 
-/* Ends the making of a, whose layout is set: storage 0 leaves it a layout (dims, dtype, distribution,
- * chunking; no block, handles or ghost buffers), 1 gives it a host block (buffer, or a zeroed new one), 2 a
- * library temporary (placed when it is one chunk). Hands a to *out, or destroys it on failure. */
+/* Ends the making of a, whose layout is set, with the storage asked (enum sl_storage; a host block is the
+ * buffer given, or a zeroed new one). Hands a to *out, or destroys it on failure. */
 static int give_storage(sl_array **out, sl_array *a, void *buffer, int storage)
 {
-  a->layout_only = !storage;
-  int rc = storage ? register_block(a, buffer, storage == 2) : SL_SUCCESS;
-  if (!storage) a->nchunks = chunk_count(a->nlocal, a->elsize);
+  a->layout_only = storage == SL_STORE_LAYOUT;
+  int rc = a->layout_only ? SL_SUCCESS : register_block(a, buffer, storage);
+  if (a->layout_only) a->nchunks = chunk_count(a->nlocal, a->elsize);
   if (rc == SL_SUCCESS) rc = zero_fill(a);
   if (rc != SL_SUCCESS) {
     sl_array_destroy(&a);
@@ -215,7 +216,7 @@ static int give_storage(sl_array **out, sl_array *a, void *buffer, int storage)
   return SL_SUCCESS;
 }
 
-/* storage 0: a layout, 1: an array (give_storage). */
+/* storage: SL_STORE_LAYOUT or SL_STORE_HOST (give_storage). */
 static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist,
                      int storage)
 {
@@ -291,18 +292,18 @@ static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[
 
 int sl_array_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
 {
-  return array_new(a, NULL, ndim, dims, dt, dist, 1);
+  return array_new(a, NULL, ndim, dims, dt, dist, SL_STORE_HOST);
 }
 
 int sl_layout_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
 {
-  return array_new(a, NULL, ndim, dims, dt, dist, 0);
+  return array_new(a, NULL, ndim, dims, dt, dist, SL_STORE_LAYOUT);
 }
 
 int sl_array_wrap(sl_array **a, void *buffer, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
 {
   sl_array *tmp = NULL;
-  SL_TRY(array_new(a ? &tmp : NULL, buffer, ndim, dims, dt, dist, 1));
+  SL_TRY(array_new(a ? &tmp : NULL, buffer, ndim, dims, dt, dist, SL_STORE_HOST));
   /* A NULL buffer is legal only where the local block is empty; only this rank knows, so agree on it. */
   int code = buffer || tmp->nlocal == 0
                ? SL_SUCCESS
@@ -353,7 +354,7 @@ int sl_array_create_like(sl_array **a, const sl_array *like)
   int rc = a ? SL_SUCCESS : sl_error(SL_E_INVALID, "sl_array_create_like: argument 1 (a) is NULL");
   if (rc == SL_SUCCESS && !like) rc = sl_error(SL_E_INVALID, "sl_array_create_like: argument 2 (like) is NULL");
   sl_array *tmp = NULL;
-  if (rc == SL_SUCCESS) rc = sl_array_clone(&tmp, like, 1);
+  if (rc == SL_SUCCESS) rc = sl_array_clone(&tmp, like, SL_STORE_USER);
   rc = sl_agree(sl_ctx.comm, rc); /* the layout was agreed when `like` was made: only the allocation can differ */
   if (rc != SL_SUCCESS) {
     sl_array_destroy(&tmp);

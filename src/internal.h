@@ -189,11 +189,18 @@ static inline int64_t sl_split_offset(int64_t n, int parts, int idx)
 /** Refuses a stacked array where only plain ones work. */
 #define SL_CHECK_PLAIN(fn, a)                                                                         \
   SL_CHECK_ARG(!(a) || (a)->nparts == 0, SL_E_INVALID, "%s: a stacked array is not accepted here (use its parts: sl_array_stack_part)", fn)
-/** A new array laid out like `like`: a layout (storage 0), an array with a zeroed host block (1), or a
- *  library temporary (2) whose chunks have no host home: StarPU allocates each where its zero fill runs (the
- *  GPU when compute runs there), from its allocation cache when a block of that size was dropped before, and
- *  drops them at destruction. Local: the layout was
- *  agreed when `like` was made; the caller agrees the verdict where it must. */
+/** What an array made by sl_array_clone holds. */
+enum sl_storage {
+  SL_STORE_LAYOUT = 0, /**< a layout: dims, dtype, distribution, chunking; no block, no handles */
+  SL_STORE_HOST = 1,   /**< a zeroed host block (sl_array_create) */
+  SL_STORE_TEMP = 2,   /**< a library temporary: every chunk home-less (StarPU allocates each where its zero fill
+                        *   runs, from its allocation cache when a block of that size was dropped before, and
+                        *   drops it at destruction); host access stages the chunks through one buffer */
+  SL_STORE_USER = 3,   /**< a user's array (sl_array_create_like): home-less when it is one chunk (host access
+                        *   then gets StarPU's own host copy, no staging), else a host block */
+};
+/** A new array laid out like `like` with the given storage (enum sl_storage). Local: the layout was agreed
+ *  when `like` was made; the caller agrees the verdict where it must. */
 int sl_array_clone(sl_array **out, const sl_array *like, int storage);
 /** Collective, as sl_array_create: a layout only (no block, no handles), for operators' domains and ranges. */
 int sl_layout_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist);

@@ -19,8 +19,8 @@ int sl_op_new(sl_op **out, const char *name, const sl_array *dom_like, const sl_
   op->dtype = sl_array_dtype(dom_like);
   op->ops = ops;
   op->data = data;
-  int rc = sl_array_clone(&op->dom, dom_like, 0);
-  if (rc == SL_SUCCESS) rc = sl_array_clone(&op->rng, rng_like, 0);
+  int rc = sl_array_clone(&op->dom, dom_like, SL_STORE_LAYOUT);
+  if (rc == SL_SUCCESS) rc = sl_array_clone(&op->rng, rng_like, SL_STORE_LAYOUT);
   if (rc != SL_SUCCESS) {
     sl_op *tmp = op;
     sl_op_destroy(&tmp);
@@ -32,7 +32,7 @@ int sl_op_new(sl_op **out, const char *name, const sl_array *dom_like, const sl_
 
 int sl_op_scratch(sl_op *op, int slot, const sl_array *like, sl_array **t)
 {
-  if (!op->scratch[slot]) SL_TRY(sl_array_clone(&op->scratch[slot], like, 2));
+  if (!op->scratch[slot]) SL_TRY(sl_array_clone(&op->scratch[slot], like, SL_STORE_TEMP));
   *t = op->scratch[slot];
   return SL_SUCCESS;
 }
@@ -51,7 +51,7 @@ int sl_op_work_take(sl_op *op, int side, sl_array **a)
     *a = op->ws[side][--op->nws[side]];
     return sl_array_fill(*a, SL_REAL(0));
   }
-  return sl_array_clone(a, side ? op->rng : op->dom, 2);
+  return sl_array_clone(a, side ? op->rng : op->dom, SL_STORE_TEMP);
 }
 
 void sl_op_work_give(sl_op *op, int side, sl_array **a)

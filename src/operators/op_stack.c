@@ -73,7 +73,7 @@ static int stacked_like(sl_op **ops, int n, int range, sl_array **out)
   sl_array **a = calloc((size_t)n, sizeof *a);
   if (!a) return sl_error(SL_E_NOMEM, "stacked operator: out of memory");
   int rc = SL_SUCCESS;
-  for (int i = 0; i < n && rc == SL_SUCCESS; i++) rc = sl_array_clone(&a[i], range ? ops[i]->rng : ops[i]->dom, 0);
+  for (int i = 0; i < n && rc == SL_SUCCESS; i++) rc = sl_array_clone(&a[i], range ? ops[i]->rng : ops[i]->dom, SL_STORE_LAYOUT);
   if (rc == SL_SUCCESS) rc = sl_array_stack(out, n, a);
   for (int i = 0; i < n; i++) sl_array_destroy(&a[i]);
   free(a);
