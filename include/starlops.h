@@ -400,9 +400,15 @@ int sl_op_mdc(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns,
 
 /** How Halo fills the halo cells beyond the global edges. */
 typedef enum { SL_HALO_ZERO = 0, SL_HALO_PERIODIC = 1 } sl_halo_boundary;
+/** How Halo cuts an axis of n cells over g ranks: SL_HALO_SPLIT_EVEN gives the first n % g blocks one cell
+ *  more than n / g (41 over 4: 11, 10, 10, 10; the split of starlops' arrays and of pylops-mpi's
+ *  DistributedArray); SL_HALO_SPLIT_CEIL is pylops-mpi 0.8's MPIHalo split, ceil(n / g) cells per block and
+ *  the rest in the last (41 over 4: 11, 11, 11, 8). */
+typedef enum { SL_HALO_SPLIT_EVEN = 0, SL_HALO_SPLIT_CEIL = 1 } sl_halo_split;
 /** Collective. Halo on a Cartesian process grid (pylops-mpi's MPIHalo): the global N-D array dims[0..ndim)
  *  is cut into blocks over a grid[0] x ... grid[ndim-1] process grid (rank r has C-order grid coordinates,
- *  the last fastest; blocks split as pylops-mpi does: sl_op_halo_block). The domain is a 1-D array of the
+ *  the last fastest; blocks split with SL_HALO_SPLIT_EVEN: sl_op_halo_block; sl_op_halo_split takes the
+ *  split). The domain is a 1-D array of the
  *  ranks' blocks (C order) in rank order; the range the same with each block extended by halo[2k] planes
  *  before and halo[2k+1] after along every axis k, filled from the neighbouring blocks (edge and corner
  *  cells included), and beyond the global edges with zeros (SL_HALO_ZERO) or from the other end
@@ -410,8 +416,15 @@ typedef enum { SL_HALO_ZERO = 0, SL_HALO_PERIODIC = 1 } sl_halo_boundary;
  *  own them. Every block must own cells and be at least as thick as the halo along axes with neighbours. */
 int sl_op_halo(sl_op **op, int ndim, const int64_t dims[], const int grid[], const int halo[], sl_halo_boundary bnd,
                sl_dtype dt);
-/** Rank's block in Halo's layout: first global index and extent along every axis. */
+/** Collective. sl_op_halo with the blocks split as `split` says (SL_HALO_SPLIT_CEIL: as pylops-mpi 0.8's
+ *  MPIHalo; every block must still own cells, so for example 9 cells over 6 ranks is refused). */
+int sl_op_halo_split(sl_op **op, int ndim, const int64_t dims[], const int grid[], const int halo[], sl_halo_boundary bnd,
+                     sl_halo_split split, sl_dtype dt);
+/** Rank's block in Halo's layout (SL_HALO_SPLIT_EVEN): first global index and extent along every axis. */
 int sl_op_halo_block(int ndim, const int64_t dims[], const int grid[], int rank, int64_t first[], int64_t count[]);
+/** Rank's block in Halo's layout with the given split. */
+int sl_op_halo_block_split(int ndim, const int64_t dims[], const int grid[], sl_halo_split split, int rank, int64_t first[],
+                           int64_t count[]);
 
 /* Stacked operators over any operators (their parts keep a reference); the stacked side is a stacked
  * array (sl_array_stack) whose parts are laid out like the parts' domains or ranges. Each part

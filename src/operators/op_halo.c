@@ -157,24 +157,46 @@ static int halo_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y
 }
 static const sl_op_ops halo_ops = {halo_apply, NULL, halo_free};
 
-int sl_op_halo_block(int ndim, const int64_t dims[], const int grid[], int rank, int64_t first[], int64_t count[])
+/* Block c of n cells cut into g blocks by split: its first cell and extent (an extent <= 0: the ceil split
+ * left the block nothing). */
+static void split_block(int64_t n, int g, int c, sl_halo_split split, int64_t *first, int64_t *count)
+{
+  if (split == SL_HALO_SPLIT_CEIL) {
+    int64_t b = (n + g - 1) / g;
+    *first = c * b;
+    *count = (c == g - 1 ? n : *first + b < n ? *first + b : n) - *first;
+  } else {
+    *first = sl_split_offset(n, g, c);
+    *count = sl_split_count(n, g, c);
+  }
+}
+
+int sl_op_halo_block_split(int ndim, const int64_t dims[], const int grid[], sl_halo_split split, int rank, int64_t first[],
+                           int64_t count[])
 {
   SL_CHECK_ARG(ndim >= 1 && ndim <= SL_MAX_DIMS && dims && grid && first && count, SL_E_INVALID,
                "sl_op_halo_block: ndim must be in [1, %d] and dims, grid, first and count set", SL_MAX_DIMS);
+  SL_CHECK_ARG(split == SL_HALO_SPLIT_EVEN || split == SL_HALO_SPLIT_CEIL, SL_E_INVALID,
+               "sl_op_halo_block_split: argument 4 (split) must be SL_HALO_SPLIT_EVEN or SL_HALO_SPLIT_CEIL");
   int r = rank;
   for (int k = ndim - 1; k >= 0; k--) {
     SL_CHECK_ARG(grid[k] >= 1, SL_E_INVALID, "sl_op_halo_block: argument 3 (grid): grid[%d] = %d < 1", k, grid[k]);
     int c = r % grid[k];
     r /= grid[k];
-    first[k] = sl_split_offset(dims[k], grid[k], c);
-    count[k] = sl_split_count(dims[k], grid[k], c);
+    split_block(dims[k], grid[k], c, split, &first[k], &count[k]);
   }
-  SL_CHECK_ARG(rank >= 0 && r == 0, SL_E_INVALID, "sl_op_halo_block: argument 4 (rank) %d is not on the grid", rank);
+  SL_CHECK_ARG(rank >= 0 && r == 0, SL_E_INVALID, "sl_op_halo_block: argument %d (rank) %d is not on the grid",
+               split == SL_HALO_SPLIT_EVEN ? 4 : 5, rank);
   return SL_SUCCESS;
 }
 
+int sl_op_halo_block(int ndim, const int64_t dims[], const int grid[], int rank, int64_t first[], int64_t count[])
+{
+  return sl_op_halo_block_split(ndim, dims, grid, SL_HALO_SPLIT_EVEN, rank, first, count);
+}
+
 static int halo_check(const char *fn, sl_op **op, int ndim, const int64_t dims[], const int grid[], const int halo[],
-                      sl_halo_boundary bnd, sl_dtype dt)
+                      sl_halo_boundary bnd, sl_halo_split split, sl_dtype dt)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(op != NULL, SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
@@ -184,7 +206,10 @@ static int halo_check(const char *fn, sl_op **op, int ndim, const int64_t dims[]
                !dims ? "dims" : !grid ? "grid" : "halo");
   SL_CHECK_ARG(bnd == SL_HALO_ZERO || bnd == SL_HALO_PERIODIC, SL_E_INVALID,
                "%s: argument 6 (boundary) must be SL_HALO_ZERO or SL_HALO_PERIODIC", fn);
-  SL_CHECK_ARG(sl_dtype_valid(dt), SL_E_DTYPE, "%s: argument 7 (dt) is not a valid dtype", fn);
+  SL_CHECK_ARG(split == SL_HALO_SPLIT_EVEN || split == SL_HALO_SPLIT_CEIL, SL_E_INVALID,
+               "%s: argument 7 (split) must be SL_HALO_SPLIT_EVEN or SL_HALO_SPLIT_CEIL", fn);
+  SL_CHECK_ARG(sl_dtype_valid(dt), SL_E_DTYPE, "%s: argument %d (dt) is not a valid dtype", fn,
+               split == SL_HALO_SPLIT_EVEN ? 7 : 8);
   int64_t P = 1;
   for (int k = 0; k < ndim; k++) {
     SL_CHECK_ARG(grid[k] >= 1, SL_E_INVALID, "%s: argument 4 (grid): grid[%d] = %d must be >= 1", fn, k, grid[k]);
@@ -198,7 +223,12 @@ static int halo_check(const char *fn, sl_op **op, int ndim, const int64_t dims[]
                  k, (long long)dims[k], k, grid[k]);
     SL_CHECK_ARG(halo[2 * k] >= 0 && halo[2 * k + 1] >= 0, SL_E_INVALID,
                  "%s: argument 5 (halo): halo[%d] and halo[%d] (axis %d) must be >= 0", fn, 2 * k, 2 * k + 1, k);
-    int64_t smallest = dims[k] / grid[k], w = halo[2 * k] > halo[2 * k + 1] ? halo[2 * k] : halo[2 * k + 1];
+    /* the smallest block: the last one under either split */
+    int64_t first = 0, smallest = 0, w = halo[2 * k] > halo[2 * k + 1] ? halo[2 * k] : halo[2 * k + 1];
+    split_block(dims[k], grid[k], grid[k] - 1, split, &first, &smallest);
+    SL_CHECK_ARG(smallest >= 1, SL_E_DIMS,
+                 "%s: argument 3 (dims): split as pylops-mpi's MPIHalo (ceil(%lld / %d) cells per block), the last "
+                 "block along axis %d owns no cells", fn, (long long)dims[k], grid[k], k);
     SL_CHECK_ARG((grid[k] == 1 && bnd == SL_HALO_ZERO) || w <= smallest, SL_E_DIMS,
                  "%s: argument 5 (halo): a halo of %lld planes along axis %d is wider than the smallest block (%lld)", fn,
                  (long long)w, k, (long long)smallest);
@@ -209,15 +239,22 @@ static int halo_check(const char *fn, sl_op **op, int ndim, const int64_t dims[]
 int sl_op_halo(sl_op **op, int ndim, const int64_t dims[], const int grid[], const int halo[], sl_halo_boundary bnd,
                sl_dtype dt)
 {
-  const char *fn = "sl_op_halo";
+  return sl_op_halo_split(op, ndim, dims, grid, halo, bnd, SL_HALO_SPLIT_EVEN, dt);
+}
+
+int sl_op_halo_split(sl_op **op, int ndim, const int64_t dims[], const int grid[], const int halo[], sl_halo_boundary bnd,
+                     sl_halo_split split, sl_dtype dt)
+{
+  const char *fn = split == SL_HALO_SPLIT_EVEN ? "sl_op_halo" : "sl_op_halo_split";
   SL_CHECK_INIT();
   /* one agreement: the verdict, and the description every rank must share (unused axes as -1) */
-  int rc = halo_check(fn, op, ndim, dims, grid, halo, bnd, dt);
-  sl_same same[3 + 3 * SL_MAX_DIMS];
+  int rc = halo_check(fn, op, ndim, dims, grid, halo, bnd, split, dt);
+  sl_same same[4 + 3 * SL_MAX_DIMS];
   int ns = 0, ok = rc == SL_SUCCESS;
   same[ns++] = SL_SAME_I("argument 2 (ndim)", ndim);
   same[ns++] = SL_SAME_I("argument 6 (boundary)", bnd);
-  same[ns++] = SL_SAME_I("argument 7 (dt)", dt);
+  same[ns++] = SL_SAME_I("argument 7 (split)", split);
+  same[ns++] = SL_SAME_I("argument 7 or 8 (dt)", dt);
   for (int k = 0; k < SL_MAX_DIMS; k++) {
     int used = ok && k < ndim;
     same[ns++] = SL_SAME_I("argument 3 (dims)", used ? dims[k] : -1);
@@ -229,7 +266,7 @@ int sl_op_halo(sl_op **op, int ndim, const int64_t dims[], const int grid[], con
   if (!h) return sl_agree(sl_ctx.comm, sl_error(SL_E_NOMEM, "%s: out of memory", fn));
   h->ndim = ndim;
   int64_t first[SL_MAX_DIMS], count[SL_MAX_DIMS];
-  sl_op_halo_block(ndim, dims, grid, sl_ctx.rank, first, count);
+  sl_op_halo_block_split(ndim, dims, grid, split, sl_ctx.rank, first, count);
   memcpy(h->box[0], count, sizeof count);
   int coord[SL_MAX_DIMS], r = sl_ctx.rank;
   for (int k = ndim - 1; k >= 0; k--) {
@@ -271,7 +308,8 @@ int sl_op_halo(sl_op **op, int ndim, const int64_t dims[], const int grid[], con
   if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, 1, &nr, dt, &rd);
   sl_op *o = NULL;
   char name[96];
-  snprintf(name, sizeof name, "Halo(%dD, %s)", ndim, bnd == SL_HALO_ZERO ? "zero" : "periodic");
+  snprintf(name, sizeof name, "Halo(%dD, %s%s)", ndim, bnd == SL_HALO_ZERO ? "zero" : "periodic",
+           split == SL_HALO_SPLIT_CEIL ? ", ceil split" : "");
   if (rc == SL_SUCCESS) rc = sl_op_new(&o, name, dom, rng, &halo_ops, h);
   else halo_free(h);
   sl_array_destroy(&dom);

@@ -1,7 +1,9 @@
 /* Halo on every Cartesian grid of 1 to 4 ranks in 1, 2 and 3 dimensions, sizes that do not divide evenly,
  * zero and periodic boundaries, float64, complex128 and float32: each rank's extended block against the
  * global array indexed from the formula, the adjoint against the sum over every rank's extended block of
- * the cells that map to each owned cell (the transpose of the forward matrix), dot tests, bad input. */
+ * the cells that map to each owned cell (the transpose of the forward matrix), dot tests, bad input. Both
+ * block splits: even (the first n % g blocks one cell more) and pylops-mpi 0.8's ceil split (ceil(n / g) per
+ * block, the rest last), each written out here and checked against sl_op_halo_block_split. */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,12 +36,31 @@ static int64_t global_of(int nd, const int64_t *dims, const int64_t *first, cons
   return g;
 }
 
+/* Rank r's block along every axis, from the formulas (C-order grid coordinates, the last fastest). */
+static void ref_block(int nd, const int64_t *dims, const int *grid, sl_halo_split split, int r, int64_t *first,
+                      int64_t *count)
+{
+  for (int k = nd - 1; k >= 0; k--) {
+    int64_t n = dims[k], g = grid[k], c = r % grid[k];
+    r /= grid[k];
+    if (split == SL_HALO_SPLIT_CEIL) {
+      int64_t b = (n + g - 1) / g;
+      first[k] = c * b;
+      count[k] = c == g - 1 ? n - first[k] : b;
+    } else {
+      first[k] = 0;
+      for (int64_t j = 0; j < c; j++) first[k] += n / g + (j < n % g);
+      count[k] = n / g + (c < n % g);
+    }
+  }
+}
+
 /* Calls fn for every cell of rank r's extended block: its flat index there and its global index (or -1). */
-static void for_cells(int nd, const int64_t *dims, const int *grid, const int *halo, int periodic, int r,
-                      void (*fn)(int64_t cell, int64_t g, void *ctx), void *ctx)
+static void for_cells(int nd, const int64_t *dims, const int *grid, sl_halo_split split, const int *halo, int periodic,
+                      int r, void (*fn)(int64_t cell, int64_t g, void *ctx), void *ctx)
 {
   int64_t first[8], count[8], ext[8], i[8], n = 1;
-  sl_op_halo_block(nd, dims, grid, r, first, count);
+  ref_block(nd, dims, grid, split, r, first, count);
   for (int k = 0; k < nd; k++) {
     ext[k] = count[k] + halo[2 * k] + halo[2 * k + 1];
     n *= ext[k];
@@ -104,19 +125,28 @@ static int check_local(sl_array *a, sl_dtype dt, const cplx *ref, int64_t n, con
   return bad;
 }
 
-static void run(int nd, const int64_t *dims, const int *grid, const int *halo, int periodic, sl_dtype dt)
+static void run(int nd, const int64_t *dims, const int *grid, sl_halo_split split, const int *halo, int periodic,
+                sl_dtype dt)
 {
   int me = sl_rank(), P = sl_size();
   char what[160];
-  int n = snprintf(what, sizeof what, "Halo %s %s dims", sl_dtype_name(dt), periodic ? "periodic" : "zero");
+  int n = snprintf(what, sizeof what, "Halo %s %s%s dims", sl_dtype_name(dt), periodic ? "periodic" : "zero",
+                   split == SL_HALO_SPLIT_CEIL ? " ceil-split" : "");
   for (int k = 0; k < nd; k++) n += snprintf(what + n, sizeof what - (size_t)n, "%s%lld", k ? "x" : " ", (long long)dims[k]);
   n += snprintf(what + n, sizeof what - (size_t)n, " grid");
   for (int k = 0; k < nd; k++) n += snprintf(what + n, sizeof what - (size_t)n, "%s%d", k ? "x" : " ", grid[k]);
   sl_op *op = NULL;
-  CHECK_OK(sl_op_halo(&op, nd, dims, grid, halo, periodic ? SL_HALO_PERIODIC : SL_HALO_ZERO, dt));
+  sl_halo_boundary bnd = periodic ? SL_HALO_PERIODIC : SL_HALO_ZERO;
+  if (split == SL_HALO_SPLIT_EVEN) CHECK_OK(sl_op_halo(&op, nd, dims, grid, halo, bnd, dt));
+  else CHECK_OK(sl_op_halo_split(&op, nd, dims, grid, halo, bnd, split, dt));
   if (!op) return;
-  int64_t first[8], count[8], nown = 1, next = 1;
-  sl_op_halo_block(nd, dims, grid, me, first, count);
+  int64_t first[8], count[8], lfirst[8], lcount[8], nown = 1, next = 1;
+  ref_block(nd, dims, grid, split, me, first, count);
+  CHECK_OK(sl_op_halo_block_split(nd, dims, grid, split, me, lfirst, lcount));
+  for (int k = 0; k < nd; k++)
+    CHECK(lfirst[k] == first[k] && lcount[k] == count[k], "%s: rank %d's block along axis %d: first %lld, %lld cells "
+          "(expected %lld, %lld)", what, me, k, (long long)lfirst[k], (long long)lcount[k], (long long)first[k],
+          (long long)count[k]);
   for (int k = 0; k < nd; k++) {
     nown *= count[k];
     next *= count[k] + halo[2 * k] + halo[2 * k + 1];
@@ -143,7 +173,7 @@ static void run(int nd, const int64_t *dims, const int *grid, const int *halo, i
   CHECK_OK(sl_array_release(x));
   CHECK_OK(sl_op_apply(op, SL_FORWARD, x, y));
   ctx_t c = {dt, buf, me, first, count, nd, dims};
-  for_cells(nd, dims, grid, halo, periodic, me, fwd_cell, &c);
+  for_cells(nd, dims, grid, split, halo, periodic, me, fwd_cell, &c);
   char w2[200];
   snprintf(w2, sizeof w2, "%s forward", what);
   check_local(y, dt, buf, next, w2);
@@ -156,7 +186,7 @@ static void run(int nd, const int64_t *dims, const int *grid, const int *halo, i
   memset(buf, 0, sizeof *buf * (size_t)nown);
   for (int r = 0; r < P; r++) {
     c.r = r;
-    for_cells(nd, dims, grid, halo, periodic, r, adj_cell, &c);
+    for_cells(nd, dims, grid, split, halo, periodic, r, adj_cell, &c);
   }
   snprintf(w2, sizeof w2, "%s adjoint", what);
   check_local(x, dt, buf, nown, w2);
@@ -197,6 +227,21 @@ static void errors(void)
   if (P > 1) CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "differ"), "dims differ: %s", sl_last_error());
   else sl_op_destroy(&op);
   CHECK(op == NULL, "no operator after an error");
+  /* P + 1 cells over P >= 3 ranks: ceil(P + 1 / P) = 2 cells per block leaves the last block nothing */
+  if (P >= 3) {
+    int64_t dl[2] = {P + 1, 4};
+    int h0[4] = {0, 0, 0, 0};
+    rc = sl_op_halo_split(&op, 2, dl, g_ok, h0, SL_HALO_ZERO, SL_HALO_SPLIT_CEIL, SL_FLOAT64);
+    CHECK(mc_same_error_everywhere(rc, SL_E_DIMS) && strstr(sl_last_error(), "no cells"),
+          "ceil split leaving a block empty: %s", sl_last_error());
+    rc = sl_op_halo(&op, 2, dl, g_ok, h0, SL_HALO_ZERO, SL_FLOAT64); /* the even split gives every block cells */
+    CHECK(rc == SL_SUCCESS, "the even split of %d cells over %d ranks: %s", P + 1, P, sl_last_error());
+    sl_op_destroy(&op);
+  }
+  rc = sl_op_halo_split(&op, 2, d2, g_ok, h1, SL_HALO_ZERO, (sl_halo_split)5, SL_FLOAT64);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "split"), "bad split: %s", sl_last_error());
+  int64_t f[2], c[2];
+  CHECK(sl_op_halo_block_split(2, d2, g_ok, (sl_halo_split)5, 0, f, c) == SL_E_INVALID, "sl_op_halo_block_split: bad split");
 }
 
 int main(int argc, char **argv)
@@ -211,13 +256,28 @@ int main(int argc, char **argv)
   int h1[2] = {2, 1}, h2[4] = {1, 2, 2, 1}, h3[6] = {1, 2, 0, 1, 2, 1};
   const sl_dtype dts[3] = {SL_FLOAT64, SL_COMPLEX128, SL_FLOAT32};
   for (int periodic = 0; periodic < 2; periodic++) {
-    for (int t = 0; t < 3; t++) run(1, d1, g1, h1, periodic, dts[t]);
+    for (int t = 0; t < 3; t++) run(1, d1, g1, SL_HALO_SPLIT_EVEN, h1, periodic, dts[t]);
     for (int g = 0; g < 3; g++)
-      for (int t = 0; t < 2; t++) run(2, d2, g2[g], h2, periodic, dts[t]);
-    for (int g = 0; g < 3; g++) run(3, d3, g3[g], h3, periodic, dts[g % 2]);
+      for (int t = 0; t < 2; t++) run(2, d2, g2[g], SL_HALO_SPLIT_EVEN, h2, periodic, dts[t]);
+    for (int g = 0; g < 3; g++) run(3, d3, g3[g], SL_HALO_SPLIT_EVEN, h3, periodic, dts[g % 2]);
   }
   int hnone[4] = {0, 0, 0, 0};
-  run(2, d2, g2[0], hnone, 0, SL_FLOAT64);
+  run(2, d2, g2[0], SL_HALO_SPLIT_EVEN, hnone, 0, SL_FLOAT64);
+  /* pylops-mpi's ceil split: 41 cells over 4 ranks are 11, 11, 11, 8 (even: 11, 10, 10, 10) */
+  int64_t d41[1] = {41}, d2c[2] = {14, 15}, d3c[3] = {8, 7, 11};
+  for (int periodic = 0; periodic < 2; periodic++) {
+    run(1, d41, g1, SL_HALO_SPLIT_CEIL, h1, periodic, SL_FLOAT64);
+    for (int g = 0; g < 3; g++) run(2, d2c, g2[g], SL_HALO_SPLIT_CEIL, h2, periodic, g ? SL_FLOAT64 : SL_COMPLEX128);
+    run(3, d3c, g3[2], SL_HALO_SPLIT_CEIL, h3, periodic, SL_FLOAT64);
+  }
+  if (P == 4) {
+    int64_t f[1], c[1], want[4] = {11, 11, 11, 8};
+    for (int r = 0; r < 4; r++) {
+      CHECK_OK(sl_op_halo_block_split(1, d41, g1, SL_HALO_SPLIT_CEIL, r, f, c));
+      CHECK(c[0] == want[r], "41 cells over 4 ranks, ceil split: rank %d holds %lld (pylops-mpi: %lld)", r, (long long)c[0],
+            (long long)want[r]);
+    }
+  }
   errors();
   return mc_finish("mpi_halo");
 }
