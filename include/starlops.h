@@ -137,8 +137,10 @@ int sl_array_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, c
 int sl_array_wrap(sl_array **a, void *buffer, int ndim, const int64_t dims[], sl_dtype dt,
                   const sl_dist *dist);
 /** Collective. A new zero array with the same dims, dtype and distribution as like. When its local block is
- *  one chunk (the default on GPU ranks) it has no host home: StarPU places it where it is first used, and
- *  sl_array_acquire brings it to the host (docs/arrays.md). */
+ *  one chunk (the default on GPU ranks; blocks up to STARLOPS_CHUNK_BYTES on CPU ranks) it has no host home:
+ *  StarPU places it where it is first used, sl_array_acquire brings it to the host, the pointer it gives may
+ *  change between acquires, and after an SL_WRITE acquire the buffer is undefined until written
+ *  (docs/arrays.md). */
 int sl_array_create_like(sl_array **a, const sl_array *like);
 /** Waits for the array's tasks and frees it. NULL is accepted. */
 int sl_array_destroy(sl_array **a);

@@ -146,9 +146,8 @@ static int chunk_count(int64_t nlocal, size_t elsize)
 }
 
 /* A block by storage (enum sl_storage): home-less chunks, each its own handle, which StarPU allocates on the
- * worker that first writes it (its zero fill) and, on the host, from its cache of dropped blocks of the same
- * size, and which destruction drops without a copy back; else a host block (buffer, or a new one) split into
- * chunks. */
+ * worker that first writes it (its zero fill; on a GPU from its cache of dropped blocks of the same size) and
+ * which destruction drops without a copy back; else a host block (buffer, or a new one) split into chunks. */
 static int register_block(sl_array *a, void *buffer, int storage)
 {
   size_t bytes = (size_t)a->nlocal * a->elsize;

@@ -171,7 +171,7 @@ struct sl_array {
   int acquired;
   int ghosts_acquired;      /* sl_array_acquire_ghosts holds the ghost buffers */
   int layout_only;          /* a layout (an operator's domain or range): no block, no handles */
-  int placed;               /* a library temporary registered with no host home: on the device that first wrote it */
+  int placed;               /* registered with no host home (temporaries, one-chunk user arrays): where first written */
   starpu_data_handle_t *chunk_h; /* a placed block of several chunks: one home-less handle per chunk (handle NULL) */
   void *stage;              /* a host view of chunk_h's chunks while acquired (array_access.c) */
   int stage_mode;           /* the sl_access of that acquire */
@@ -194,8 +194,9 @@ enum sl_storage {
   SL_STORE_LAYOUT = 0, /**< a layout: dims, dtype, distribution, chunking; no block, no handles */
   SL_STORE_HOST = 1,   /**< a zeroed host block (sl_array_create) */
   SL_STORE_TEMP = 2,   /**< a library temporary: every chunk home-less (StarPU allocates each where its zero fill
-                        *   runs, from its allocation cache when a block of that size was dropped before, and
-                        *   drops it at destruction); host access stages the chunks through one buffer */
+                        *   runs, on a GPU from its allocation cache when a block of that size was dropped
+                        *   before, and drops it at destruction); host access stages the chunks through one
+                        *   buffer */
   SL_STORE_USER = 3,   /**< a user's array (sl_array_create_like): home-less when it is one chunk (host access
                         *   then gets StarPU's own host copy, no staging), else a host block */
 };

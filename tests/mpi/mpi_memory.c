@@ -1,6 +1,7 @@
 /* Memory an operator and a solve take, from this process's resident set (/proc/self/statm): building views
  * of an operator (adjoint, transpose, conjugate, scaling, sums with Identity, products) allocates nothing of
- * vector size; their first apply allocates each temporary once and later applies nothing; a sequence of
+ * vector size; once the first applies have made each temporary (and the runtime's per-thread records have
+ * settled), further applies allocate nothing; a sequence of
  * solves on one operator keeps its memory flat (the work vectors are kept on the operator and reused, and
  * sl_op_free_workspace drops them); the results stay right (CG on a diagonal system against the
  * formula). */
