@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   cudatests (CUDATESTS="prog:ranks ..."), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   suite-many (the many_chunks tests), cudatests (CUDATESTS="prog:ranks ..."), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -44,7 +44,12 @@ step "starlops_info, 1 rank" info.log "$B/build/bin/starlops_info"
 cd "$B"
 E=$B/build/examples
 if want suite; then
-step "test suite, dmdas placement" tests-dmdas.log "$B/build/tests/unit_tests" -j1
+# the suite in two steps of at most 420 s each (the many-chunks runs, 16 workers per rank, are the longest)
+step "test suite (all but many_chunks), dmdas placement" tests-dmdas.log "$B/build/tests/unit_tests" -j1 \
+  --filter '!(many_chunks)/*'
+fi
+if want suite-many; then
+step "test suite many_chunks, dmdas placement" tests-dmdas-many.log "$B/build/tests/unit_tests" -j1 --filter 'many_chunks/*'
 fi
 if want cuda; then
 # one chunk per block: the chunked codelets' CUDA implementations take that case (several chunks fall back
