@@ -400,8 +400,10 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
 int sl_op_mdc(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns, int64_t nr, int64_t nt, int64_t nv, double dt,
               double dr, sl_dtype dtype);
 
-/** How Halo fills the halo cells beyond the global edges. */
-typedef enum { SL_HALO_ZERO = 0, SL_HALO_PERIODIC = 1 } sl_halo_boundary;
+/** How Halo fills the halo cells beyond the global edges: zeros, the other end of the axis, or the planes
+ *  inside the edge mirrored (pylops-mpi's REFLECT: halo plane j beyond the edge holds plane j inside it, the
+ *  edge plane repeated). */
+typedef enum { SL_HALO_ZERO = 0, SL_HALO_PERIODIC = 1, SL_HALO_REFLECT = 2 } sl_halo_boundary;
 /** How Halo cuts an axis of n cells over g ranks: SL_HALO_SPLIT_EVEN gives the first n % g blocks one cell
  *  more than n / g (41 over 4: 11, 10, 10, 10; the split of starlops' arrays and of pylops-mpi's
  *  DistributedArray); SL_HALO_SPLIT_CEIL is pylops-mpi 0.8's MPIHalo split, ceil(n / g) cells per block and
@@ -413,9 +415,10 @@ typedef enum { SL_HALO_SPLIT_EVEN = 0, SL_HALO_SPLIT_CEIL = 1 } sl_halo_split;
  *  split). The domain is a 1-D array of the
  *  ranks' blocks (C order) in rank order; the range the same with each block extended by halo[2k] planes
  *  before and halo[2k+1] after along every axis k, filled from the neighbouring blocks (edge and corner
- *  cells included), and beyond the global edges with zeros (SL_HALO_ZERO) or from the other end
- *  (SL_HALO_PERIODIC). The adjoint is the true adjoint: halo values are summed back into the blocks that
- *  own them. Every block must own cells and be at least as thick as the halo along axes with neighbours. */
+ *  cells included), and beyond the global edges with zeros (SL_HALO_ZERO), from the other end
+ *  (SL_HALO_PERIODIC) or mirrored (SL_HALO_REFLECT). The adjoint is the true adjoint: halo values are summed back into the blocks that
+ *  own them. Every block must own cells and be at least as thick as the halo (an unsplit axis with zero
+ *  boundary excepted). */
 int sl_op_halo(sl_op **op, int ndim, const int64_t dims[], const int grid[], const int halo[], sl_halo_boundary bnd,
                sl_dtype dt);
 /** Collective. sl_op_halo with the blocks split as `split` says (SL_HALO_SPLIT_CEIL: as pylops-mpi 0.8's

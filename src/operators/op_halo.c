@@ -1,6 +1,6 @@
 /* Halo on a Cartesian process grid: each rank's N-D block, extended by lo[k] and hi[k] planes along every
- * axis k, the extension filled from the neighbouring blocks (zeros beyond the global edges, or the other
- * end of the axis when periodic).
+ * axis k, the extension filled from the neighbouring blocks (beyond the global edges: zeros, the other end
+ * of the axis when periodic, or the edge planes mirrored when reflecting).
  *   forward  axis by axis (k = 0, 1, ...): the box so far is copied into the middle of a box longer by
  *            lo + hi along k, and the two halo slabs come from the neighbours along k. Later axes extend
  *            boxes that already carry the earlier halos, so edge and corner cells arrive in two hops.
@@ -22,6 +22,7 @@ typedef struct {
   int64_t box[SL_MAX_DIMS + 1][SL_MAX_DIMS]; /* box before step i (box[nsteps]: the extended block) */
   int lo[SL_MAX_DIMS], hi[SL_MAX_DIMS];
   int lower[SL_MAX_DIMS], upper[SL_MAX_DIMS]; /* neighbour ranks along each axis (-1: none) */
+  int reflect;                                 /* beyond the global edges: mirrored planes, not zeros */
   starpu_data_handle_t buf[SL_MAX_DIMS];      /* the boxes between steps */
 } halo_t;
 
@@ -68,6 +69,21 @@ static int copy_slab(int acc, hlist dst, slab ds, hlist src, slab ss, size_t el)
                                  ds.start, ds.stride);
 }
 
+/* The mirrored halo beyond a global edge (SL_HALO_REFLECT): halo plane j outside the block's planes is
+ * boundary plane j inward (pylops-mpi's REFLECT: the edge plane repeated). Forward copies each boundary
+ * plane of box e to its mirror in box ex; the adjoint (transposed: acc) adds each mirror back. */
+static int reflect_planes(halo_t *h, int k, int side_lo, int acc, hlist e_h, hlist ex_h, const int64_t *e,
+                          const int64_t *ex, size_t el)
+{
+  int nd = h->ndim, lo = h->lo[k], w = side_lo ? lo : h->hi[k], rc = SL_SUCCESS;
+  int64_t n = e[k];
+  for (int j = 0; j < w && rc == SL_SUCCESS; j++) {
+    slab in = slab_of(e, nd, k, side_lo ? j : n - 1 - j, 1), out = slab_of(ex, nd, k, side_lo ? lo - 1 - j : lo + n + j, 1);
+    rc = acc ? copy_slab(acc, e_h, in, ex_h, out, el) : copy_slab(0, ex_h, out, e_h, in, el);
+  }
+  return rc;
+}
+
 static starpu_data_handle_t message(int64_t n, size_t el)
 {
   starpu_data_handle_t h = NULL;
@@ -112,12 +128,16 @@ static int halo_step(sl_op *op, halo_t *h, int i, sl_op_mode mode, hlist src, hl
       rc = comm_exchange(comm_world(), op->dtype, 2, pairs);
     if (rc == SL_SUCCESS && r_lo) rc = copy_slab(0, dst, hlo, (hlist){1, &r_lo}, pk_lo, el);
     if (rc == SL_SUCCESS && r_hi) rc = copy_slab(0, dst, hhi, (hlist){1, &r_hi}, pk_hi, el);
+    if (rc == SL_SUCCESS && h->reflect && L < 0 && lo > 0) rc = reflect_planes(h, k, 1, 0, src, dst, e, ex, el);
+    if (rc == SL_SUCCESS && h->reflect && U < 0 && hi > 0) rc = reflect_planes(h, k, 0, 0, src, dst, e, ex, el);
   } else {
     /* the middle back (it covers the whole destination), then the halos added to their owners */
     rc = codelet_rows_submit(dst.n, dst.h, STARPU_W, src.n, src.h, el, whole.rows, whole.len, mid.start, mid.stride,
                              whole.start, whole.stride);
     if (rc == SL_SUCCESS && lo > 0 && L == me) rc = copy_slab(acc, dst, top, src, hlo, el);
     if (rc == SL_SUCCESS && hi > 0 && U == me) rc = copy_slab(acc, dst, bottom, src, hhi, el);
+    if (rc == SL_SUCCESS && h->reflect && L < 0 && lo > 0) rc = reflect_planes(h, k, 1, acc, dst, src, e, ex, el);
+    if (rc == SL_SUCCESS && h->reflect && U < 0 && hi > 0) rc = reflect_planes(h, k, 0, acc, dst, src, e, ex, el);
     if (lo > 0 && L >= 0 && L != me) s_lo = message(P0 * lo * P1, el);
     if (hi > 0 && U >= 0 && U != me) s_hi = message(P0 * hi * P1, el);
     if (lo > 0 && U >= 0 && U != me) r_lo = message(P0 * lo * P1, el);
@@ -204,8 +224,8 @@ static int halo_check(const char *fn, sl_op **op, int ndim, const int64_t dims[]
                SL_MAX_DIMS, ndim);
   SL_CHECK_ARG(dims && grid && halo, SL_E_INVALID, "%s: argument %d (%s) is NULL", fn, !dims ? 3 : !grid ? 4 : 5,
                !dims ? "dims" : !grid ? "grid" : "halo");
-  SL_CHECK_ARG(bnd == SL_HALO_ZERO || bnd == SL_HALO_PERIODIC, SL_E_INVALID,
-               "%s: argument 6 (boundary) must be SL_HALO_ZERO or SL_HALO_PERIODIC", fn);
+  SL_CHECK_ARG(bnd == SL_HALO_ZERO || bnd == SL_HALO_PERIODIC || bnd == SL_HALO_REFLECT, SL_E_INVALID,
+               "%s: argument 6 (boundary) must be SL_HALO_ZERO, SL_HALO_PERIODIC or SL_HALO_REFLECT", fn);
   SL_CHECK_ARG(split == SL_HALO_SPLIT_EVEN || split == SL_HALO_SPLIT_CEIL, SL_E_INVALID,
                "%s: argument 7 (split) must be SL_HALO_SPLIT_EVEN or SL_HALO_SPLIT_CEIL", fn);
   SL_CHECK_ARG(sl_dtype_valid(dt), SL_E_DTYPE, "%s: argument %d (dt) is not a valid dtype", fn,
@@ -265,6 +285,7 @@ int sl_op_halo_split(sl_op **op, int ndim, const int64_t dims[], const int grid[
   halo_t *h = calloc(1, sizeof *h);
   if (!h) return sl_agree(sl_ctx.comm, sl_error(SL_E_NOMEM, "%s: out of memory", fn));
   h->ndim = ndim;
+  h->reflect = bnd == SL_HALO_REFLECT;
   int64_t first[SL_MAX_DIMS], count[SL_MAX_DIMS];
   sl_op_halo_block_split(ndim, dims, grid, split, sl_ctx.rank, first, count);
   memcpy(h->box[0], count, sizeof count);
@@ -308,7 +329,7 @@ int sl_op_halo_split(sl_op **op, int ndim, const int64_t dims[], const int grid[
   if (rc == SL_SUCCESS) rc = sl_layout_create(&rng, 1, &nr, dt, &rd);
   sl_op *o = NULL;
   char name[96];
-  snprintf(name, sizeof name, "Halo(%dD, %s%s)", ndim, bnd == SL_HALO_ZERO ? "zero" : "periodic",
+  snprintf(name, sizeof name, "Halo(%dD, %s%s)", ndim, bnd == SL_HALO_ZERO ? "zero" : bnd == SL_HALO_PERIODIC ? "periodic" : "reflect",
            split == SL_HALO_SPLIT_CEIL ? ", ceil split" : "");
   if (rc == SL_SUCCESS) rc = sl_op_new(&o, name, dom, rng, &halo_ops, h);
   else halo_free(h);

@@ -1,5 +1,5 @@
 /* Halo on every Cartesian grid of 1 to 4 ranks in 1, 2 and 3 dimensions, sizes that do not divide evenly,
- * zero and periodic boundaries, float64, complex128 and float32: each rank's extended block against the
+ * zero, periodic and reflecting boundaries, float64, complex128 and float32: each rank's extended block against the
  * global array indexed from the formula, the adjoint against the sum over every rank's extended block of
  * the cells that map to each owned cell (the transpose of the forward matrix), dot tests, bad input. Both
  * block splits: even (the first n % g blocks one cell more) and pylops-mpi 0.8's ceil split (ceil(n / g) per
@@ -21,15 +21,16 @@ static cplx yval(sl_dtype dt, int r, int64_t c)
 }
 
 /* Global flat index of cell i (coordinates relative to the block start, halo included) of rank r's extended
- * block, or -1 when it falls outside the array (zero boundary). */
-static int64_t global_of(int nd, const int64_t *dims, const int64_t *first, const int64_t *i, int periodic)
+ * block, or -1 when it falls outside the array (bmode 0: zero boundary; 1 periodic, 2 reflecting). */
+static int64_t global_of(int nd, const int64_t *dims, const int64_t *first, const int64_t *i, int bmode)
 {
   int64_t g = 0;
   for (int k = 0; k < nd; k++) {
     int64_t c = first[k] + i[k];
     if (c < 0 || c >= dims[k]) {
-      if (!periodic) return -1;
-      c = (c % dims[k] + dims[k]) % dims[k];
+      if (bmode == 0) return -1;
+      if (bmode == 1) c = (c % dims[k] + dims[k]) % dims[k];
+      else c = c < 0 ? -1 - c : 2 * dims[k] - 1 - c; /* mirrored, the edge cell repeated */
     }
     g = g * dims[k] + c;
   }
@@ -56,7 +57,7 @@ static void ref_block(int nd, const int64_t *dims, const int *grid, sl_halo_spli
 }
 
 /* Calls fn for every cell of rank r's extended block: its flat index there and its global index (or -1). */
-static void for_cells(int nd, const int64_t *dims, const int *grid, sl_halo_split split, const int *halo, int periodic,
+static void for_cells(int nd, const int64_t *dims, const int *grid, sl_halo_split split, const int *halo, int bmode,
                       int r, void (*fn)(int64_t cell, int64_t g, void *ctx), void *ctx)
 {
   int64_t first[8], count[8], ext[8], i[8], n = 1;
@@ -71,7 +72,7 @@ static void for_cells(int nd, const int64_t *dims, const int *grid, sl_halo_spli
       i[k] = q % ext[k] - halo[2 * k];
       q /= ext[k];
     }
-    fn(cell, global_of(nd, dims, first, i, periodic), ctx);
+    fn(cell, global_of(nd, dims, first, i, bmode), ctx);
   }
 }
 
@@ -125,18 +126,18 @@ static int check_local(sl_array *a, sl_dtype dt, const cplx *ref, int64_t n, con
   return bad;
 }
 
-static void run(int nd, const int64_t *dims, const int *grid, sl_halo_split split, const int *halo, int periodic,
+static void run(int nd, const int64_t *dims, const int *grid, sl_halo_split split, const int *halo, int bmode,
                 sl_dtype dt)
 {
   int me = sl_rank(), P = sl_size();
   char what[160];
-  int n = snprintf(what, sizeof what, "Halo %s %s%s dims", sl_dtype_name(dt), periodic ? "periodic" : "zero",
+  int n = snprintf(what, sizeof what, "Halo %s %s%s dims", sl_dtype_name(dt), bmode == 2 ? "reflect" : bmode ? "periodic" : "zero",
                    split == SL_HALO_SPLIT_CEIL ? " ceil-split" : "");
   for (int k = 0; k < nd; k++) n += snprintf(what + n, sizeof what - (size_t)n, "%s%lld", k ? "x" : " ", (long long)dims[k]);
   n += snprintf(what + n, sizeof what - (size_t)n, " grid");
   for (int k = 0; k < nd; k++) n += snprintf(what + n, sizeof what - (size_t)n, "%s%d", k ? "x" : " ", grid[k]);
   sl_op *op = NULL;
-  sl_halo_boundary bnd = periodic ? SL_HALO_PERIODIC : SL_HALO_ZERO;
+  sl_halo_boundary bnd = bmode == 2 ? SL_HALO_REFLECT : bmode ? SL_HALO_PERIODIC : SL_HALO_ZERO;
   if (split == SL_HALO_SPLIT_EVEN) CHECK_OK(sl_op_halo(&op, nd, dims, grid, halo, bnd, dt));
   else CHECK_OK(sl_op_halo_split(&op, nd, dims, grid, halo, bnd, split, dt));
   if (!op) return;
@@ -173,7 +174,7 @@ static void run(int nd, const int64_t *dims, const int *grid, sl_halo_split spli
   CHECK_OK(sl_array_release(x));
   CHECK_OK(sl_op_apply(op, SL_FORWARD, x, y));
   ctx_t c = {dt, buf, me, first, count, nd, dims};
-  for_cells(nd, dims, grid, split, halo, periodic, me, fwd_cell, &c);
+  for_cells(nd, dims, grid, split, halo, bmode, me, fwd_cell, &c);
   char w2[200];
   snprintf(w2, sizeof w2, "%s forward", what);
   check_local(y, dt, buf, next, w2);
@@ -186,7 +187,7 @@ static void run(int nd, const int64_t *dims, const int *grid, sl_halo_split spli
   memset(buf, 0, sizeof *buf * (size_t)nown);
   for (int r = 0; r < P; r++) {
     c.r = r;
-    for_cells(nd, dims, grid, split, halo, periodic, r, adj_cell, &c);
+    for_cells(nd, dims, grid, split, halo, bmode, r, adj_cell, &c);
   }
   snprintf(w2, sizeof w2, "%s adjoint", what);
   check_local(x, dt, buf, nown, w2);
@@ -255,20 +256,20 @@ int main(int argc, char **argv)
   int64_t d1[1] = {23}, d2[2] = {9, 10}, d3[3] = {8, 7, 6};
   int h1[2] = {2, 1}, h2[4] = {1, 2, 2, 1}, h3[6] = {1, 2, 0, 1, 2, 1};
   const sl_dtype dts[3] = {SL_FLOAT64, SL_COMPLEX128, SL_FLOAT32};
-  for (int periodic = 0; periodic < 2; periodic++) {
-    for (int t = 0; t < 3; t++) run(1, d1, g1, SL_HALO_SPLIT_EVEN, h1, periodic, dts[t]);
+  for (int bmode = 0; bmode < 3; bmode++) {
+    for (int t = 0; t < 3; t++) run(1, d1, g1, SL_HALO_SPLIT_EVEN, h1, bmode, dts[t]);
     for (int g = 0; g < 3; g++)
-      for (int t = 0; t < 2; t++) run(2, d2, g2[g], SL_HALO_SPLIT_EVEN, h2, periodic, dts[t]);
-    for (int g = 0; g < 3; g++) run(3, d3, g3[g], SL_HALO_SPLIT_EVEN, h3, periodic, dts[g % 2]);
+      for (int t = 0; t < 2; t++) run(2, d2, g2[g], SL_HALO_SPLIT_EVEN, h2, bmode, dts[t]);
+    for (int g = 0; g < 3; g++) run(3, d3, g3[g], SL_HALO_SPLIT_EVEN, h3, bmode, dts[g % 2]);
   }
   int hnone[4] = {0, 0, 0, 0};
   run(2, d2, g2[0], SL_HALO_SPLIT_EVEN, hnone, 0, SL_FLOAT64);
   /* pylops-mpi's ceil split: 41 cells over 4 ranks are 11, 11, 11, 8 (even: 11, 10, 10, 10) */
   int64_t d41[1] = {41}, d2c[2] = {14, 15}, d3c[3] = {8, 7, 11};
-  for (int periodic = 0; periodic < 2; periodic++) {
-    run(1, d41, g1, SL_HALO_SPLIT_CEIL, h1, periodic, SL_FLOAT64);
-    for (int g = 0; g < 3; g++) run(2, d2c, g2[g], SL_HALO_SPLIT_CEIL, h2, periodic, g ? SL_FLOAT64 : SL_COMPLEX128);
-    run(3, d3c, g3[2], SL_HALO_SPLIT_CEIL, h3, periodic, SL_FLOAT64);
+  for (int bmode = 0; bmode < 3; bmode++) {
+    run(1, d41, g1, SL_HALO_SPLIT_CEIL, h1, bmode, SL_FLOAT64);
+    for (int g = 0; g < 3; g++) run(2, d2c, g2[g], SL_HALO_SPLIT_CEIL, h2, bmode, g ? SL_FLOAT64 : SL_COMPLEX128);
+    run(3, d3c, g3[2], SL_HALO_SPLIT_CEIL, h3, bmode, SL_FLOAT64);
   }
   if (P == 4) {
     int64_t f[1], c[1], want[4] = {11, 11, 11, 8};
