@@ -307,6 +307,11 @@ int sl_op_identity(sl_op **op, const sl_array *like);
 int sl_op_zero(sl_op **op, const sl_array *domain_like, const sl_array *range_like);
 /** y = d .* x; adjoint conj(d) .* x (d is copied) */
 int sl_op_diagonal(sl_op **op, const sl_array *d);
+/** Collective. pylops' Diagonal(diag, dims, axis): y[..., i, ...] = d[i] x[..., i, ...] with i the index
+ *  along `axis` of an array laid out like `like` (any axis, distributed or not); adjoint conj(d). d is a
+ *  host buffer of dims[axis] values of like's dtype, the same on every rank (checked), finite; it is
+ *  copied. */
+int sl_op_diagonal_axis(sl_op **op, const sl_array *like, const void *d, int axis);
 
 /** Collective. Restriction: y = x[idx] with idx this rank's n flat indices (C order) into its local block of
  *  like (SL_SCATTER, no mask); the range is 1-D (sum of n), n elements on this rank; adjoint: zeros with

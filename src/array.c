@@ -18,12 +18,6 @@ struct create_record {
   uint64_t mask;
 };
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
-  return h;
-}
 
 int sl_size_product(int n, const int64_t *dims, int64_t elsize, int64_t *bytes)
 {
@@ -75,10 +69,10 @@ static struct create_record make_record(int code, int ndim, const int64_t dims[]
   if (code != SL_SUCCESS) return rec;
   uint64_t h = 1469598103934665603ULL;
   int head[6] = {ndim, (int)dt, (int)d->partition, axis, d->ghost_lo, d->ghost_hi};
-  h = fnv1a(h, head, sizeof head);
-  h = fnv1a(h, dims, sizeof(int64_t) * (size_t)ndim);
-  rec.params = fnv1a(h, &(int){d->mask != NULL}, sizeof(int));
-  rec.mask = d->mask ? fnv1a(1469598103934665603ULL, d->mask, sizeof(int) * (size_t)sl_ctx.size) : 0;
+  h = sl_fnv1a(h, head, sizeof head);
+  h = sl_fnv1a(h, dims, sizeof(int64_t) * (size_t)ndim);
+  rec.params = sl_fnv1a(h, &(int){d->mask != NULL}, sizeof(int));
+  rec.mask = d->mask ? sl_fnv1a(1469598103934665603ULL, d->mask, sizeof(int) * (size_t)sl_ctx.size) : 0;
   rec.has_local = d->local_n != NULL;
   rec.local_n = d->local_n ? *d->local_n : 0;
   return rec;

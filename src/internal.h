@@ -186,6 +186,13 @@ static inline int64_t sl_split_offset(int64_t n, int parts, int idx)
 {
   return (int64_t)idx * (n / parts) + (idx < n % parts ? idx : n % parts);
 }
+/** FNV-1a of n bytes at p, continuing from h (0xcbf29ce484222325 to start): a digest for agreements. */
+static inline uint64_t sl_fnv1a(uint64_t h, const void *p, size_t n)
+{
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
 /** Refuses a stacked array where only plain ones work. */
 #define SL_CHECK_PLAIN(fn, a)                                                                         \
   SL_CHECK_ARG(!(a) || (a)->nparts == 0, SL_E_INVALID, "%s: a stacked array is not accepted here (use its parts: sl_array_stack_part)", fn)

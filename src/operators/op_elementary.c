@@ -1,6 +1,8 @@
 /* Identity, Zero and Diagonal: element-wise tasks on the local blocks (CPU and CUDA codelets of the vector
  * operations), no communication. */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "operators/op_internal.h"
 
@@ -66,4 +68,55 @@ int sl_op_diagonal(sl_op **op, const sl_array *d)
     return rc;
   }
   return sl_op_new(op, "Diagonal", d, d, &diagonal_ops, c);
+}
+
+/* d along `axis` written out over like's local block: the factor of every element is d at its index along
+ * the axis (offset by the block's start when the axis is the distributed one). */
+static int broadcast_fill(sl_array *full, const sl_array *like, const void *d, int axis)
+{
+  void *p = NULL;
+  SL_TRY(sl_array_acquire(full, SL_WRITE, &p));
+  const int64_t *ld = sl_array_local_dims(like);
+  int64_t inner = 1, n = sl_array_local_size(like), off = axis == sl_array_axis(like) ? sl_array_local_offset(like) : 0;
+  for (int k = axis + 1; k < sl_array_ndim(like); k++) inner *= ld[k];
+  size_t el = sl_dtype_size(sl_array_dtype(like));
+  for (int64_t i = 0; i < n; i++)
+    memcpy((char *)p + (size_t)i * el, (const char *)d + (size_t)(off + (i / inner) % ld[axis]) * el, el);
+  return sl_array_release(full);
+}
+
+int sl_op_diagonal_axis(sl_op **op, const sl_array *like, const void *d, int axis)
+{
+  const char *fn = "sl_op_diagonal_axis";
+  SL_CHECK_INIT();
+  int rc = op ? SL_SUCCESS : sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  if (rc == SL_SUCCESS && (!like || sl_array_ndim(like) == 0))
+    rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is NULL or a stacked array", fn);
+  if (rc == SL_SUCCESS && !d) rc = sl_error(SL_E_INVALID, "%s: argument 3 (d) is NULL", fn);
+  if (rc == SL_SUCCESS && (axis < 0 || axis >= sl_array_ndim(like)))
+    rc = sl_error(SL_E_INVALID, "%s: argument 4 (axis) is %d, like has %d axes", fn, axis, sl_array_ndim(like));
+  uint64_t digest = 0;
+  if (rc == SL_SUCCESS) {
+    sl_dtype dt = sl_array_dtype(like);
+    int64_t len = sl_array_dims(like)[axis], nr = len * (sl_dtype_is_complex(dt) ? 2 : 1);
+    int dbl = sl_dtype_real(dt) == SL_FLOAT64;
+    for (int64_t i = 0; i < nr && rc == SL_SUCCESS; i++) {
+      double v = dbl ? ((const double *)d)[i] : (double)((const float *)d)[i];
+      if (!isfinite(v))
+        rc = sl_error(SL_E_INVALID, "%s: argument 3 (d): element %lld is not finite", fn, (long long)(i / (nr / len)));
+    }
+    digest = sl_fnv1a(0xcbf29ce484222325ULL, d, (size_t)len * sl_dtype_size(dt));
+  }
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 4 (axis)", axis), SL_SAME_I("argument 3 (d): the values", (int64_t)digest)));
+  diagonal_t *c = calloc(1, sizeof *c);
+  rc = c ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->d, like);
+  if (rc == SL_SUCCESS) rc = broadcast_fill(c->d, like, d, axis);
+  if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->dconj, like);
+  if (rc == SL_SUCCESS) rc = sl_array_conj(c->dconj, c->d);
+  if (rc != SL_SUCCESS) {
+    if (c) diagonal_free(c);
+    return rc;
+  }
+  return sl_op_new(op, "Diagonal", like, like, &diagonal_ops, c);
 }

@@ -449,6 +449,59 @@ static void bad_input(void)
   sl_array_destroy(&af);
 }
 
+/* Diagonal along one axis (pylops' Diagonal(diag, dims, axis)): a 3-D array split along axis 0 (the last rank
+ * of 4 owns nothing), d along each axis in turn, against y[g] = d[i_axis(g)] x[g] and conj(d) for the adjoint;
+ * dot test; bad input. */
+static void run_diagonal_axis(sl_dtype dt)
+{
+  int64_t dims[3] = {3, 4, 5}, n = 60;
+  int cplx = sl_dtype_is_complex(dt);
+  double complex *xg = NULL, *ref = malloc(sizeof *ref * (size_t)n), dv[5];
+  sl_array *x = mc_array(3, dims, dt, NULL, 17, &xg);
+  void *raw = malloc(sl_dtype_size(dt) * 5);
+  for (int axis = 0; axis < 3; axis++) {
+    for (int i = 0; i < dims[axis]; i++) dv[i] = (1.5 + i) + (cplx ? I * (0.5 - 0.25 * i) : 0);
+    mc_to_dtype(dt, dims[axis], dv, raw);
+    sl_op *D = NULL;
+    CHECK_OK(sl_op_diagonal_axis(&D, x, raw, axis));
+    if (!D) continue;
+    int64_t stride = axis == 0 ? 20 : axis == 1 ? 5 : 1;
+    for (int mode = 0; mode < 2; mode++) {
+      for (int64_t g = 0; g < n; g++) {
+        double complex f = dv[(g / stride) % dims[axis]];
+        ref[g] = (mode ? conj(f) : f) * xg[g];
+      }
+      char what[96];
+      snprintf(what, sizeof what, "%s: Diagonal along axis %d, %s", sl_dtype_name(dt), axis, mode ? "adjoint" : "forward");
+      apply_check(D, mode, dt, xg, n, ref, what);
+    }
+    double err = 1;
+    CHECK_OK(sl_dottest(D, 5, &err));
+    CHECK(err < 10 * mc_tol(dt), "%s: dot test of Diagonal along axis %d: %g", sl_dtype_name(dt), axis, err);
+    sl_op_destroy(&D);
+  }
+  /* bad input, the same verdict on every rank */
+  sl_op *D = NULL;
+  CHECK(mc_same_error_everywhere(sl_op_diagonal_axis(&D, x, raw, 3), SL_E_INVALID) && strstr(sl_last_error(), "axis"),
+        "axis 3 of a 3-D array: %s", sl_last_error());
+  for (int i = 0; i < 5; i++) dv[i] = 1.0 + (sl_rank() == sl_size() - 1 && i == 2);
+  mc_to_dtype(dt, 5, dv, raw);
+  int rc = sl_op_diagonal_axis(&D, x, raw, 2);
+  if (sl_size() > 1)
+    CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "(d)"), "d differing on one rank: %s",
+          sl_last_error());
+  sl_op_destroy(&D);
+  dv[1] = NAN;
+  mc_to_dtype(dt, 5, dv, raw);
+  CHECK(mc_same_error_everywhere(sl_op_diagonal_axis(&D, x, raw, 2), SL_E_INVALID) && strstr(sl_last_error(), "finite"),
+        "a NaN in d: %s", sl_last_error());
+  CHECK(D == NULL, "no operator after an error");
+  free(raw);
+  free(ref);
+  free(xg);
+  sl_array_destroy(&x);
+}
+
 int main(int argc, char **argv)
 {
   mc_init(&argc, &argv);
@@ -465,6 +518,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 2; k++) run_restriction((sl_dtype)dt, sizes[k]);
   for (int dt = 0; dt < 4; dt++) run_csr((sl_dtype)dt);
   for (int dt = 0; dt < 4; dt++) run_fredholm((sl_dtype)dt);
+  for (int dt = 0; dt < 4; dt++) run_diagonal_axis((sl_dtype)dt);
   bad_input();
   return mc_finish("mpi_ops");
 }
