@@ -448,6 +448,16 @@ int sl_op_block_diag(sl_op **out, int n, sl_op **ops);
 /** Collective. Gradient: the VStack of the first derivatives (kind, order 3 when centered, edge) along every
  *  axis of arrays laid out like `like`, with sampling[a] (NULL: 1); its adjoint is minus the divergence. */
 int sl_op_gradient(sl_op **out, const sl_array *like, const double *sampling, sl_deriv_kind kind, int edge);
+/** Collective. pylops' FirstDirectionalDerivative: y = sum_k v_k dx/da_k (the Gradient's derivatives: kind,
+ *  order 3 when centered, edge, sampling[k]) along one direction v (ndim values, the same on every rank;
+ *  vfield NULL) or a direction per point (vfield: ndim arrays laid out like `like`; v NULL). like has 2 or
+ *  more axes. */
+int sl_op_first_directional_derivative(sl_op **out, const sl_array *like, const double *v, sl_array *const *vfield,
+                                       const double *sampling, sl_deriv_kind kind, int edge);
+/** Collective. pylops' SecondDirectionalDerivative: -D^H D with D the centered first directional derivative
+ *  above (v or vfield, sampling, edge). */
+int sl_op_second_directional_derivative(sl_op **out, const sl_array *like, const double *v, sl_array *const *vfield,
+                                        const double *sampling, int edge);
 
 /* Algebra (local calls). The result holds references to its parts; a temporary (one array per
  * intermediate) is allocated at the first apply and kept, so later applies allocate nothing. The parts must agree in dtype; the layouts must match

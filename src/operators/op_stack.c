@@ -5,6 +5,7 @@
  *   BlockDiag  y_i = A_i x_i          adjoint x_i = A_i^H y_i          (x and y stacked)
  * and Gradient, the VStack of first derivatives along every axis (its adjoint is minus the divergence).
  * The parts communicate as they do alone; the sums are local element-wise additions. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,5 +147,72 @@ int sl_op_gradient(sl_op **out, const sl_array *like, const double *sampling, sl
   if (rc == SL_SUCCESS) rc = sl_op_vstack(out, nd, d);
   for (int a = 0; a < nd; a++) sl_op_destroy(&d[a]);
   if (rc == SL_SUCCESS) snprintf((*out)->name, sizeof (*out)->name, "Gradient(%d axes)", nd);
+  return rc;
+}
+
+/* The checks of a directional derivative's direction: exactly one of v (ndim finite values, the same on every
+ * rank) and vfield (ndim arrays laid out like `like`). */
+static int direction_check(const char *fn, sl_op **out, const sl_array *like, const double *v, sl_array *const *vfield)
+{
+  SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  SL_CHECK_ARG(like != NULL && !like->nparts, SL_E_INVALID, "%s: argument 2 (like) is NULL or a stacked array", fn);
+  SL_CHECK_ARG(like->ndim >= 2, SL_E_DIMS, "%s: argument 2 (like) has %d axis; a directional derivative needs 2 or more "
+               "(use sl_op_first_derivative)", fn, like->ndim);
+  SL_CHECK_ARG(!v != !vfield, SL_E_INVALID, "%s: give exactly one of argument 3 (v) and argument 4 (vfield)", fn);
+  for (int k = 0; v && k < like->ndim; k++)
+    SL_CHECK_ARG(isfinite(v[k]), SL_E_INVALID, "%s: argument 3 (v): v[%d] is not finite", fn, k);
+  for (int k = 0; vfield && k < like->ndim; k++) {
+    char an[64];
+    snprintf(an, sizeof an, "%s: argument 4 (vfield[%d])", fn, k);
+    SL_TRY(sl_array_check_same(vfield[k], an, like, "argument 2 (like)"));
+  }
+  return SL_SUCCESS;
+}
+
+/* HStack of v_k I (or diag(vfield[k])) after the Gradient: sum_k v_k d/dx_k. */
+static int first_directional(const char *fn, sl_op **out, const sl_array *like, const double *v, sl_array *const *vfield,
+                             const double *sampling, sl_deriv_kind kind, int edge)
+{
+  SL_CHECK_INIT();
+  int rc = direction_check(fn, out, like, v, vfield);
+  uint64_t digest = v && rc == SL_SUCCESS ? sl_fnv1a(0xcbf29ce484222325ULL, v, sizeof *v * (size_t)like->ndim) : 0;
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (v) given", v != NULL), SL_SAME_I("argument 3 (v): the values", (int64_t)digest)));
+  int nd = like->ndim;
+  sl_op *w[SL_MAX_DIMS] = {NULL}, *id = NULL, *G = NULL, *H = NULL;
+  rc = sl_op_gradient(&G, like, sampling, kind, edge);
+  if (rc == SL_SUCCESS && v) rc = sl_op_identity(&id, like);
+  for (int k = 0; k < nd && rc == SL_SUCCESS; k++)
+    rc = v ? sl_op_scaled(&w[k], id, SL_REAL(v[k])) : sl_op_diagonal(&w[k], vfield[k]);
+  if (rc == SL_SUCCESS) rc = sl_op_hstack(&H, nd, w);
+  if (rc == SL_SUCCESS) rc = sl_op_product(out, H, G);
+  for (int k = 0; k < nd; k++) sl_op_destroy(&w[k]);
+  sl_op_destroy(&id);
+  sl_op_destroy(&G);
+  sl_op_destroy(&H);
+  return rc;
+}
+
+int sl_op_first_directional_derivative(sl_op **out, const sl_array *like, const double *v, sl_array *const *vfield,
+                                       const double *sampling, sl_deriv_kind kind, int edge)
+{
+  const char *fn = "sl_op_first_directional_derivative";
+  int rc = first_directional(fn, out, like, v, vfield, sampling, kind, edge);
+  if (rc == SL_SUCCESS) snprintf((*out)->name, sizeof (*out)->name, "FirstDirectionalDerivative(%d axes)", like->ndim);
+  return rc;
+}
+
+int sl_op_second_directional_derivative(sl_op **out, const sl_array *like, const double *v, sl_array *const *vfield,
+                                        const double *sampling, int edge)
+{
+  const char *fn = "sl_op_second_directional_derivative";
+  sl_op *D = NULL, *DH = NULL, *DHD = NULL;
+  int rc = first_directional(fn, &D, like, v, vfield, sampling, SL_DERIV_CENTERED, edge);
+  if (rc == SL_SUCCESS) rc = sl_op_adjoint(&DH, D);
+  if (rc == SL_SUCCESS) rc = sl_op_product(&DHD, DH, D);
+  if (rc == SL_SUCCESS) rc = sl_op_scaled(out, DHD, SL_REAL(-1.0));
+  if (rc == SL_SUCCESS) snprintf((*out)->name, sizeof (*out)->name, "SecondDirectionalDerivative(%d axes)", like->ndim);
+  sl_op_destroy(&D);
+  sl_op_destroy(&DH);
+  sl_op_destroy(&DHD);
   return rc;
 }

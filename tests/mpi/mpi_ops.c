@@ -502,6 +502,72 @@ static void run_diagonal_axis(sl_dtype dt)
   sl_array_destroy(&x);
 }
 
+/* First and second directional derivatives (pylops' definitions) on a 7 x 6 array split along axis 0, with one
+ * direction and with a direction per point, against the dense matrix of sum_k v_k(g) (x[g + e_k] - x[g - e_k])
+ * / (2 h_k) at points interior along k (0 at the ends: centered, no edge); second = -D^H D. */
+static void run_directional(sl_dtype dt)
+{
+  enum { N0 = 7, N1 = 6, N = N0 * N1 };
+  int64_t dims[2] = {N0, N1};
+  const double h[2] = {1.0, 0.5}, vfix[2] = {0.6, -0.8};
+  double complex *xg = NULL, *v0 = NULL, *v1 = NULL, *M = calloc((size_t)N * N, sizeof *M), *ref = malloc(sizeof *ref * N),
+                 *tmp = malloc(sizeof *tmp * N);
+  sl_array *x = mc_array(2, dims, dt, NULL, 23, &xg);
+  sl_array *vf[2] = {mc_array(2, dims, dt, NULL, 29, &v0), mc_array(2, dims, dt, NULL, 31, &v1)};
+  for (int field = 0; field < 2; field++) {
+    memset(M, 0, sizeof *M * (size_t)N * N);
+    for (int64_t g = 0; g < N; g++) {
+      int64_t i[2] = {g / N1, g % N1}, stride[2] = {N1, 1};
+      for (int k = 0; k < 2; k++) {
+        if (i[k] == 0 || i[k] == dims[k] - 1) continue;
+        double complex vk = field ? (k ? v1[g] : v0[g]) : vfix[k];
+        M[g * N + g + stride[k]] += vk / (2 * h[k]);
+        M[g * N + g - stride[k]] -= vk / (2 * h[k]);
+      }
+    }
+    sl_op *D = NULL, *S = NULL;
+    CHECK_OK(sl_op_first_directional_derivative(&D, x, field ? NULL : vfix, field ? vf : NULL, h, SL_DERIV_CENTERED, 0));
+    CHECK_OK(sl_op_second_directional_derivative(&S, x, field ? NULL : vfix, field ? vf : NULL, h, 0));
+    if (!D || !S) break;
+    char what[96];
+    for (int mode = 0; mode < 2; mode++) {
+      for (int64_t r = 0; r < N; r++) {
+        ref[r] = 0;
+        for (int64_t c = 0; c < N; c++) ref[r] += (mode ? conj(M[c * N + r]) : M[r * N + c]) * xg[c];
+      }
+      snprintf(what, sizeof what, "%s: FirstDirectionalDerivative (%s) %s", sl_dtype_name(dt), field ? "field" : "fixed",
+               mode ? "adjoint" : "forward");
+      apply_check(D, mode, dt, xg, N, ref, what);
+    }
+    for (int64_t r = 0; r < N; r++) { /* -M^H M x */
+      tmp[r] = 0;
+      for (int64_t c = 0; c < N; c++) tmp[r] += M[r * N + c] * xg[c];
+    }
+    for (int64_t r = 0; r < N; r++) {
+      ref[r] = 0;
+      for (int64_t c = 0; c < N; c++) ref[r] -= conj(M[c * N + r]) * tmp[c];
+    }
+    snprintf(what, sizeof what, "%s: SecondDirectionalDerivative (%s)", sl_dtype_name(dt), field ? "field" : "fixed");
+    apply_check(S, 0, dt, xg, N, ref, what);
+    double err = 1;
+    CHECK_OK(sl_dottest(D, 3, &err));
+    CHECK(err < 10 * mc_tol(dt), "%s: dot test of FirstDirectionalDerivative: %g", sl_dtype_name(dt), err);
+    sl_op_destroy(&D);
+    sl_op_destroy(&S);
+  }
+  sl_op *D = NULL;
+  CHECK(mc_same_error_everywhere(sl_op_first_directional_derivative(&D, x, vfix, vf, h, SL_DERIV_CENTERED, 0), SL_E_INVALID),
+        "both v and vfield: %s", sl_last_error());
+  double vbad[2] = {0.6, sl_rank() == 0 ? 0.8 : -0.8};
+  int rc = sl_op_first_directional_derivative(&D, x, vbad, NULL, h, SL_DERIV_CENTERED, 0);
+  if (sl_size() > 1) CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "(v)"), "v differing: %s", sl_last_error());
+  sl_op_destroy(&D);
+  free(M), free(ref), free(tmp), free(xg), free(v0), free(v1);
+  sl_array_destroy(&x);
+  sl_array_destroy(&vf[0]);
+  sl_array_destroy(&vf[1]);
+}
+
 int main(int argc, char **argv)
 {
   mc_init(&argc, &argv);
@@ -519,6 +585,7 @@ int main(int argc, char **argv)
   for (int dt = 0; dt < 4; dt++) run_csr((sl_dtype)dt);
   for (int dt = 0; dt < 4; dt++) run_fredholm((sl_dtype)dt);
   for (int dt = 0; dt < 4; dt++) run_diagonal_axis((sl_dtype)dt);
+  for (int dt = 0; dt < 4; dt++) run_directional((sl_dtype)dt);
   bad_input();
   return mc_finish("mpi_ops");
 }
