@@ -15,9 +15,8 @@ sl_same sl_same_d(const char *name, double x)
 
 sl_same sl_same_s(const char *name, const char *text)
 {
-  uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a of the text; NULL hashes apart from "" */
-  if (!text) h = 1;
-  for (const unsigned char *p = (const unsigned char *)text; p && *p; p++) h = (h ^ *p) * 0x100000001b3ULL;
+  /* FNV-1a of the text; NULL hashes apart from "" */
+  uint64_t h = text ? sl_fnv1a(SL_FNV1A_START, text, strlen(text)) : 1;
   return (sl_same){name, (int64_t)h, SL_SAME_TEXT};
 }
 

@@ -67,12 +67,12 @@ static struct create_record make_record(int code, int ndim, const int64_t dims[]
 {
   struct create_record rec = {.code = code};
   if (code != SL_SUCCESS) return rec;
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = SL_FNV1A_START;
   int head[6] = {ndim, (int)dt, (int)d->partition, axis, d->ghost_lo, d->ghost_hi};
   h = sl_fnv1a(h, head, sizeof head);
   h = sl_fnv1a(h, dims, sizeof(int64_t) * (size_t)ndim);
   rec.params = sl_fnv1a(h, &(int){d->mask != NULL}, sizeof(int));
-  rec.mask = d->mask ? sl_fnv1a(1469598103934665603ULL, d->mask, sizeof(int) * (size_t)sl_ctx.size) : 0;
+  rec.mask = d->mask ? sl_fnv1a(SL_FNV1A_START, d->mask, sizeof(int) * (size_t)sl_ctx.size) : 0;
   rec.has_local = d->local_n != NULL;
   rec.local_n = d->local_n ? *d->local_n : 0;
   return rec;

@@ -9,32 +9,33 @@ static enum starpu_data_access_mode starpu_mode(sl_access m)
   return m == SL_READ ? STARPU_R : (m == SL_WRITE ? STARPU_W : STARPU_RW);
 }
 
-/* The host view of a placed block of several chunks (each its own home-less handle, acquired on the host):
- * one contiguous buffer, filled from the chunks unless the mode is write-only, written back by stage_out. */
+/* Copies between the chunks (acquired on the host) and the staged host view, in order (to_stage: which way). */
+static void stage_copy(sl_array *a, int to_stage)
+{
+  char *p = a->stage;
+  for (int c = 0; c < a->nchunks; c++) {
+    size_t n = starpu_vector_get_nx(a->chunk_h[c]) * a->elsize;
+    void *chunk = (void *)starpu_data_get_local_ptr(a->chunk_h[c]);
+    memcpy(to_stage ? p : chunk, to_stage ? chunk : p, n);
+    p += n;
+  }
+}
+
+/* The host view of a placed block of several chunks (each its own home-less handle): one contiguous buffer,
+ * filled from the chunks unless the mode is write-only; stage_out writes it back unless it was read-only. */
 static int stage_in(sl_array *a, sl_access mode)
 {
   a->stage = malloc((size_t)a->nlocal * a->elsize);
   if (!a->stage) return sl_error(SL_E_NOMEM, "sl_array_acquire: cannot allocate the %zu-byte host view of argument 1 (a)",
                                  (size_t)a->nlocal * a->elsize);
   a->stage_mode = mode;
-  if (mode == SL_WRITE) return SL_SUCCESS;
-  char *p = a->stage;
-  for (int c = 0; c < a->nchunks; c++) {
-    size_t n = starpu_vector_get_nx(a->chunk_h[c]) * a->elsize;
-    memcpy(p, (void *)starpu_data_get_local_ptr(a->chunk_h[c]), n);
-    p += n;
-  }
+  if (mode != SL_WRITE) stage_copy(a, 1);
   return SL_SUCCESS;
 }
 
 static void stage_out(sl_array *a)
 {
-  char *p = a->stage;
-  for (int c = 0; a->stage_mode != SL_READ && c < a->nchunks; c++) {
-    size_t n = starpu_vector_get_nx(a->chunk_h[c]) * a->elsize;
-    memcpy((void *)starpu_data_get_local_ptr(a->chunk_h[c]), p, n);
-    p += n;
-  }
+  if (a->stage_mode != SL_READ) stage_copy(a, 0);
   free(a->stage);
   a->stage = NULL;
 }

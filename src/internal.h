@@ -186,7 +186,8 @@ static inline int64_t sl_split_offset(int64_t n, int parts, int idx)
 {
   return (int64_t)idx * (n / parts) + (idx < n % parts ? idx : n % parts);
 }
-/** FNV-1a of n bytes at p, continuing from h (0xcbf29ce484222325 to start): a digest for agreements. */
+/** FNV-1a of n bytes at p, continuing from h (SL_FNV1A_START to start): a digest for agreements. */
+#define SL_FNV1A_START 0xcbf29ce484222325ULL
 static inline uint64_t sl_fnv1a(uint64_t h, const void *p, size_t n)
 {
   const unsigned char *b = p;

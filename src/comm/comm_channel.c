@@ -47,9 +47,7 @@ static int gpus_distinct(void)
     if (starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, ids, 1) == 1) dev = starpu_worker_get_devid(ids[0]);
   }
   if (dev >= 0 && cudaDeviceGetPCIBusId(bus, sizeof bus, dev) != cudaSuccess) (void)cudaGetLastError();
-  mine = 1469598103934665603ULL; /* FNV-1a over host and bus id */
-  for (const char *s = host; *s; s++) mine = (mine ^ (unsigned char)*s) * 1099511628211ULL;
-  for (const char *s = bus; *s; s++) mine = (mine ^ (unsigned char)*s) * 1099511628211ULL;
+  mine = sl_fnv1a(sl_fnv1a(SL_FNV1A_START, host, strlen(host)), bus, strlen(bus)); /* host and bus id */
 #endif
   uint64_t *all = malloc(sizeof(uint64_t) * (size_t)sl_ctx.size);
   int ok = all != NULL;

@@ -90,7 +90,7 @@ int sl_op_diagonal_axis(sl_op **op, const sl_array *like, const void *d, int axi
   const char *fn = "sl_op_diagonal_axis";
   SL_CHECK_INIT();
   int rc = op ? SL_SUCCESS : sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
-  if (rc == SL_SUCCESS && (!like || sl_array_ndim(like) == 0))
+  if (rc == SL_SUCCESS && (!like || like->nparts))
     rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is NULL or a stacked array", fn);
   if (rc == SL_SUCCESS && !d) rc = sl_error(SL_E_INVALID, "%s: argument 3 (d) is NULL", fn);
   if (rc == SL_SUCCESS && (axis < 0 || axis >= sl_array_ndim(like)))
@@ -105,7 +105,7 @@ int sl_op_diagonal_axis(sl_op **op, const sl_array *like, const void *d, int axi
       if (!isfinite(v))
         rc = sl_error(SL_E_INVALID, "%s: argument 3 (d): element %lld is not finite", fn, (long long)(i / (nr / len)));
     }
-    digest = sl_fnv1a(0xcbf29ce484222325ULL, d, (size_t)len * sl_dtype_size(dt));
+    digest = sl_fnv1a(SL_FNV1A_START, d, (size_t)len * sl_dtype_size(dt));
   }
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 4 (axis)", axis), SL_SAME_I("argument 3 (d): the values", (int64_t)digest)));
   diagonal_t *c = calloc(1, sizeof *c);

@@ -175,7 +175,7 @@ static int first_directional(const char *fn, sl_op **out, const sl_array *like, 
 {
   SL_CHECK_INIT();
   int rc = direction_check(fn, out, like, v, vfield);
-  uint64_t digest = v && rc == SL_SUCCESS ? sl_fnv1a(0xcbf29ce484222325ULL, v, sizeof *v * (size_t)like->ndim) : 0;
+  uint64_t digest = v && rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, v, sizeof *v * (size_t)like->ndim) : 0;
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (v) given", v != NULL), SL_SAME_I("argument 3 (v): the values", (int64_t)digest)));
   int nd = like->ndim;
   sl_op *w[SL_MAX_DIMS] = {NULL}, *id = NULL, *G = NULL, *H = NULL;

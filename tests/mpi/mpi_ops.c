@@ -496,6 +496,15 @@ static void run_diagonal_axis(sl_dtype dt)
   CHECK(mc_same_error_everywhere(sl_op_diagonal_axis(&D, x, raw, 2), SL_E_INVALID) && strstr(sl_last_error(), "finite"),
         "a NaN in d: %s", sl_last_error());
   CHECK(D == NULL, "no operator after an error");
+  sl_array *parts[2] = {NULL, NULL}, *st = NULL;
+  CHECK_OK(sl_array_create_like(&parts[0], x));
+  CHECK_OK(sl_array_create_like(&parts[1], x));
+  CHECK_OK(sl_array_stack(&st, 2, parts));
+  dv[1] = 1.0;
+  mc_to_dtype(dt, 5, dv, raw);
+  CHECK(mc_same_error_everywhere(sl_op_diagonal_axis(&D, st, raw, 0), SL_E_INVALID) && strstr(sl_last_error(), "stacked"),
+        "a stacked like: %s", sl_last_error());
+  sl_array_destroy(&st);
   free(raw);
   free(ref);
   free(xg);
