@@ -480,6 +480,46 @@ int sl_op_power(sl_op **out, sl_op *a, int k);
  *  moduli (real parts only when one side is real and the other complex). Collective; waits. Round-off gives about 1e-15 in float64/complex128, 1e-6 in float32. */
 int sl_dottest(sl_op *op, unsigned seed, double *err);
 
+/* ---- proximal operators (docs/proximal.md) ------------------------------------------------------- */
+/** A proper convex function f with its proximal operator prox_(tau f)(x) = argmin_z f(z) + ||z - x||^2 / (2 tau),
+ *  the proximal operator of its convex conjugate f*, its value and, where f is smooth, its gradient; each
+ *  applies element-wise (or per group, or through an operator) as tasks on arrays of any layout, the
+ *  layout of the arrays it is given. The constructors are collective: their numbers must agree across
+ *  ranks (checked). Every apply takes x and y laid out alike; y may be x (in place). */
+typedef struct sl_prox sl_prox;
+/** f(x) = sigma ||x||_1 (complex: the sum of moduli); prox: soft thresholding at tau sigma; sigma >= 0. */
+int sl_prox_l1(sl_prox **p, double sigma);
+/** f(x) = sigma / 2 ||Op x - b||^2 with Op an operator (NULL: the identity) and b laid out like its range
+ *  (NULL: zero; copied). With an operator the prox solves (I + tau sigma Op^H Op) z = x + tau sigma Op^H b
+ *  by CG (cg_niter iterations at most, warm-started from x; pyproximal's L2 does the same with 10);
+ *  without one it is (x + tau sigma b) / (1 + tau sigma). Smooth: gradient sigma Op^H (Op x - b). */
+int sl_prox_l2(sl_prox **p, sl_op *Op, const sl_array *b, double sigma, int cg_niter);
+/** f(x) = sigma sum_j ||x_j||_2 over the groups of a stacked array x (sl_array_stack): group j holds element
+ *  j of every part (pyproximal's L21 on a Gradient's range, the isotropic total variation); prox: each
+ *  group shrunk by max(1 - tau sigma / ||x_j||, 0). Plain arrays are refused. */
+int sl_prox_l21(sl_prox **p, double sigma);
+/** The indicator of the box lower <= x <= upper (0 inside, +Inf outside; complex: the real and imaginary
+ *  parts each); prox: clipping. lower <= upper; either may be infinite. */
+int sl_prox_box(sl_prox **p, double lower, double upper);
+/** g(x) = f(a x + b) for real a != 0 and b (pyproximal's precomposition):
+ *  prox_(tau g)(x) = (prox_(a^2 tau f)(a x + b) - b) / a. g keeps a reference to f. */
+int sl_prox_precompose(sl_prox **g, sl_prox *f, double a, double b);
+/** g(x) = a f(x) + b with a > 0 (postcomposition): prox_(tau g) = prox_(a tau f). */
+int sl_prox_postcompose(sl_prox **g, sl_prox *f, double a, double b);
+/** Collective. y = prox_(tau f)(x), tau > 0 (agreed). */
+int sl_prox_apply(sl_prox *p, double tau, const sl_array *x, sl_array *y);
+/** Collective. y = prox_(tau f*)(x), the prox of the convex conjugate: a projection for L1 and L21, a closed
+ *  form for L2 without an operator, else Moreau's identity x - tau prox_(f / tau)(x / tau). */
+int sl_prox_apply_dual(sl_prox *p, double tau, const sl_array *x, sl_array *y);
+/** Collective, asynchronous. s = f(x) (real; +Inf for a point outside a Box). */
+int sl_prox_value(sl_prox *p, const sl_array *x, sl_scalar *s);
+/** Collective. g = grad f(x) for a smooth f (L2 and its compositions); SL_E_INVALID for the others. */
+int sl_prox_gradient(sl_prox *p, const sl_array *x, sl_array *g);
+/** A short name ("L1", "L2(Op)", "L21", "Box", "precomposed L1"). */
+const char *sl_prox_name(const sl_prox *p);
+/** Drops the caller's reference (compositions keep theirs). */
+int sl_prox_destroy(sl_prox **p);
+
 /* ---- solvers (docs/solvers.md) ------------------------------------------------------------------ */
 /** How tol is read. Residual norms are 2-norms: CG and CGLS test r = y - A x (CGLS: its normal-equation
  *  residual A^H r - damp^2 x, as pylops does), ISTA/FISTA the update ||x_k - x_(k-1)||. */
@@ -510,6 +550,10 @@ const char *sl_stop_reason_name(sl_stop_reason r);
  *  the host (sl_array_acquire) waits for the iteration's tasks. */
 typedef int (*sl_solver_callback)(int iter, const sl_array *x, void *user);
 
+/** Acceleration of ProximalGradient (pyproximal's acceleration): none, FISTA's t-sequence
+ *  (omega_k = (t_(k-1) - 1) / t_k), or Vandenberghe's omega_k = k / (k + 3). */
+typedef enum { SL_ACCEL_NONE = 0, SL_ACCEL_FISTA = 1, SL_ACCEL_VANDENBERGHE = 2 } sl_accel;
+
 /** Options shared by the solvers (sl_solver_options_default() fills the defaults). */
 typedef struct {
   int niter;               /**< iterations at most (default 100); 0 returns x0 */
@@ -531,6 +575,17 @@ typedef struct {
   sl_thresh thresh;        /**< ISTA/FISTA: thresholding kind (default SL_THRESH_SOFT) */
   double alpha;            /**< ISTA/FISTA: step; 0: 1 / (largest eigenvalue of A^H A) by power iteration */
   int power_niter;         /**< ISTA/FISTA: power iterations for the step (default 30) */
+  double tau;              /**< proximal solvers: the primal step (0: from a power iteration, see each solver;
+                                ADMM: 1) */
+  double mu;               /**< PrimalDual: the dual step (0: 0.95 / ||A||, with tau 0.95 / ||A|| too) */
+  double theta;            /**< PrimalDual: the extrapolation weight (default 1) */
+  double gamma;            /**< PrimalDual: > 0 for Chambolle-Pock's accelerated steps when f is gamma-strongly
+                                convex (theta_k = 1 / sqrt(1 + 2 gamma tau_k), tau_(k+1) = theta_k tau_k,
+                                mu_(k+1) = mu_k / theta_k); 0: constant steps (default) */
+  int gfirst;              /**< PrimalDual: update the dual variable first (default 1, as pyproximal) */
+  double epsg;             /**< ProximalGradient: the weight of g (default 1) */
+  sl_accel accel;          /**< ProximalGradient: SL_ACCEL_NONE (default), SL_ACCEL_FISTA or SL_ACCEL_VANDENBERGHE */
+  int inner_niter;         /**< ADMM: CG iterations of each x-update (default 10) */
 } sl_solver_options;
 
 /** What a solver returns beside x. */
@@ -566,6 +621,23 @@ int sl_solve_lsqr(sl_op *A, const sl_array *y, sl_array *x, const sl_solver_opti
 int sl_solve_ista(sl_op *A, const sl_array *y, sl_array *x, const sl_solver_options *o, sl_solver_info *info);
 /** Collective. FISTA (Beck and Teboulle): ISTA with Nesterov's momentum. */
 int sl_solve_fista(sl_op *A, const sl_array *y, sl_array *x, const sl_solver_options *o, sl_solver_info *info);
+/** Collective. Proximal gradient for min f(x) + epsg g(x) with f smooth (sl_prox_gradient: L2 or its
+ *  compositions): x_k = prox_(tau epsg g)(z - tau grad f(z)), z the last iterate or its extrapolation
+ *  (options.accel). tau 0: 1 / L with L the Lipschitz constant of grad f (sigma ||Op||^2 by power
+ *  iteration). x is laid out as f and g expect; stops when ||x_k - x_(k-1)|| <= tol (tol_rule), the cost
+ *  f(x) + epsg g(x) recorded when options.show or options.cost asks for it. */
+int sl_solve_proximal_gradient(sl_prox *f, sl_prox *g, sl_array *x, const sl_solver_options *o, sl_solver_info *info);
+/** Collective. ADMM with an L2 term (pyproximal's ADMML2): min 1/2 ||Op x - b||^2 + g(A x) with A an operator
+ *  (NULL: the identity): x = argmin 1/2 ||Op x - b||^2 + 1/(2 tau) ||A x - z + u||^2 (CG on the normal
+ *  equations, inner_niter iterations, warm-started), z = prox_(tau g)(A x + u), u += A x - z. */
+int sl_solve_admm_l2(sl_prox *g, sl_op *Op, const sl_array *b, sl_op *A, sl_array *x, const sl_solver_options *o,
+                     sl_solver_info *info);
+/** Collective. Primal-dual (Chambolle and Pock 2011) for min f(x) + g(A x): x_k = prox_(tau f)(x - tau A^H y),
+ *  xhat = x_k + theta (x_k - x_(k-1)), y = prox_(mu g*)(y + mu A xhat) (gfirst: the dual update first).
+ *  tau and mu 0: both 0.95 / ||A|| (power iteration on A^H A); options.gamma > 0 takes the accelerated
+ *  steps. */
+int sl_solve_primal_dual(sl_prox *f, sl_prox *g, sl_op *A, sl_array *x, const sl_solver_options *o,
+                         sl_solver_info *info);
 /** Collective. Power iteration on a square operator A: *eig is the Rayleigh quotient b^H A b of the last
  *  unit vector b (the largest eigenvalue in modulus for Hermitian A), from a random start (seed); stops
  *  when |eig_k - eig_(k-1)| < tol |eig_(k-1)| or after niter. *iters (may be NULL) gets the iterations. */

@@ -31,7 +31,7 @@ ifdef SANITIZE
 endif
 CFLAGS := $(CFLAGS_BASE) $(EXTRA_CFLAGS)
 
-LIB_C := $(wildcard src/*.c src/codelets/*.c src/comm/*.c src/operators/*.c src/solvers/*.c)
+LIB_C := $(wildcard src/*.c src/codelets/*.c src/comm/*.c src/operators/*.c src/prox/*.c src/solvers/*.c)
 LIB_CU := $(if $(HAVE_CUDA),$(wildcard src/codelets/*.cu))
 LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CU:%.cu=$(BUILD)/%.cu.o)
 SONAME := libstarlops.so.0
@@ -123,6 +123,7 @@ check-valgrind: all
 	$(TEST_ENV) STARPU_NCPU=1 STARLOPS_CHUNK_BYTES=100 $(VALGRIND) $(BUILD)/tests/mpi/mpi_shell $(BUILD)/tests/vg
 	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_comm
 	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_ops
+	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_prox
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(VALGRIND) $(BUILD)/tests/mpi/mpi_comm
 
 demo: all

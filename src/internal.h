@@ -225,12 +225,25 @@ starpu_data_handle_t sl_array_chunk(const sl_array *a, int c);
 /** 0 if a and b agree in dims, dtype and distribution; else an error naming arguments an and bn. */
 int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, const char *bn);
 
+/* ---- element-wise operations of the proximal layer (array_prox.c); arguments already checked ------- */
+/** dst = clip of src (sl_kclip: SL_KCLIP_BOX into [lo, hi] per component, SL_KCLIP_BALL onto |x| <= t);
+ *  stacked arrays part by part; dst may be src. */
+int sl_array_clip_p(sl_array *dst, const sl_array *src, int kind, double lo, double hi, double t);
+/** s = |x|^2 (acc 0) or s += |x|^2 (acc 1), in the real part; plain arrays alike. */
+int sl_array_abs2_p(sl_array *s, const sl_array *x, int acc);
+/** dst = sl_group_factor(kind, s, t) src for plain arrays alike (dst may be src). */
+int sl_array_group_p(sl_array *dst, const sl_array *src, const sl_array *s, int kind, double t);
+
 /* ---- what the solvers need of an operator beyond the public API (operators/op.c) ----------------- */
 /** A work vector laid out like op's domain (side 0) or range (1): one kept from an earlier solve on op,
  *  zeroed, or a new library temporary. Local. */
 int sl_op_work_take(sl_op *op, int side, sl_array **a);
 /** Gives a work vector back to op for the next solve (kept up to a bound, else destroyed); *a becomes NULL. */
 void sl_op_work_give(sl_op *op, int side, sl_array **a);
+
+/** The options of a CG solve nested in another algorithm (a prox, an ADMM x-update): niter iterations from
+ *  x0, no tolerance, one host wait at the end (solvers/solver.c). */
+void sl_inner_cg_options(sl_solver_options *o, int niter, const sl_array *x0);
 
 /* ---- redistribution (array_redistribute.c) ------------------------------------------------------ */
 /** A plan moving data laid out like `from` to the layout of `to` (same dims and dtype, SL_SCATTER over the

@@ -31,6 +31,10 @@ static const struct {
   [SL_VEC_THRESH] = {"sl_threshold", 2, {STARPU_W, STARPU_R}},
   [SL_VEC_RANDOM] = {"sl_random", 1, {STARPU_W}},
   [SL_VEC_AXPYS2] = {"sl_axpys2", 5, {STARPU_RW, STARPU_R, STARPU_RW, STARPU_R, STARPU_R}},
+  [SL_VEC_CLIP] = {"sl_clip", 2, {STARPU_W, STARPU_R}},
+  [SL_VEC_ABS2] = {"sl_abs2", 2, {STARPU_W, STARPU_R}},
+  [SL_VEC_ABS2ACC] = {"sl_abs2acc", 2, {STARPU_RW, STARPU_R}},
+  [SL_VEC_GROUP] = {"sl_group", 3, {STARPU_W, STARPU_R, STARPU_R}},
 };
 
 static struct starpu_codelet cl_vec[SL_VEC_NOPS];
@@ -77,6 +81,10 @@ static void vec_cpu(void *buffers[], void *cl_arg)
     kernel_scale(va->dt, n, p[0], ca);
     break;
   case SL_VEC_THRESH: kernel_threshold(va->dt, n, p[0], p[1], q->kind, q->t); break;
+  case SL_VEC_CLIP: kernel_clip(va->dt, n, p[0], p[1], q->kind, q->a[0], q->b[0], q->t); break;
+  case SL_VEC_ABS2:
+  case SL_VEC_ABS2ACC: kernel_abs2(va->dt, n, p[0], p[1], va->op == SL_VEC_ABS2ACC); break;
+  case SL_VEC_GROUP: kernel_group(va->dt, n, p[0], p[1], p[2], q->kind, q->t); break;
   case SL_VEC_RANDOM: kernel_random(va->dt, n, p[0], q->key, q->off); break;
   case SL_VEC_AXPYS2: {
     const double one[2] = {1, 0};
@@ -116,6 +124,10 @@ static void vec_cuda(void *buffers[], void *cl_arg)
     break;
   case SL_VEC_SCALES: rc = kernel_cuda_scales(va->dt, n, p[0], q->a, (const double *)p[1] + q->ia, s); break;
   case SL_VEC_THRESH: rc = kernel_cuda_threshold(va->dt, n, p[0], p[1], q->kind, q->t, s); break;
+  case SL_VEC_CLIP: rc = kernel_cuda_clip(va->dt, n, p[0], p[1], q->kind, q->a[0], q->b[0], q->t, s); break;
+  case SL_VEC_ABS2:
+  case SL_VEC_ABS2ACC: rc = kernel_cuda_abs2(va->dt, n, p[0], p[1], va->op == SL_VEC_ABS2ACC, s); break;
+  case SL_VEC_GROUP: rc = kernel_cuda_group(va->dt, n, p[0], p[1], p[2], q->kind, q->t, s); break;
   case SL_VEC_RANDOM: rc = kernel_cuda_random(va->dt, n, p[0], q->key, q->off, s); break;
   case SL_VEC_AXPYS2: {
     const double one[2] = {1, 0};

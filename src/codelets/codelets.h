@@ -30,6 +30,10 @@ typedef enum {
   SL_VEC_THRESH, /* h0 (W) = thresholding of h1 (R) at t (kind) */
   SL_VEC_RANDOM, /* h0 (W) = uniform values in [-1, 1) from key, its first real component numbered off */
   SL_VEC_AXPYS2, /* h0 (RW) += (a h4[ia]) h1 (R) and h2 (RW) += (b h4[ib]) h3 (R), h4 a variable (R) */
+  SL_VEC_CLIP,   /* h0 (W) = clip of h1 (R): kind SL_KCLIP_BOX into [a[0], b[0]], SL_KCLIP_BALL onto |x| <= t */
+  SL_VEC_ABS2,   /* h0 (W) = |h1 (R)|^2 (real part) */
+  SL_VEC_ABS2ACC, /* h0 (RW) += |h1 (R)|^2 (real part) */
+  SL_VEC_GROUP,  /* h0 (W) = sl_group_factor(kind, h2 (R), t) h1 (R) */
   SL_VEC_NOPS
 } sl_vec_op;
 

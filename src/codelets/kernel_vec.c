@@ -72,6 +72,24 @@ void kernel_threshold(sl_dtype dt, int64_t n, void *y, const void *x, int kind, 
   f[dt](n, y, x, kind, t);
 }
 
+void kernel_clip(sl_dtype dt, int64_t n, void *y, const void *x, int kind, double lo, double hi, double t)
+{
+  static void (*const f[])(int64_t, void *, const void *, int, double, double, double) = SL_TABLE(clip_);
+  f[dt](n, y, x, kind, lo, hi, t);
+}
+
+void kernel_abs2(sl_dtype dt, int64_t n, void *s, const void *x, int acc)
+{
+  static void (*const f[])(int64_t, void *, const void *, int) = SL_TABLE(abs2_);
+  f[dt](n, s, x, acc);
+}
+
+void kernel_group(sl_dtype dt, int64_t n, void *y, const void *x, const void *s, int kind, double t)
+{
+  static void (*const f[])(int64_t, void *, const void *, const void *, int, double) = SL_TABLE(group_);
+  f[dt](n, y, x, s, kind, t);
+}
+
 void kernel_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p, double out[2])
 {
   static void (*const f[])(sl_red_kind, int64_t, const void *, const void *, double, double *) =

@@ -145,6 +145,40 @@ template <typename R, int C> __global__ void conj_k(int64_t n, R *y, const R *x)
   }
 }
 
+template <typename R, int C>
+__global__ void clip_k(int64_t n, R *y, const R *x, int kind, double lo, double hi, double t)
+{
+  GRID_STRIDE(i, n)
+  {
+    if (kind == SL_KCLIP_BOX) {
+      for (int k = 0; k < C; k++) y[C * i + k] = (R)sl_clip1((double)x[C * i + k], lo, hi);
+    } else {
+      double m = C == 2 ? hypot((double)x[2 * i], (double)x[2 * i + 1]) : fabs((double)x[i]);
+      double f = m > t ? t / m : 1.0;
+      for (int k = 0; k < C; k++) y[C * i + k] = (R)(f * x[C * i + k]);
+    }
+  }
+}
+
+template <typename R, int C> __global__ void abs2_k(int64_t n, R *s, const R *x, int acc)
+{
+  GRID_STRIDE(i, n)
+  {
+    R v = C == 2 ? x[2 * i] * x[2 * i] + x[2 * i + 1] * x[2 * i + 1] : x[i] * x[i];
+    s[C * i] = acc ? s[C * i] + v : v;
+    if (C == 2) s[2 * i + 1] = 0;
+  }
+}
+
+template <typename R, int C> __global__ void group_k(int64_t n, R *y, const R *x, const R *s, int kind, double t)
+{
+  GRID_STRIDE(i, n)
+  {
+    double f = sl_group_factor(kind, (double)s[C * i], t);
+    for (int k = 0; k < C; k++) y[C * i + k] = (R)(f * x[C * i + k]);
+  }
+}
+
 __device__ static void red_combine(int k, double &a0, double &a1, double b0, double b1)
 {
   if (k == SL_RED_MAXABS) a0 = fmax(a0, b0);
@@ -298,6 +332,35 @@ extern "C" int kernel_cuda_threshold(sl_dtype dt, int64_t n, void *y, const void
 {
   if (n <= 0) return cudaSuccess;
 #define L(R, C) thresh_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)y, (const R *)x, kind, t)
+  DISPATCH(dt, L)
+#undef L
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_clip(sl_dtype dt, int64_t n, void *y, const void *x, int kind, double lo, double hi,
+                                double t, void *stream)
+{
+  if (n <= 0) return cudaSuccess;
+#define L(R, C) clip_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)y, (const R *)x, kind, lo, hi, t)
+  DISPATCH(dt, L)
+#undef L
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_abs2(sl_dtype dt, int64_t n, void *s, const void *x, int acc, void *stream)
+{
+  if (n <= 0) return cudaSuccess;
+#define L(R, C) abs2_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)s, (const R *)x, acc)
+  DISPATCH(dt, L)
+#undef L
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_group(sl_dtype dt, int64_t n, void *y, const void *x, const void *s, int kind, double t,
+                                 void *stream)
+{
+  if (n <= 0) return cudaSuccess;
+#define L(R, C) group_k<R, C><<<grid_for(n), SL_THREADS, 0, (cudaStream_t)stream>>>(n, (R *)y, (const R *)x, (const R *)s, kind, t)
   DISPATCH(dt, L)
 #undef L
   return cudaGetLastError();

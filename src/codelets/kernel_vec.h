@@ -64,6 +64,20 @@ static inline SL_HD double sl_thresh_factor(int kind, double m, double t)
   return 2.0 / 3.0 * (1.0 + cos(2.0 * 3.14159265358979323846 / 3.0 - phi));
 }
 
+/** Proximal element kinds: SL_KCLIP_BOX clips each component (real and imaginary parts apart) into
+ *  [lo, hi]; SL_KCLIP_BALL projects each element onto the disc |x| <= t (x min(1, t / |x|)). */
+typedef enum { SL_KCLIP_BOX = 0, SL_KCLIP_BALL = 1 } sl_kclip;
+/** Group factors from the group norm g = sqrt(s): SL_KGROUP_SOFT max(1 - t / g, 0) (0 at g = 0, the prox
+ *  of t ||.||_2), SL_KGROUP_BALL min(1, t / g) (1 at g = 0, the projection onto the ball of radius t). */
+typedef enum { SL_KGROUP_SOFT = 0, SL_KGROUP_BALL = 1 } sl_kgroup;
+static inline SL_HD double sl_group_factor(int kind, double s, double t)
+{
+  double g = sqrt(s > 0 ? s : 0.0);
+  if (kind == SL_KGROUP_SOFT) return g > t ? 1.0 - t / g : 0.0;
+  return g > t ? t / g : 1.0;
+}
+static inline SL_HD double sl_clip1(double v, double lo, double hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
 /** c = a b for complex pairs (coefficients read from scalar handles). */
 static inline SL_HD void sl_cmul2(const double a[2], const double b[2], double c[2])
 {
@@ -102,6 +116,12 @@ void kernel_mul(sl_dtype dt, int64_t n, void *z, const void *x, const void *y);
 void kernel_conj(sl_dtype dt, int64_t n, void *y, const void *x);
 /* y = f(|x|) x, f = sl_thresh_factor(kind, ., t) (y may alias x) */
 void kernel_threshold(sl_dtype dt, int64_t n, void *y, const void *x, int kind, double t);
+/* y = clip of x (sl_kclip kind: box [lo, hi] per component, or the disc of radius t); y may alias x */
+void kernel_clip(sl_dtype dt, int64_t n, void *y, const void *x, int kind, double lo, double hi, double t);
+/* s = |x|^2 (acc == 0) or s + |x|^2 (acc == 1), in the real part (imaginary part 0) */
+void kernel_abs2(sl_dtype dt, int64_t n, void *s, const void *x, int acc);
+/* y = sl_group_factor(kind, re s, t) x (y may alias x) */
+void kernel_group(sl_dtype dt, int64_t n, void *y, const void *x, const void *s, int kind, double t);
 /* out = reduction of x (and y for DOT/VDOT); p is the power for ABSPOW */
 void kernel_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p, double out[2]);
 
@@ -123,6 +143,10 @@ int kernel_cuda_axpbys(sl_dtype dt, int64_t n, void *y, const void *x, const dou
 /* x = (a sa) x, sa a device pointer to an (re, im) pair */
 int kernel_cuda_scales(sl_dtype dt, int64_t n, void *x, const double a[2], const double *sa, void *stream);
 int kernel_cuda_threshold(sl_dtype dt, int64_t n, void *y, const void *x, int kind, double t, void *stream);
+int kernel_cuda_clip(sl_dtype dt, int64_t n, void *y, const void *x, int kind, double lo, double hi, double t,
+                     void *stream);
+int kernel_cuda_abs2(sl_dtype dt, int64_t n, void *s, const void *x, int acc, void *stream);
+int kernel_cuda_group(sl_dtype dt, int64_t n, void *y, const void *x, const void *s, int kind, double t, void *stream);
 int kernel_cuda_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p,
                        double *scratch, double *out, void *stream);
 /* out[0] = out[0]^(1/root_p) (a square root for 2); nothing for root_p 0 or 1 */

@@ -111,6 +111,48 @@ static void FN(thresh_)(int64_t n, void *yv, const void *xv, int kind, double t)
   }
 }
 
+static void FN(clip_)(int64_t n, void *yv, const void *xv, int kind, double lo, double hi, double t)
+{
+  R *y = yv;
+  const R *x = xv;
+  const int c = CPLX ? 2 : 1;
+  if (kind == SL_KCLIP_BOX) {
+    for (int64_t j = 0; j < c * n; j++) y[j] = (R)sl_clip1((double)x[j], lo, hi);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double m = CPLX ? hypot((double)x[2 * i], (double)x[2 * i + 1]) : fabs((double)x[i]);
+    double f = m > t ? t / m : 1.0;
+    for (int k = 0; k < c; k++) y[c * i + k] = (R)(f * x[c * i + k]);
+  }
+}
+
+static void FN(abs2_)(int64_t n, void *sv, const void *xv, int acc)
+{
+  R *s = sv;
+  const R *x = xv;
+  for (int64_t i = 0; i < n; i++) {
+    if (CPLX) {
+      R v = x[2 * i] * x[2 * i] + x[2 * i + 1] * x[2 * i + 1];
+      s[2 * i] = acc ? s[2 * i] + v : v;
+      s[2 * i + 1] = 0;
+    } else {
+      s[i] = acc ? s[i] + x[i] * x[i] : x[i] * x[i];
+    }
+  }
+}
+
+static void FN(group_)(int64_t n, void *yv, const void *xv, const void *sv, int kind, double t)
+{
+  R *y = yv;
+  const R *x = xv, *s = sv;
+  const int c = CPLX ? 2 : 1;
+  for (int64_t i = 0; i < n; i++) {
+    double f = sl_group_factor(kind, (double)s[c * i], t);
+    for (int k = 0; k < c; k++) y[c * i + k] = (R)(f * x[c * i + k]);
+  }
+}
+
 /* |x_i| in double */
 static inline double FN(abs_)(const R *x, int64_t i)
 {

@@ -20,6 +20,19 @@ void sl_solver_options_default(sl_solver_options *o)
   o->eps = 0.1;
   o->thresh = SL_THRESH_SOFT;
   o->power_niter = 30;
+  o->theta = 1.0;
+  o->epsg = 1.0;
+  o->inner_niter = 10;
+  o->gfirst = 1;
+}
+
+void sl_inner_cg_options(sl_solver_options *o, int niter, const sl_array *x0)
+{
+  sl_solver_options_default(o);
+  o->niter = niter;
+  o->tol = 0;
+  o->check_every = niter;
+  o->x0 = x0;
 }
 
 const char *sl_stop_reason_name(sl_stop_reason r)
@@ -60,6 +73,52 @@ static const char *rule_text(sl_tol_rule r)
   return r == SL_TOL_RELATIVE ? "||r|| <= tol ||r0||" : (r == SL_TOL_ABSOLUTE ? "||r|| <= tol" : "||r||^2 <= tol");
 }
 
+/* The options' local checks (x0 laid out like x_like, named what). */
+static int options_check(const char *name, const sl_solver_options *q, const sl_array *x, const sl_array *x_like,
+                         const char *what)
+{
+  char an[64];
+  SL_CHECK_ARG(q->niter >= 0 && q->niter < INT_MAX / 4, SL_E_INVALID, "%s: argument 4 (options): niter must be >= 0 and < %d, got %d", name, INT_MAX / 4, q->niter);
+  SL_CHECK_ARG(q->tol >= 0 && !isnan(q->tol), SL_E_INVALID, "%s: argument 4 (options): tol must be >= 0, got %g", name, q->tol);
+  SL_CHECK_ARG(q->tol_rule >= SL_TOL_RELATIVE && q->tol_rule <= SL_TOL_SQUARED, SL_E_INVALID,
+               "%s: argument 4 (options): tol_rule is invalid (%d)", name, (int)q->tol_rule);
+  SL_CHECK_ARG(q->check_every >= 1, SL_E_INVALID, "%s: argument 4 (options): check_every must be >= 1, got %d", name,
+               q->check_every);
+  SL_CHECK_ARG(q->damp >= 0 && isfinite(q->damp), SL_E_INVALID, "%s: argument 4 (options): damp must be finite and >= 0, got %g",
+               name, q->damp);
+  if (q->x0) {
+    snprintf(an, sizeof an, "%s: options.x0", name);
+    SL_TRY(sl_array_check_same(q->x0, an, x_like, what));
+    SL_CHECK_ARG(q->x0 != x, SL_E_INVALID, "%s: options.x0 must differ from the solution argument (x)", name);
+  }
+  if (!strcmp(name, "LSQR"))
+    SL_CHECK_ARG(q->atol >= 0 && q->btol >= 0 && q->conlim >= 0 && isfinite(q->atol) && isfinite(q->btol), SL_E_INVALID,
+                 "%s: argument 4 (options): atol, btol and conlim must be >= 0 (atol and btol finite), got %g, %g, %g",
+                 name, q->atol, q->btol, q->conlim);
+  if (strstr(name, "ISTA")) {
+    SL_CHECK_ARG(q->eps >= 0 && isfinite(q->eps), SL_E_INVALID, "%s: argument 4 (options): eps must be finite and >= 0, got %g",
+                 name, q->eps);
+    SL_CHECK_ARG(q->thresh >= SL_THRESH_SOFT && q->thresh <= SL_THRESH_HALF, SL_E_INVALID,
+                 "%s: argument 4 (options): thresh is invalid (%d)", name, (int)q->thresh);
+    SL_CHECK_ARG(q->alpha >= 0 && isfinite(q->alpha), SL_E_INVALID,
+                 "%s: argument 4 (options): alpha must be finite and >= 0, got %g", name, q->alpha);
+    SL_CHECK_ARG(q->alpha > 0 || q->power_niter >= 1, SL_E_INVALID,
+                 "%s: argument 4 (options): power_niter must be >= 1, got %d", name, q->power_niter);
+  }
+  SL_CHECK_ARG(q->tau >= 0 && isfinite(q->tau), SL_E_INVALID, "%s: options.tau must be finite and >= 0, got %g", name, q->tau);
+  SL_CHECK_ARG(q->mu >= 0 && isfinite(q->mu), SL_E_INVALID, "%s: options.mu must be finite and >= 0, got %g", name, q->mu);
+  SL_CHECK_ARG(q->theta >= 0 && isfinite(q->theta), SL_E_INVALID, "%s: options.theta must be finite and >= 0, got %g", name,
+               q->theta);
+  SL_CHECK_ARG(q->gamma >= 0 && isfinite(q->gamma), SL_E_INVALID, "%s: options.gamma must be finite and >= 0, got %g", name,
+               q->gamma);
+  SL_CHECK_ARG(q->epsg >= 0 && isfinite(q->epsg), SL_E_INVALID, "%s: options.epsg must be finite and >= 0, got %g", name, q->epsg);
+  SL_CHECK_ARG(q->accel >= SL_ACCEL_NONE && q->accel <= SL_ACCEL_VANDENBERGHE, SL_E_INVALID, "%s: options.accel is invalid (%d)",
+               name, (int)q->accel);
+  if (strstr(name, "ADMM"))
+    SL_CHECK_ARG(q->inner_niter >= 1, SL_E_INVALID, "%s: options.inner_niter must be >= 1, got %d", name, q->inner_niter);
+  return SL_SUCCESS;
+}
+
 /* The local checks of solver_begin (sv->o holds the options). */
 static int begin_check(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, sl_array *x)
 {
@@ -76,48 +135,15 @@ static int begin_check(sl_solver *sv, const char *name, sl_op *A, const sl_array
   snprintf(what, sizeof what, "the domain of %s", sl_op_name(A));
   snprintf(an, sizeof an, "%s: argument 3 (x)", name);
   SL_TRY(sl_array_check_same(x, an, sl_op_domain(A), what));
-  const sl_solver_options *q = &sv->o;
-  SL_CHECK_ARG(q->niter >= 0 && q->niter < INT_MAX / 4, SL_E_INVALID, "%s: argument 4 (options): niter must be >= 0 and < %d, got %d", name, INT_MAX / 4, q->niter);
-  SL_CHECK_ARG(q->tol >= 0 && !isnan(q->tol), SL_E_INVALID, "%s: argument 4 (options): tol must be >= 0, got %g", name, q->tol);
-  SL_CHECK_ARG(q->tol_rule >= SL_TOL_RELATIVE && q->tol_rule <= SL_TOL_SQUARED, SL_E_INVALID,
-               "%s: argument 4 (options): tol_rule is invalid (%d)", name, (int)q->tol_rule);
-  SL_CHECK_ARG(q->check_every >= 1, SL_E_INVALID, "%s: argument 4 (options): check_every must be >= 1, got %d", name,
-               q->check_every);
-  SL_CHECK_ARG(q->damp >= 0 && isfinite(q->damp), SL_E_INVALID, "%s: argument 4 (options): damp must be finite and >= 0, got %g",
-               name, q->damp);
-  if (q->x0) {
-    snprintf(an, sizeof an, "%s: options.x0", name);
-    SL_TRY(sl_array_check_same(q->x0, an, sl_op_domain(A), what));
-    SL_CHECK_ARG(q->x0 != x, SL_E_INVALID, "%s: options.x0 must differ from argument 3 (x)", name);
-  }
-  if (!strcmp(name, "LSQR"))
-    SL_CHECK_ARG(q->atol >= 0 && q->btol >= 0 && q->conlim >= 0 && isfinite(q->atol) && isfinite(q->btol), SL_E_INVALID,
-                 "%s: argument 4 (options): atol, btol and conlim must be >= 0 (atol and btol finite), got %g, %g, %g",
-                 name, q->atol, q->btol, q->conlim);
-  if (strstr(name, "ISTA")) {
-    SL_CHECK_ARG(q->eps >= 0 && isfinite(q->eps), SL_E_INVALID, "%s: argument 4 (options): eps must be finite and >= 0, got %g",
-                 name, q->eps);
-    SL_CHECK_ARG(q->thresh >= SL_THRESH_SOFT && q->thresh <= SL_THRESH_HALF, SL_E_INVALID,
-                 "%s: argument 4 (options): thresh is invalid (%d)", name, (int)q->thresh);
-    SL_CHECK_ARG(q->alpha >= 0 && isfinite(q->alpha), SL_E_INVALID,
-                 "%s: argument 4 (options): alpha must be finite and >= 0, got %g", name, q->alpha);
-    SL_CHECK_ARG(q->alpha > 0 || q->power_niter >= 1, SL_E_INVALID,
-                 "%s: argument 4 (options): power_niter must be >= 1, got %d", name, q->power_niter);
-  }
-  return SL_SUCCESS;
+  return options_check(name, &sv->o, x, sl_op_domain(A), what);
 }
 
-int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, sl_array *x,
-                 const sl_solver_options *o, sl_solver_info *info)
+/* What solver_begin and solver_begin_prox share once the local checks gave rc: the history, one agreement
+ * (the verdict and the options), the state, the header (desc: the problem), x = x0 or 0. */
+static int begin_common(sl_solver *sv, const char *name, int rc, const char *desc, sl_dtype dt, sl_array *x,
+                        sl_solver_info *info)
 {
-  memset(sv, 0, sizeof *sv);
-  sv->name = name;
-  SL_CHECK_INIT();
-  if (o) sv->o = *o;
-  else sl_solver_options_default(&sv->o);
   const sl_solver_options *q = &sv->o;
-  /* one agreement: every rank's verdict, and the options every rank must share */
-  int rc = begin_check(sv, name, A, y, x);
   if (rc == SL_SUCCESS) {
     sv->hist = calloc((size_t)q->niter + 1, 3 * sizeof(double));
     if (!sv->hist)
@@ -130,7 +156,11 @@ int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, s
                   SL_SAME_I("options.pipelined", q->pipelined != 0), sl_same_d("options.atol", q->atol),
                   sl_same_d("options.btol", q->btol), sl_same_d("options.conlim", q->conlim),
                   sl_same_d("options.eps", q->eps), SL_SAME_I("options.thresh", q->thresh),
-                  sl_same_d("options.alpha", q->alpha), SL_SAME_I("options.power_niter", q->power_niter)));
+                  sl_same_d("options.alpha", q->alpha), SL_SAME_I("options.power_niter", q->power_niter),
+                  sl_same_d("options.tau", q->tau), sl_same_d("options.mu", q->mu), sl_same_d("options.theta", q->theta),
+                  sl_same_d("options.gamma", q->gamma), SL_SAME_I("options.gfirst", q->gfirst != 0),
+                  sl_same_d("options.epsg", q->epsg), SL_SAME_I("options.accel", q->accel),
+                  SL_SAME_I("options.inner_niter", q->inner_niter)));
   sv->x = x;
   sv->info = info ? info : &sv->local_info;
   memset(sv->info, 0, sizeof *sv->info);
@@ -141,12 +171,11 @@ int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, s
   starpu_variable_data_register(&sv->hstate, STARPU_MAIN_RAM, (uintptr_t)sv->state, sizeof sv->state);
   starpu_variable_data_register(&sv->hhist, STARPU_MAIN_RAM, (uintptr_t)sv->hist,
                                 ((size_t)q->niter + 1) * 3 * sizeof(double));
-  for (int i = 0; i < 6; i++) SL_TRY(sl_scalar_create(&sv->sc[i], sl_op_dtype(A)));
+  for (int i = 0; i < 6; i++) SL_TRY(sl_scalar_create(&sv->sc[i], dt));
   sv->printed = sv->row_printed = -1;
   sv->t0 = MPI_Wtime();
   if (q->show && sl_ctx.rank == 0) {
-    fprintf(sv->out, "%s: A = %s (%lld x %lld), %s, %d rank%s, %d CPU + %d CUDA workers per rank\n", name, sl_op_name(A),
-            (long long)sl_op_nrows(A), (long long)sl_op_ncols(A), sl_dtype_name(sl_op_dtype(A)), sl_ctx.size,
+    fprintf(sv->out, "%s: %s, %s, %d rank%s, %d CPU + %d CUDA workers per rank\n", name, desc, sl_dtype_name(dt), sl_ctx.size,
             sl_ctx.size > 1 ? "s" : "", sl_ctx.ncpu, sl_ctx.ncuda);
     fprintf(sv->out, "  niter = %d, tol = %g (%s), check every %d\n", q->niter, q->tol, rule_text(q->tol_rule),
             q->check_every);
@@ -155,6 +184,37 @@ int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, s
   if (q->x0) SL_TRY(sl_array_copy(x, q->x0));
   else SL_TRY(sl_array_fill(x, SL_REAL(0)));
   return SL_SUCCESS;
+}
+
+int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, sl_array *x,
+                 const sl_solver_options *o, sl_solver_info *info)
+{
+  memset(sv, 0, sizeof *sv);
+  sv->name = name;
+  SL_CHECK_INIT();
+  if (o) sv->o = *o;
+  else sl_solver_options_default(&sv->o);
+  /* one agreement: every rank's verdict, and the options every rank must share */
+  int rc = begin_check(sv, name, A, y, x);
+  char desc[160] = "A = ?";
+  if (rc == SL_SUCCESS)
+    snprintf(desc, sizeof desc, "A = %s (%lld x %lld)", sl_op_name(A), (long long)sl_op_nrows(A), (long long)sl_op_ncols(A));
+  return begin_common(sv, name, rc, desc, A ? sl_op_dtype(A) : SL_FLOAT64, x, info);
+}
+
+int solver_begin_prox(sl_solver *sv, const char *name, int rc, const char *desc, sl_array *x, const sl_solver_options *o,
+                      sl_solver_info *info)
+{
+  memset(sv, 0, sizeof *sv);
+  sv->name = name;
+  sv->no_initial_test = 1;
+  sv->cost_inf_ok = 1;
+  SL_CHECK_INIT();
+  if (o) sv->o = *o;
+  else sl_solver_options_default(&sv->o);
+  if (rc == SL_SUCCESS && !x) rc = sl_error(SL_E_INVALID, "%s: the solution argument (x) is NULL", name);
+  if (rc == SL_SUCCESS) rc = options_check(name, &sv->o, x, x, "the solution x");
+  return begin_common(sv, name, rc, desc, x ? x->dtype : SL_FLOAT64, x, info);
 }
 
 int solver_step(sl_solver *sv, sl_stask_fn fn, const void *arg, size_t size, int ns, sl_scalar *const *s)
@@ -170,14 +230,19 @@ int solver_step(sl_solver *sv, sl_stask_fn fn, const void *arg, size_t size, int
 
 /* hist[3k..3k+2] = cost, monitored value, aux of the state; the first iteration whose values are not finite
  * stops the solve (S_STOP), whatever the solver's own tasks decided (aux is NaN when unused: Inf only). */
+struct record_arg {
+  int k, inf_ok;
+};
 static void record(double *const *v, const void *arg)
 {
-  int k = *(const int *)arg;
+  const struct record_arg *ra = arg;
+  int k = ra->k;
   double *s = v[0], cost = s[slot(S_COST)], mon = s[slot(S_MON)], aux = s[slot(S_AUX)];
   v[1][3 * k] = cost;
   v[1][3 * k + 1] = mon;
   v[1][3 * k + 2] = aux;
-  if (s[slot(S_BAD)] < 0 && (s[slot(S_STOP)] == SL_STOP_NONFINITE || !isfinite(cost) || !isfinite(mon) || isinf(aux) ||
+  if (s[slot(S_BAD)] < 0 && (s[slot(S_STOP)] == SL_STOP_NONFINITE || isnan(cost) || (isinf(cost) && !ra->inf_ok) ||
+                              !isfinite(mon) || isinf(aux) ||
                               !isfinite(s[slot(S_REF)]))) {
     s[slot(S_BAD)] = k;
     s[slot(S_STOP)] = SL_STOP_NONFINITE;
@@ -240,7 +305,8 @@ int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop)
 {
   *stop = 0;
   sv->iter = k;
-  SL_TRY(sl_stask_submit(record, &k, sizeof k, 2, (starpu_data_handle_t[]){sv->hstate, sv->hhist},
+  struct record_arg ra = {k, sv->cost_inf_ok};
+  SL_TRY(sl_stask_submit(record, &ra, sizeof ra, 2, (starpu_data_handle_t[]){sv->hstate, sv->hhist},
                          (enum starpu_data_access_mode[]){STARPU_R, STARPU_RW}));
   if (sl_ctx.tracing) { /* the iteration number in the trace (a user event; nothing when not tracing) */
     char ev[64];

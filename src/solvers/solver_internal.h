@@ -30,7 +30,8 @@ typedef struct sl_solver {
   int printed;                /* last iteration the table has considered */
   int row_printed;            /* last iteration it printed */
   int iter;                   /* iterations done */
-  int no_initial_test;        /* iteration 0 has nothing to test (ISTA/FISTA) */
+  int no_initial_test;        /* iteration 0 has nothing to test (ISTA/FISTA, the proximal solvers) */
+  int cost_inf_ok;            /* the cost may be +Inf (an indicator's value) without stopping the solve */
   sl_scalar *sc[6];           /* reduction results (sc[5]: the final check of x) */
   const sl_array *x;          /* the solution */
   FILE *out;
@@ -40,6 +41,10 @@ typedef struct sl_solver {
  *  registers the state and the history, prints the header; x = x0 or 0. */
 int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, sl_array *x,
                  const sl_solver_options *o, sl_solver_info *info);
+/** solver_begin for the proximal solvers: rc is the caller's local verdict on its own arguments, desc the
+ *  problem for the header; x is laid out as the caller checked. */
+int solver_begin_prox(sl_solver *sv, const char *name, int rc, const char *desc, sl_array *x, const sl_solver_options *o,
+                      sl_solver_info *info);
 /** Submits a scalar task fn(state, scalars s[0..ns)) with the state read-write and the scalars read. */
 int solver_step(sl_solver *sv, sl_stask_fn fn, const void *arg, size_t size, int ns, sl_scalar *const *s);
 /** After iteration k: records the history row, calls the callback, and every check_every iterations (and at

@@ -1,0 +1,80 @@
+/* sl_solve_proximal_gradient: x_k = prox_(tau epsg g)(z - tau grad f(z)), z the last iterate or its
+ * extrapolation z = x_k + omega_k (x_k - x_(k-1)) (FISTA's t-sequence or Vandenberghe's k / (k + 3)), as
+ * pyproximal's ProximalGradient with a constant step. */
+#include <math.h>
+#include <stdio.h>
+
+#include "solvers/proximal_common.h"
+
+static int run(sl_solver *sv, sl_prox *f, sl_prox *g, sl_array *x)
+{
+  const sl_solver_options *o = &sv->o;
+  double tau = o->tau, L = 0;
+  int want = 0, rc = prox_want_cost(sv, &want);
+  if (rc == SL_SUCCESS && !(tau > 0)) {
+    rc = prox_lipschitz_p(f, x, &L);
+    if (rc == SL_SUCCESS && !(L > 0 && isfinite(L)))
+      rc = sl_error(SL_E_INVALID, "ProximalGradient: the Lipschitz constant of grad f is %g (is f's operator zero?): give options.tau", L);
+    if (rc == SL_SUCCESS) tau = 1.0 / L;
+  }
+  sv->info->alpha = tau;
+  int accel = o->accel != SL_ACCEL_NONE;
+  sl_array *w[3] = {NULL}; /* xold (then the update), grad, z */
+  if (rc == SL_SUCCESS) rc = prox_work(x, w, accel ? 3 : 2);
+  sl_array *xold = w[0], *grad = w[1], *z = accel ? w[2] : x;
+  if (rc == SL_SUCCESS && accel) rc = sl_array_copy(z, x);
+  if (rc == SL_SUCCESS && o->show && sl_ctx.rank == 0)
+    fprintf(sv->out, "  tau = %g%s, epsg = %g, acceleration %s\n", tau, o->tau > 0 ? "" : " (1 / Lipschitz constant)", o->epsg,
+            o->accel == SL_ACCEL_FISTA ? "fista" : (o->accel == SL_ACCEL_VANDENBERGHE ? "vandenberghe" : "none"));
+  int stop = 0;
+  if (rc == SL_SUCCESS) rc = solver_after(sv, 0, x, &stop);
+  double t = 1.0;
+  for (int k = 1; rc == SL_SUCCESS && !stop; k++) {
+    rc = sl_array_copy(xold, x);
+    if (rc == SL_SUCCESS) rc = prox_grad_p(f, z, grad);
+    if (rc == SL_SUCCESS && accel) rc = sl_array_copy(x, z);
+    if (rc == SL_SUCCESS) rc = sl_array_axpby(x, SL_REAL(-tau), grad, SL_REAL(1));   /* x = z - tau grad f(z) */
+    if (rc == SL_SUCCESS) rc = prox_apply_p(g, tau * o->epsg, x, x);
+    if (rc == SL_SUCCESS) rc = sl_array_axpby(xold, SL_REAL(1), x, SL_REAL(-1));      /* xold = x - xold */
+    if (rc == SL_SUCCESS && accel) {
+      double omega;
+      if (o->accel == SL_ACCEL_FISTA) {
+        double told = t;
+        t = (1.0 + sqrt(1.0 + 4.0 * t * t)) / 2.0;
+        omega = (told - 1.0) / t;
+      } else {
+        omega = (double)(k - 1) / (k + 2);
+      }
+      rc = sl_array_copy(z, x);
+      if (rc == SL_SUCCESS) rc = sl_array_axpby(z, SL_REAL(omega), xold, SL_REAL(1));
+    }
+    const sl_array *d[1] = {xold}, *none[1] = {NULL};
+    if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(1, d, none, sv->sc);
+    if (rc == SL_SUCCESS && want) rc = prox_value_p(f, x, sv->sc[1]);
+    if (rc == SL_SUCCESS && want) rc = prox_value_p(g, x, sv->sc[2]);
+    if (rc == SL_SUCCESS) rc = prox_record(sv, k, want, o->epsg);
+    if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
+  }
+  prox_work_free(w, 3);
+  return rc;
+}
+
+int sl_solve_proximal_gradient(sl_prox *f, sl_prox *g, sl_array *x, const sl_solver_options *o, sl_solver_info *info)
+{
+  const char *name = "ProximalGradient";
+  int rc = SL_SUCCESS;
+  if (!f) rc = sl_error(SL_E_INVALID, "%s: argument 1 (f) is NULL", name);
+  else if (!g) rc = sl_error(SL_E_INVALID, "%s: argument 2 (g) is NULL", name);
+  else if (!x) rc = sl_error(SL_E_INVALID, "%s: argument 3 (x) is NULL", name);
+  else if (!prox_smooth(f)) rc = sl_error(SL_E_INVALID, "%s: argument 1 (f = %s) is not smooth: f needs a gradient (L2)", name, f->name);
+  else if ((rc = prox_check_p(f, x, "ProximalGradient: argument 3 (x), for f")) == SL_SUCCESS)
+    rc = prox_check_p(g, x, "ProximalGradient: argument 3 (x), for g");
+  char desc[160];
+  snprintf(desc, sizeof desc, "f = %s, g = %s", f ? f->name : "?", g ? g->name : "?");
+  sl_solver sv;
+  rc = solver_begin_prox(&sv, name, rc, desc, x, o, info);
+  if (rc == SL_SUCCESS)
+    rc = SL_AGREE(name, SL_SUCCESS, sl_same_s("argument 1 (f)", f->name), sl_same_s("argument 2 (g)", g->name));
+  if (rc == SL_SUCCESS) rc = run(&sv, f, g, x);
+  return solver_end(&sv, rc);
+}

@@ -1,0 +1,562 @@
+/* The proximal layer and the proximal solvers on 1 to 4 ranks (the last of 4 owning nothing), in the four
+ * dtypes: every prox, conjugate prox, value and gradient against the formula evaluated here element by
+ * element (L1, Box, L2 with and without an operator, L21 over a stacked array, pre- and postcomposition);
+ * ProximalGradient (three accelerations), ADMM-L2 and PrimalDual (TV denoising with Gradient and L21, both
+ * update orders, accelerated steps) against serial implementations written here; bad input. */
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_check.h"
+
+typedef double complex cplx;
+
+static int P, R;
+
+/* This rank's share of n over the ranks; on 4 ranks the last owns nothing. */
+static int64_t share(int64_t n)
+{
+  int users = P == 4 ? 3 : P;
+  return R < users ? n / users + (R < n % users) : 0;
+}
+
+static double tolf(sl_dtype dt) { return dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-4 : 1e-10; }
+
+/* A 2-D array (n0 x n1, split along axis 0 with share) holding scale * mc_value(seed) + shift. */
+static sl_array *make(sl_dtype dt, int64_t n0, int64_t n1, int seed, double scale, double shift, cplx **g)
+{
+  int64_t dims[2] = {n0, n1}, ln = share(n0);
+  sl_dist d = sl_dist_default();
+  d.local_n = &ln;
+  sl_array *a = NULL;
+  CHECK_OK(sl_array_create(&a, 2, dims, dt, &d));
+  int64_t n = n0 * n1;
+  cplx *z = malloc(sizeof *z * (size_t)n);
+  for (int64_t i = 0; i < n; i++) z[i] = scale * mc_value(dt, i, seed) + shift;
+  void *buf = malloc((size_t)n * sl_dtype_size(dt));
+  mc_to_dtype(dt, n, z, buf);
+  CHECK_OK(sl_array_scatter(a, -1, buf));
+  mc_from_dtype(dt, n, buf, z);
+  free(buf);
+  *g = z;
+  return a;
+}
+
+/* Max relative difference between a (gathered) and ref. */
+static double diff(sl_array *a, const cplx *ref)
+{
+  cplx *got = mc_gather(a);
+  int64_t n = sl_array_global_size(a);
+  double d = 0, m = 1e-300;
+  for (int64_t i = 0; i < n; i++) {
+    d = fmax(d, cabs(got[i] - ref[i]));
+    m = fmax(m, cabs(ref[i]));
+  }
+  free(got);
+  return d / fmax(m, 1.0);
+}
+
+#define EXPECT_CLOSE(a, ref, tol, what)                                                               \
+  do {                                                                                                \
+    double e_ = diff((a), (ref));                                                                     \
+    CHECK(e_ <= (tol), "%s (%s): relative difference %.3g > %.3g", (what), sl_dtype_name(dt), e_, (double)(tol)); \
+  } while (0)
+
+static double value_of(sl_prox *p, sl_array *x)
+{
+  sl_scalar *s = NULL;
+  sl_cscalar v = {NAN, NAN};
+  CHECK_OK(sl_scalar_create(&s, SL_FLOAT64));
+  CHECK_OK(sl_prox_value(p, x, s));
+  CHECK_OK(sl_scalar_get_c(s, &v));
+  sl_scalar_destroy(&s);
+  return v.re;
+}
+
+#define EXPECT_VALUE(p, x, ref, what)                                                                 \
+  do {                                                                                                \
+    double v_ = value_of((p), (x)), r_ = (ref);                                                       \
+    CHECK(fabs(v_ - r_) <= tolf(dt) * fmax(1.0, fabs(r_)), "%s value (%s): %.15g, expected %.15g", (what), \
+          sl_dtype_name(dt), v_, r_);                                                                 \
+  } while (0)
+
+static cplx soft(cplx v, double t) { return cabs(v) > t ? v * (cabs(v) - t) / cabs(v) : 0; }
+static cplx ball(cplx v, double t) { return cabs(v) > t ? v * t / cabs(v) : v; }
+static double clip1(double v, double lo, double hi) { return v < lo ? lo : (v > hi ? hi : v); }
+static cplx clipc(cplx v, double lo, double hi) { return CMPLX(clip1(creal(v), lo, hi), clip1(cimag(v), lo, hi)); }
+
+/* The prox of p at tau applied out of place and in place, against ref. */
+static void check_prox(sl_dtype dt, sl_prox *p, double tau, sl_array *x, const cplx *ref, int dual, const char *what)
+{
+  sl_array *y = NULL, *z = NULL;
+  CHECK_OK(sl_array_create_like(&y, x));
+  CHECK_OK(sl_array_create_like(&z, x));
+  CHECK_OK(dual ? sl_prox_apply_dual(p, tau, x, y) : sl_prox_apply(p, tau, x, y));
+  EXPECT_CLOSE(y, ref, tolf(dt), what);
+  CHECK_OK(sl_array_copy(z, x));
+  CHECK_OK(dual ? sl_prox_apply_dual(p, tau, z, z) : sl_prox_apply(p, tau, z, z));
+  char w[128];
+  snprintf(w, sizeof w, "%s in place", what);
+  EXPECT_CLOSE(z, ref, tolf(dt), w);
+  sl_array_destroy(&y);
+  sl_array_destroy(&z);
+}
+
+static void test_elementwise(sl_dtype dt)
+{
+  const int64_t n0 = 13, n1 = 5, n = n0 * n1;
+  cplx *x = NULL, *b = NULL, *ref = malloc(sizeof *ref * (size_t)n);
+  sl_array *ax = make(dt, n0, n1, 1, 1.0, 0.0, &x), *ab = make(dt, n0, n1, 2, 0.5, 0.0, &b);
+  const double sigma = 0.4, tau = 0.7;
+  /* L1 */
+  sl_prox *l1 = NULL;
+  CHECK_OK(sl_prox_l1(&l1, sigma));
+  double v = 0;
+  for (int64_t i = 0; i < n; i++) ref[i] = soft(x[i], tau * sigma), v += sigma * cabs(x[i]);
+  check_prox(dt, l1, tau, ax, ref, 0, "L1 prox");
+  for (int64_t i = 0; i < n; i++) ref[i] = ball(x[i], sigma);
+  check_prox(dt, l1, tau, ax, ref, 1, "L1 dual prox");
+  EXPECT_VALUE(l1, ax, v, "L1");
+  /* Box: clipping; the dual through Moreau's identity; the indicator */
+  sl_prox *box = NULL;
+  CHECK_OK(sl_prox_box(&box, -0.3, 0.5));
+  for (int64_t i = 0; i < n; i++) ref[i] = sl_dtype_is_complex(dt) ? clipc(x[i], -0.3, 0.5) : clip1(creal(x[i]), -0.3, 0.5);
+  check_prox(dt, box, tau, ax, ref, 0, "Box prox");
+  sl_array *inside = NULL;
+  CHECK_OK(sl_array_create_like(&inside, ax));
+  CHECK_OK(sl_prox_apply(box, 1.0, ax, inside));
+  EXPECT_VALUE(box, inside, 0.0, "Box inside");
+  CHECK(isinf(value_of(box, ax)), "Box value outside the box (%s) is not +Inf", sl_dtype_name(dt));
+  for (int64_t i = 0; i < n; i++) {
+    cplx c = x[i] / tau;
+    c = sl_dtype_is_complex(dt) ? clipc(c, -0.3, 0.5) : clip1(creal(c), -0.3, 0.5);
+    ref[i] = x[i] - tau * c;
+  }
+  check_prox(dt, box, tau, ax, ref, 1, "Box dual prox (Moreau)");
+  /* L2 without an operator */
+  sl_prox *l2 = NULL;
+  const double s2 = 0.8;
+  CHECK_OK(sl_prox_l2(&l2, NULL, ab, s2, 0));
+  v = 0;
+  for (int64_t i = 0; i < n; i++) ref[i] = (x[i] + tau * s2 * b[i]) / (1 + tau * s2), v += 0.5 * s2 * pow(cabs(x[i] - b[i]), 2);
+  check_prox(dt, l2, tau, ax, ref, 0, "L2 prox");
+  for (int64_t i = 0; i < n; i++) ref[i] = s2 * (x[i] - tau * b[i]) / (s2 + tau);
+  check_prox(dt, l2, tau, ax, ref, 1, "L2 dual prox");
+  EXPECT_VALUE(l2, ax, v, "L2");
+  sl_array *g = NULL;
+  CHECK_OK(sl_array_create_like(&g, ax));
+  CHECK_OK(sl_prox_gradient(l2, ax, g));
+  for (int64_t i = 0; i < n; i++) ref[i] = s2 * (x[i] - b[i]);
+  EXPECT_CLOSE(g, ref, tolf(dt), "L2 gradient");
+  /* precomposition f(a x + b) of L1 and of L2, postcomposition a f + b of L1 */
+  sl_prox *pre = NULL, *pre2 = NULL, *post = NULL;
+  const double a = 2.0, sh = 0.1;
+  CHECK_OK(sl_prox_precompose(&pre, l1, a, sh));
+  v = 0;
+  for (int64_t i = 0; i < n; i++) ref[i] = (soft(a * x[i] + sh, a * a * tau * sigma) - sh) / a, v += sigma * cabs(a * x[i] + sh);
+  check_prox(dt, pre, tau, ax, ref, 0, "precomposed L1 prox");
+  EXPECT_VALUE(pre, ax, v, "precomposed L1");
+  for (int64_t i = 0; i < n; i++) { /* Moreau: x - tau prox_(g / tau)(x / tau) */
+    cplx c = x[i] / tau;
+    ref[i] = x[i] - tau * (soft(a * c + sh, a * a * sigma / tau) - sh) / a;
+  }
+  check_prox(dt, pre, tau, ax, ref, 1, "precomposed L1 dual prox (Moreau)");
+  CHECK_OK(sl_prox_precompose(&pre2, l2, a, sh));
+  CHECK_OK(sl_prox_gradient(pre2, ax, g));
+  for (int64_t i = 0; i < n; i++) ref[i] = a * s2 * (a * x[i] + sh - b[i]);
+  EXPECT_CLOSE(g, ref, tolf(dt), "precomposed L2 gradient");
+  CHECK_OK(sl_prox_postcompose(&post, l1, 3.0, 0.5));
+  v = 0.5;
+  for (int64_t i = 0; i < n; i++) ref[i] = soft(x[i], 3.0 * tau * sigma), v += 3.0 * sigma * cabs(x[i]);
+  check_prox(dt, post, tau, ax, ref, 0, "postcomposed L1 prox");
+  EXPECT_VALUE(post, ax, v, "postcomposed L1");
+  for (int64_t i = 0; i < n; i++) ref[i] = ball(x[i], 3.0 * sigma);
+  check_prox(dt, post, tau, ax, ref, 1, "postcomposed L1 dual prox");
+  /* not smooth: no gradient; L21 refuses a plain array */
+  int rc = sl_prox_gradient(l1, ax, g);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID), "gradient of L1: %s", sl_last_error());
+  sl_prox *l21 = NULL;
+  CHECK_OK(sl_prox_l21(&l21, 1.0));
+  rc = sl_prox_apply(l21, 1.0, ax, g);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "stacked"), "L21 on a plain array: %s",
+        sl_last_error());
+  sl_prox *objs[] = {l1, box, l2, pre, pre2, post, l21};
+  for (size_t i = 0; i < sizeof objs / sizeof *objs; i++) sl_prox_destroy(&objs[i]);
+  sl_array *arrs[] = {ax, ab, inside, g};
+  for (size_t i = 0; i < sizeof arrs / sizeof *arrs; i++) sl_array_destroy(&arrs[i]);
+  free(x);
+  free(b);
+  free(ref);
+}
+
+static void test_l21(sl_dtype dt)
+{
+  const int64_t n0 = 11, n1 = 4, n = n0 * n1;
+  const int np = 3;
+  cplx *x[3], *ref = malloc(sizeof *ref * (size_t)(np * n)), *xs = malloc(sizeof *xs * (size_t)(np * n));
+  sl_array *parts[3], *sx = NULL, *sy = NULL;
+  for (int k = 0; k < np; k++) parts[k] = make(dt, n0, n1, 3 + k, 0.6, 0.0, &x[k]);
+  CHECK_OK(sl_array_stack(&sx, np, parts));
+  CHECK_OK(sl_array_create_like(&sy, sx));
+  const double sigma = 0.3, tau = 0.8;
+  sl_prox *p = NULL;
+  CHECK_OK(sl_prox_l21(&p, sigma));
+  for (int kind = 0; kind < 3; kind++) {
+    double v = 0;
+    for (int64_t j = 0; j < n; j++) {
+      double s = 0;
+      for (int k = 0; k < np; k++) s += pow(cabs(x[k][j]), 2);
+      double gn = sqrt(s), f = kind == 0 ? (gn > tau * sigma ? 1 - tau * sigma / gn : 0) : (gn > sigma ? sigma / gn : 1);
+      for (int k = 0; k < np; k++) ref[k * n + j] = f * x[k][j];
+      v += sigma * gn;
+    }
+    if (kind == 2) {
+      EXPECT_VALUE(p, sx, v, "L21");
+      continue;
+    }
+    CHECK_OK(kind == 0 ? sl_prox_apply(p, tau, sx, sy) : sl_prox_apply_dual(p, tau, sx, sy));
+    for (int k = 0; k < np; k++) {
+      char w[64];
+      snprintf(w, sizeof w, "L21 %s, part %d", kind == 0 ? "prox" : "dual prox", k);
+      EXPECT_CLOSE(sl_array_stack_part(sy, k), ref + k * n, tolf(dt), w);
+    }
+  }
+  (void)xs;
+  free(xs);
+  sl_prox_destroy(&p);
+  sl_array_destroy(&sx);
+  sl_array_destroy(&sy);
+  for (int k = 0; k < np; k++) free(x[k]);
+  free(ref);
+}
+
+/* d_i: three moduli (1, 2, 3) so that CG on I + c D^H D is exact after three iterations; a phase when complex */
+static cplx dval(sl_dtype dt, int64_t i) { return (1.0 + (double)(i % 3)) * (sl_dtype_is_complex(dt) ? cexp(I * 0.3 * (double)i) : 1.0); }
+
+static sl_op *diag_op(sl_dtype dt, int64_t n0, int64_t n1, cplx **dv)
+{
+  sl_array *d = NULL;
+  cplx *unused = NULL;
+  d = make(dt, n0, n1, 0, 0.0, 0.0, &unused);
+  int64_t n = n0 * n1;
+  cplx *z = malloc(sizeof *z * (size_t)n);
+  for (int64_t i = 0; i < n; i++) z[i] = dval(dt, i);
+  void *buf = malloc((size_t)n * sl_dtype_size(dt));
+  mc_to_dtype(dt, n, z, buf);
+  CHECK_OK(sl_array_scatter(d, -1, buf));
+  mc_from_dtype(dt, n, buf, z);
+  free(buf);
+  free(unused);
+  sl_op *op = NULL;
+  CHECK_OK(sl_op_diagonal(&op, d));
+  sl_array_destroy(&d);
+  *dv = z;
+  return op;
+}
+
+static void test_l2_op(sl_dtype dt)
+{
+  const int64_t n0 = 10, n1 = 3, n = n0 * n1;
+  cplx *x = NULL, *b = NULL, *d = NULL, *ref = malloc(sizeof *ref * (size_t)n);
+  sl_array *ax = make(dt, n0, n1, 5, 1.0, 0.0, &x), *ab = make(dt, n0, n1, 6, 1.0, 0.0, &b);
+  sl_op *D = diag_op(dt, n0, n1, &d);
+  const double s = 0.5, tau = 0.9;
+  sl_prox *p = NULL;
+  CHECK_OK(sl_prox_l2(&p, D, ab, s, 6));
+  double v = 0;
+  for (int64_t i = 0; i < n; i++) {
+    ref[i] = (x[i] + tau * s * conj(d[i]) * b[i]) / (1 + tau * s * pow(cabs(d[i]), 2));
+    v += 0.5 * s * pow(cabs(d[i] * x[i] - b[i]), 2);
+  }
+  check_prox(dt, p, tau, ax, ref, 0, "L2(Op) prox (CG)");
+  EXPECT_VALUE(p, ax, v, "L2(Op)");
+  for (int64_t i = 0; i < n; i++) {
+    cplx c = x[i] / tau;
+    ref[i] = x[i] - tau * (c + s / tau * conj(d[i]) * b[i]) / (1 + s / tau * pow(cabs(d[i]), 2));
+  }
+  check_prox(dt, p, tau, ax, ref, 1, "L2(Op) dual prox (Moreau, CG)");
+  sl_array *g = NULL;
+  CHECK_OK(sl_array_create_like(&g, ax));
+  CHECK_OK(sl_prox_gradient(p, ax, g));
+  for (int64_t i = 0; i < n; i++) ref[i] = s * conj(d[i]) * (d[i] * x[i] - b[i]);
+  EXPECT_CLOSE(g, ref, tolf(dt), "L2(Op) gradient");
+  sl_prox_destroy(&p);
+  sl_op_destroy(&D);
+  sl_array_destroy(&ax);
+  sl_array_destroy(&ab);
+  sl_array_destroy(&g);
+  free(x);
+  free(b);
+  free(d);
+  free(ref);
+}
+
+/* ---- solvers ---------------------------------------------------------------------------------------- */
+
+/* Serial proximal gradient for 1/2 ||D x - b||^2 + eps sigma ||x||_1 (D diagonal). */
+static void serial_pg(int64_t n, const cplx *d, const cplx *b, double sigma, double eps, double tau, int accel, int niter,
+                      cplx *x)
+{
+  cplx *z = calloc((size_t)n, sizeof *z), *xo = malloc(sizeof *xo * (size_t)n);
+  for (int64_t i = 0; i < n; i++) x[i] = 0;
+  double t = 1;
+  for (int k = 1; k <= niter; k++) {
+    memcpy(xo, x, sizeof *x * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+      cplx zi = accel ? z[i] : x[i];
+      x[i] = soft(zi - tau * conj(d[i]) * (d[i] * zi - b[i]), tau * eps * sigma);
+    }
+    double om = 0;
+    if (accel == 1) {
+      double told = t;
+      t = (1 + sqrt(1 + 4 * t * t)) / 2;
+      om = (told - 1) / t;
+    } else if (accel == 2) {
+      om = (double)(k - 1) / (k + 2);
+    }
+    for (int64_t i = 0; i < n; i++) z[i] = x[i] + om * (x[i] - xo[i]);
+  }
+  free(z);
+  free(xo);
+}
+
+/* Serial ADMM-L2 for 1/2 ||D x - b||^2 + sigma ||x||_1 (A = I; the x-update exact). */
+static void serial_admm(int64_t n, const cplx *d, const cplx *b, double sigma, double tau, int niter, cplx *x)
+{
+  cplx *z = calloc((size_t)n, sizeof *z), *u = calloc((size_t)n, sizeof *u);
+  for (int k = 1; k <= niter; k++)
+    for (int64_t i = 0; i < n; i++) {
+      x[i] = (conj(d[i]) * b[i] + (z[i] - u[i]) / tau) / (pow(cabs(d[i]), 2) + 1 / tau);
+      z[i] = soft(x[i] + u[i], tau * sigma);
+      u[i] += x[i] - z[i];
+    }
+  free(z);
+  free(u);
+}
+
+static void test_pg_admm(sl_dtype dt)
+{
+  const int64_t n0 = 12, n1 = 3, n = n0 * n1;
+  cplx *b = NULL, *d = NULL, *ref = malloc(sizeof *ref * (size_t)n);
+  sl_array *ab = make(dt, n0, n1, 7, 1.0, 0.0, &b), *x = NULL;
+  CHECK_OK(sl_array_create_like(&x, ab));
+  sl_op *D = diag_op(dt, n0, n1, &d);
+  const double sigma = 0.3, eps = 0.5;
+  sl_prox *f = NULL, *g = NULL;
+  CHECK_OK(sl_prox_l2(&f, D, ab, 1.0, 6));
+  CHECK_OK(sl_prox_l1(&g, sigma));
+  sl_solver_options o;
+  sl_solver_info info;
+  for (int accel = 0; accel < 3; accel++) {
+    sl_solver_options_default(&o);
+    o.niter = 15;
+    o.tol = 0;
+    o.tau = 0.1;
+    o.epsg = eps;
+    o.accel = (sl_accel)accel;
+    o.check_every = 4;
+    CHECK_OK(sl_solve_proximal_gradient(f, g, x, &o, &info));
+    serial_pg(n, d, b, sigma, eps, 0.1, accel, 15, ref);
+    char w[64];
+    snprintf(w, sizeof w, "ProximalGradient (acceleration %d)", accel);
+    EXPECT_CLOSE(x, ref, tolf(dt), w);
+    CHECK(info.iterations == 15 && info.stop == SL_STOP_NITER, "%s: %d iterations, stop %d", w, info.iterations, info.stop);
+  }
+  /* the step from the Lipschitz constant: 1 / max |d|^2 = 1/9 */
+  sl_solver_options_default(&o);
+  o.niter = 3;
+  CHECK_OK(sl_solve_proximal_gradient(f, g, x, &o, &info));
+  CHECK(fabs(info.alpha - 1.0 / 9.0) < 1e-3, "ProximalGradient step %g, expected 1/9 (%s)", info.alpha, sl_dtype_name(dt));
+  /* converged: the lasso's optimality (soft-threshold fixed point) */
+  o.niter = 400;
+  o.tol = 1e-12;
+  o.accel = SL_ACCEL_FISTA;
+  o.tol_rule = SL_TOL_ABSOLUTE;
+  if (dt == SL_FLOAT64 || dt == SL_COMPLEX128) {
+    CHECK_OK(sl_solve_proximal_gradient(f, g, x, &o, &info));
+    CHECK(info.stop == SL_STOP_TOL, "ProximalGradient did not converge (%d iterations)", info.iterations);
+    for (int64_t i = 0; i < n; i++) ref[i] = conj(d[i]) * b[i] / pow(cabs(d[i]), 2), ref[i] = soft(ref[i], sigma / pow(cabs(d[i]), 2));
+    EXPECT_CLOSE(x, ref, 1e-9, "ProximalGradient at convergence (closed-form lasso of a diagonal operator)");
+  }
+  /* ADMM-L2 with A = I */
+  sl_solver_options_default(&o);
+  o.niter = 10;
+  o.tol = 0;
+  o.tau = 0.7;
+  o.inner_niter = 6;
+  CHECK_OK(sl_solve_admm_l2(g, D, ab, NULL, x, &o, &info));
+  serial_admm(n, d, b, sigma, 0.7, 10, ref);
+  EXPECT_CLOSE(x, ref, dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-3 : 1e-9, "ADMM-L2");
+  /* bad input: f not smooth, negative tau, sigma differing between ranks */
+  int rc = sl_solve_proximal_gradient(g, g, x, NULL, NULL);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "smooth"), "PG with L1 as f: %s", sl_last_error());
+  sl_solver_options_default(&o);
+  o.tau = -1;
+  rc = sl_solve_proximal_gradient(f, g, x, &o, NULL);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "tau"), "PG with tau < 0: %s", sl_last_error());
+  sl_prox *bad = NULL;
+  rc = sl_prox_l1(&bad, R == P - 1 ? 0.5 : 0.25);
+  CHECK(P == 1 || mc_same_error_everywhere(rc, SL_E_INVALID), "L1 with sigma differing between ranks: %s", sl_last_error());
+  sl_prox_destroy(&bad);
+  rc = sl_prox_apply(g, R == 0 ? 1.0 : 2.0, x, x);
+  CHECK(P == 1 || mc_same_error_everywhere(rc, SL_E_INVALID), "prox with tau differing between ranks: %s", sl_last_error());
+  sl_prox_destroy(&f);
+  sl_prox_destroy(&g);
+  sl_op_destroy(&D);
+  sl_array_destroy(&ab);
+  sl_array_destroy(&x);
+  free(b);
+  free(d);
+  free(ref);
+}
+
+/* Forward differences of an n0 x n1 image along both axes (0 at the last row or column) and the adjoint. */
+static void grad2(int64_t n0, int64_t n1, const cplx *x, cplx *g0, cplx *g1)
+{
+  for (int64_t i = 0; i < n0; i++)
+    for (int64_t j = 0; j < n1; j++) {
+      g0[i * n1 + j] = i + 1 < n0 ? x[(i + 1) * n1 + j] - x[i * n1 + j] : 0;
+      g1[i * n1 + j] = j + 1 < n1 ? x[i * n1 + j + 1] - x[i * n1 + j] : 0;
+    }
+}
+
+static void grad2h(int64_t n0, int64_t n1, const cplx *g0, const cplx *g1, cplx *x)
+{
+  for (int64_t i = 0; i < n0; i++)
+    for (int64_t j = 0; j < n1; j++) {
+      cplx v = 0;
+      if (i + 1 < n0) v -= g0[i * n1 + j];
+      if (i > 0) v += g0[(i - 1) * n1 + j];
+      if (j + 1 < n1) v -= g1[i * n1 + j];
+      if (j > 0) v += g1[i * n1 + j - 1];
+      x[i * n1 + j] = v;
+    }
+}
+
+/* Serial Chambolle-Pock for 1/2 ||x - b||^2 + lam sum sqrt(|g0|^2 + |g1|^2), as the library orders it. */
+static void serial_tv(int64_t n0, int64_t n1, const cplx *b, double lam, double tau, double mu, double theta, double gamma,
+                      int gfirst, int niter, cplx *x, double *cost)
+{
+  int64_t n = n0 * n1;
+  cplx *y0 = calloc((size_t)n, sizeof(cplx)), *y1 = calloc((size_t)n, sizeof(cplx)), *xh = malloc(sizeof(cplx) * (size_t)n);
+  cplx *t = malloc(sizeof(cplx) * (size_t)n), *a0 = malloc(sizeof(cplx) * (size_t)n), *a1 = malloc(sizeof(cplx) * (size_t)n);
+  cplx *xo = malloc(sizeof(cplx) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) x[i] = 0, xh[i] = 0;
+  for (int k = 1; k <= niter; k++) {
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass == (gfirst ? 0 : 1)) { /* y = proj(y + mu A xhat) */
+        grad2(n0, n1, xh, a0, a1);
+        for (int64_t i = 0; i < n; i++) {
+          y0[i] += mu * a0[i];
+          y1[i] += mu * a1[i];
+          double gn = sqrt(pow(cabs(y0[i]), 2) + pow(cabs(y1[i]), 2)), f = gn > lam ? lam / gn : 1;
+          y0[i] *= f;
+          y1[i] *= f;
+        }
+      } else { /* x = prox_(tau f)(x - tau A^H y), xhat */
+        grad2h(n0, n1, y0, y1, t);
+        memcpy(xo, x, sizeof(cplx) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) x[i] = (x[i] - tau * t[i] + tau * b[i]) / (1 + tau);
+        if (gamma > 0) {
+          theta = 1 / sqrt(1 + 2 * gamma * tau);
+          tau *= theta;
+          mu /= theta;
+        }
+        for (int64_t i = 0; i < n; i++) xh[i] = x[i] + theta * (x[i] - xo[i]);
+      }
+    }
+  }
+  grad2(n0, n1, x, a0, a1);
+  *cost = 0;
+  for (int64_t i = 0; i < n; i++) *cost += 0.5 * pow(cabs(x[i] - b[i]), 2) + lam * sqrt(pow(cabs(a0[i]), 2) + pow(cabs(a1[i]), 2));
+  free(y0), free(y1), free(xh), free(t), free(a0), free(a1), free(xo);
+}
+
+static void test_primal_dual(sl_dtype dt)
+{
+  const int64_t n0 = 9, n1 = 7, n = n0 * n1;
+  const double lam = 0.3;
+  cplx *b = NULL, *ref = malloc(sizeof *ref * (size_t)n);
+  sl_array *ab = make(dt, n0, n1, 8, 1.0, 0.0, &b), *x = NULL;
+  CHECK_OK(sl_array_create_like(&x, ab));
+  sl_op *G = NULL;
+  CHECK_OK(sl_op_gradient(&G, ab, NULL, SL_DERIV_FORWARD, 0));
+  sl_prox *f = NULL, *g = NULL;
+  CHECK_OK(sl_prox_l2(&f, NULL, ab, 1.0, 0));
+  CHECK_OK(sl_prox_l21(&g, lam));
+  const int niter = 12;
+  double *cost = malloc(sizeof *cost * (niter + 1));
+  for (int c = 0; c < 3; c++) {
+    int gfirst = c != 1;
+    double gamma = c == 2 ? 0.5 : 0.0, tau = 0.95 / sqrt(8.0), mu = 0.95 / sqrt(8.0), ref_cost = 0;
+    sl_solver_options o;
+    sl_solver_info info;
+    sl_solver_options_default(&o);
+    o.niter = niter;
+    o.tol = 0;
+    o.tau = tau;
+    o.mu = mu;
+    o.gfirst = gfirst;
+    o.gamma = gamma;
+    o.cost = cost;
+    o.check_every = 5;
+    CHECK_OK(sl_solve_primal_dual(f, g, G, x, &o, &info));
+    serial_tv(n0, n1, b, lam, tau, mu, 1.0, gamma, gfirst, niter, ref, &ref_cost);
+    char w[80];
+    snprintf(w, sizeof w, "PrimalDual TV (gfirst %d, gamma %g)", gfirst, gamma);
+    EXPECT_CLOSE(x, ref, tolf(dt) * 10, w);
+    CHECK(fabs(cost[niter] - ref_cost) <= tolf(dt) * 10 * fabs(ref_cost), "%s: cost %.15g, expected %.15g (%s)", w, cost[niter],
+          ref_cost, sl_dtype_name(dt));
+  }
+  /* the default steps: 0.95 / ||Gradient|| (||.||^2 < 8 in 2-D) */
+  sl_solver_options o;
+  sl_solver_info info;
+  sl_solver_options_default(&o);
+  o.niter = 2;
+  CHECK_OK(sl_solve_primal_dual(f, g, G, x, &o, &info));
+  CHECK(info.alpha > 0.95 / sqrt(8.0) && info.alpha < 0.95 / sqrt(7.0), "PrimalDual default tau %g (%s)", info.alpha,
+        sl_dtype_name(dt));
+  /* NaN in the data: SL_E_NUMERIC on every rank */
+  if (dt == SL_FLOAT64) {
+    sl_array *bn = NULL;
+    sl_prox *fn = NULL;
+    CHECK_OK(sl_array_create_like(&bn, ab));
+    CHECK_OK(sl_array_copy(bn, ab));
+    double *p = NULL;
+    CHECK_OK(sl_array_acquire(bn, SL_READ_WRITE, (void **)&p));
+    if (p && R == 0) p[0] = NAN;
+    CHECK_OK(sl_array_release(bn));
+    CHECK_OK(sl_prox_l2(&fn, NULL, bn, 1.0, 0));
+    o.niter = 5;
+    int rc = sl_solve_primal_dual(fn, g, G, x, &o, &info);
+    CHECK(mc_same_error_everywhere(rc, SL_E_NUMERIC), "PrimalDual on NaN data: %s", sl_last_error());
+    sl_prox_destroy(&fn);
+    sl_array_destroy(&bn);
+  }
+  free(cost);
+  sl_prox_destroy(&f);
+  sl_prox_destroy(&g);
+  sl_op_destroy(&G);
+  sl_array_destroy(&ab);
+  sl_array_destroy(&x);
+  free(b);
+  free(ref);
+}
+
+int main(int argc, char **argv)
+{
+  mc_init(&argc, &argv);
+  MPI_Comm_size(sl_comm(), &P);
+  MPI_Comm_rank(sl_comm(), &R);
+  const sl_dtype dts[] = {SL_FLOAT64, SL_COMPLEX128, SL_FLOAT32, SL_COMPLEX64};
+  for (int i = 0; i < 4; i++) {
+    test_elementwise(dts[i]);
+    test_l21(dts[i]);
+    test_l2_op(dts[i]);
+    test_pg_admm(dts[i]);
+    test_primal_dual(dts[i]);
+  }
+  return mc_finish("mpi_prox");
+}
