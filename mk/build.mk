@@ -135,6 +135,7 @@ demo: all
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/sparse_fista --quiet
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 3 --oversubscribe --bind-to none $(BUILD)/examples/mdd --quiet
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/custom_operator --quiet
+	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/tv_denoise --quiet
 
 install: all
 	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin

@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   suite-many (the many_chunks tests), cudatests (CUDATESTS="prog:ranks ..."), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   suite-many (the many_chunks tests), prox (TV denoising), cudatests (CUDATESTS="prog:ranks ..."), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -114,6 +114,18 @@ if want cudatests; then
     set -- ${t/:/ }
     STEP_TIMEOUT=${CUDATEST_TIMEOUT:-60} STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "$1 on $2 rank(s), forced CUDA" \
       "cuda-$1-$2.log" mpirun -n "$2" --bind-to none "$B/build/tests/mpi/$1"
+  done
+fi
+# ---- the proximal layer: TV denoising (PrimalDual, Gradient, L21) on the GPU and on the CPUs, with its time
+# per iteration beside the sum of its steps ----
+if want prox; then
+  i=0
+  for cfg in "forced CUDA, 1 rank:1:STARLOPS_CODELET_WHERE=cuda" "default placement, 1 rank:1:STARLOPS_CODELET_WHERE=auto" \
+      "forced CUDA, 2 ranks:2:STARLOPS_CODELET_WHERE=cuda" "CPUs only, 1 rank:1:STARPU_NCUDA=0"; do
+    IFS=: read -r what np envs <<< "$cfg"
+    i=$((i + 1))
+    STEP_TIMEOUT=180 step "tv_denoise 2048^2, $what" "tv-$i.log" env $envs mpirun -n "$np" --bind-to none \
+      "$E/tv_denoise" --quiet --n 2048
   done
 fi
 # ---- user operators: the shell example's CUDA kernel (forced CUDA, checked against the dense reference on

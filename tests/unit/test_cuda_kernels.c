@@ -83,6 +83,26 @@ Test(cuda_kernels, match_the_cpu_kernels)
       kernel_random(dt, n, z, 0x1234567ULL, 99);
       cr_assert_eq(kernel_cuda_random(dt, n, dz, 0x1234567ULL, 99, NULL), cudaSuccess);
       expect_same(dt, n, z, dz, "random");
+      kernel_clip(dt, n, z, x, SL_KCLIP_BOX, -0.3, 0.4, 0);
+      cr_assert_eq(kernel_cuda_clip(dt, n, dz, dx, SL_KCLIP_BOX, -0.3, 0.4, 0, NULL), cudaSuccess);
+      expect_same(dt, n, z, dz, "clip (box)");
+      kernel_clip(dt, n, z, x, SL_KCLIP_BALL, 0, 0, 0.5);
+      cr_assert_eq(kernel_cuda_clip(dt, n, dz, dx, SL_KCLIP_BALL, 0, 0, 0.5, NULL), cudaSuccess);
+      expect_same(dt, n, z, dz, "clip (ball)");
+      kernel_abs2(dt, n, z, x, 0);
+      cr_assert_eq(kernel_cuda_abs2(dt, n, dz, dx, 0, NULL), cudaSuccess);
+      kernel_abs2(dt, n, z, y, 1);
+      cr_assert_eq(kernel_cuda_abs2(dt, n, dz, dy, 1, NULL), cudaSuccess);
+      expect_same(dt, n, z, dz, "abs2 (assign, then accumulate)");
+      cr_assert_eq(cudaMemcpy(dz, z, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+      for (int kind = SL_KGROUP_SOFT; kind <= SL_KGROUP_BALL; kind++) {
+        void *w = malloc(bytes), *dw = to_device(w, bytes);
+        kernel_group(dt, n, w, x, z, kind, 0.6);
+        cr_assert_eq(kernel_cuda_group(dt, n, dw, dx, dz, kind, 0.6, NULL), cudaSuccess);
+        expect_same(dt, n, w, dw, kind == SL_KGROUP_SOFT ? "group (soft)" : "group (ball)");
+        cudaFree(dw);
+        free(w);
+      }
       double *scratch, *out;
       cr_assert_eq(cudaMalloc((void **)&scratch, SL_CUDA_REDUCE_SCRATCH_DOUBLES * sizeof(double)), cudaSuccess);
       cr_assert_eq(cudaMalloc((void **)&out, 2 * sizeof(double)), cudaSuccess);
