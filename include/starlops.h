@@ -566,8 +566,10 @@ typedef struct {
   sl_solver_callback callback; /**< called after every iteration when set (each call waits) */
   void *user;              /**< passed to callback */
   double *cost;            /**< if set, niter + 1 entries: the residual norm before iteration 1 and after
-                                each iteration (ISTA/FISTA: the cost 1/2 ||y - A x||^2 + eps ||x||_1) */
-  double damp;             /**< CGLS and LSQR: minimise ||y - A x||^2 + damp^2 ||x||^2 (default 0) */
+                                each iteration (ISTA/FISTA: the cost 1/2 ||y - A x||^2 + eps ||x||_1; the
+                                proximal solvers: f + epsg g, f(x) + g(A x), entry 0 is 0) */
+  double damp;             /**< CGLS and LSQR: minimise ||y - A x||^2 + damp^2 ||x||^2; CG: solve
+                                (A + damp^2 I) x = y (default 0) */
   double atol, btol, conlim; /**< LSQR: Paige-Saunders' stopping rules (defaults 1e-8, 1e-8, 1e8); tol and
                                   tol_rule are not used by LSQR */
   int pipelined;           /**< CG: pipelined CG (Ghysels-Vanroose), one fused reduction per iteration */

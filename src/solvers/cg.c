@@ -1,4 +1,4 @@
-/* sl_solve_cg: conjugate gradients, classic (two reductions per iteration) or pipelined (Ghysels and
+/* sl_solve_cg: conjugate gradients on (A + damp^2 I) x = y, classic (two reductions per iteration) or pipelined (Ghysels and
  * Vanroose 2014: one fused reduction that overlaps the next apply). Every coefficient is computed by a
  * scalar task; the host waits only for the convergence test. */
 #include <complex.h>
@@ -75,20 +75,37 @@ static void pcg_coeffs(double *const *v, const void *arg)
   v[0][slot(S_MON)] = v[0][slot(S_COST)] = sqrt(gamma);
 }
 
+/* out = (A + damp^2 I) in */
+static int apply_damped(const sl_solver *sv, sl_op *A, const sl_array *in, sl_array *out)
+{
+  SL_TRY(sl_op_apply(A, SL_FORWARD, in, out));
+  double d2 = sv->o.damp * sv->o.damp;
+  return d2 > 0 ? sl_array_axpby(out, SL_REAL(d2), in, SL_REAL(1)) : SL_SUCCESS;
+}
+
+/* r = y - (A + damp^2 I) x0 (tmp laid out like the range), or y when x is zero */
+static int residual(sl_solver *sv, sl_op *A, const sl_array *y, const sl_array *x, sl_array *r, sl_array *tmp)
+{
+  SL_TRY(sl_array_copy(r, y));
+  if (!sv->o.x0) return SL_SUCCESS;
+  SL_TRY(apply_damped(sv, A, x, tmp));
+  return sl_array_axpby(r, SL_REAL(-1), tmp, SL_REAL(1));
+}
+
 static int classic(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
 {
   sl_array *t[3] = {NULL}; /* r, c, Ac */
   int rc = solver_arrays(A, 0, t, 3);
   sl_array *r = t[0], *c = t[1], *Ac = t[2];
   const sl_array *rn[1] = {r}, *none[1] = {NULL}, *cv[1] = {c}, *acv[1] = {Ac};
-  if (rc == SL_SUCCESS) rc = solver_residual(sv, A, y, x, r, Ac);
+  if (rc == SL_SUCCESS) rc = residual(sv, A, y, x, r, Ac);
   if (rc == SL_SUCCESS) rc = sl_array_copy(c, r);
   if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(1, rn, none, &sv->sc[0]);
   if (rc == SL_SUCCESS) rc = solver_step(sv, cg_init, NULL, 0, 1, &sv->sc[0]);
   int stop = 0;
   if (rc == SL_SUCCESS) rc = solver_after(sv, 0, x, &stop);
   for (int k = 1; rc == SL_SUCCESS && !stop; k++) {
-    rc = sl_op_apply(A, SL_FORWARD, c, Ac);
+    rc = apply_damped(sv, A, c, Ac);
     if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(1, cv, acv, &sv->sc[1]);
     if (rc == SL_SUCCESS) rc = solver_step(sv, cg_alpha, NULL, 0, 1, &sv->sc[1]);
     /* x += alpha c and r -= alpha Ac in one task per chunk */
@@ -108,8 +125,8 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   int rc = solver_arrays(A, 0, t, 6);
   sl_array *r = t[0], *w = t[1], *q = t[2], *z = t[3], *s = t[4], *p = t[5];
   const sl_array *xs[2] = {r, w}, *ys[2] = {NULL, r};
-  if (rc == SL_SUCCESS) rc = solver_residual(sv, A, y, x, r, q);
-  if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_FORWARD, r, w);
+  if (rc == SL_SUCCESS) rc = residual(sv, A, y, x, r, q);
+  if (rc == SL_SUCCESS) rc = apply_damped(sv, A, r, w);
   /* the first test sees ||r_0|| */
   if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(1, xs, ys, &sv->sc[0]);
   if (rc == SL_SUCCESS) rc = solver_step(sv, cg_init, NULL, 0, 1, &sv->sc[0]);
@@ -118,7 +135,7 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   for (int k = 1; rc == SL_SUCCESS && !stop; k++) {
     int first = k == 1;
     rc = sl_array_vdots_fused(2, xs, ys, sv->sc);     /* gamma = r^H r, delta = w^H r: one allreduce ... */
-    if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_FORWARD, w, q); /* ... overlapped by q = A w */
+    if (rc == SL_SUCCESS) rc = apply_damped(sv, A, w, q); /* ... overlapped by q = A w */
     if (rc == SL_SUCCESS) rc = solver_step(sv, pcg_coeffs, &first, sizeof first, 2, sv->sc);
     if (rc == SL_SUCCESS && first) {
       rc = sl_array_copy(z, q);

@@ -235,6 +235,27 @@ static void test_cg(sl_dtype dt, int pipelined)
     CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
     CHECK(info.iterations == 4 && info.stop == SL_STOP_CALLBACK && calls == 4, "%s: callback: %d iterations, %d calls, '%s'",
           name, info.iterations, calls, sl_stop_reason_name(info.stop));
+    /* damp: (M + damp^2 I) x = y against the direct solve of the shifted matrix, from x0 */
+    {
+      cplx *Ms = malloc(sizeof *Ms * (size_t)(n * n)), *xd = malloc(sizeof *xd * (size_t)n);
+      memcpy(Ms, s.Md, sizeof *Ms * (size_t)(n * n));
+      for (int64_t i = 0; i < n; i++) Ms[i + i * n] += 0.7 * 0.7;
+      solve_dense(n, Ms, b, xd);
+      sl_solver_options_default(&o);
+      o.pipelined = pipelined;
+      o.damp = 0.7;
+      o.x0 = x0;
+      o.niter = 200;
+      o.tol = 1e-13;
+      CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
+      xs = mc_gather(x);
+      e = rel_err(n, xs, xd);
+      CHECK(e < tol && info.stop == SL_STOP_TOL, "%s %s with damp 0.7: relative error %.3e to the shifted direct solve (%s)",
+            name, sl_dtype_name(dt), e, sl_stop_reason_name(info.stop));
+      free(xs);
+      free(xd);
+      free(Ms);
+    }
     /* absolute and squared rules */
     sl_solver_options_default(&o);
     o.pipelined = pipelined;
