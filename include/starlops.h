@@ -572,6 +572,9 @@ typedef struct {
                                 (A + damp^2 I) x = y (default 0) */
   double atol, btol, conlim; /**< LSQR: Paige-Saunders' stopping rules (defaults 1e-8, 1e-8, 1e8); tol and
                                   tol_rule are not used by LSQR */
+  sl_array *var;           /**< LSQR: if set (laid out like x, plain), receives scipy's calc_var estimate of the
+                                diagonal of (A^H A + damp^2 I)^-1 (sum over the iterations of |w_k / rho_k|^2;
+                                an underestimate when LSQR stops early) */
   int pipelined;           /**< CG: pipelined CG (Ghysels-Vanroose), one fused reduction per iteration */
   double eps;              /**< ISTA/FISTA: weight of the sparsity term (default 0.1) */
   sl_thresh thresh;        /**< ISTA/FISTA: thresholding kind (default SL_THRESH_SOFT) */

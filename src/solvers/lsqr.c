@@ -8,7 +8,7 @@
 
 enum {
   ALPHA = S_FIRST, BETA, MALPHA, INV_BETA, INV_ALPHA, CU, CV, T1, T2, RHOBAR, PHIBAR, ANORM, ACOND, DDNORM, RES2,
-  XNORM, XXNORM, Z, CS2, SN2, BNORM, ARNORM, NSLOTS
+  XNORM, XXNORM, Z, CS2, SN2, BNORM, ARNORM, INV_RHO, NSLOTS
 };
 
 struct lsqr_arg {
@@ -93,6 +93,7 @@ static void lsqr_step_b(double *const *v, const void *arg)
   double tau = sn * phi;
   *at(s, T1) = rho > 0 ? phi / rho : 0.0;
   *at(s, T2) = rho > 0 ? -theta / rho : 0.0;
+  *at(s, INV_RHO) = rho > 0 ? 1.0 / rho : 0.0;
   double ddnorm = *at(s, DDNORM) + (rho > 0 ? v[2][0] / (rho * rho) : 0.0);
   double delta = *at(s, SN2) * rho, gambar = -*at(s, CS2) * rho, rhs = phi - delta * *at(s, Z);
   double zbar = gambar != 0 ? rhs / gambar : 0.0;
@@ -136,8 +137,9 @@ static void lsqr_step_b(double *const *v, const void *arg)
 
 static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
 {
-  sl_array *d[3] = {NULL}, *g[2] = {NULL}; /* domain: v, w, A^H u; range: u, A v */
-  int rc = solver_arrays(A, 0, d, 3);
+  sl_array *d[4] = {NULL}, *g[2] = {NULL}; /* domain: v, w, A^H u (, w / rho for var); range: u, A v */
+  sl_array *var = (sl_array *)sv->o.var;
+  int rc = solver_arrays(A, 0, d, var ? 4 : 3);
   if (rc == SL_SUCCESS) rc = solver_arrays(A, 1, g, 2);
   sl_array *v = d[0], *w = d[1], *atu = d[2], *u = g[0], *av = g[1];
   const sl_solver_options *o = &sv->o;
@@ -152,6 +154,7 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   if (rc == SL_SUCCESS) rc = solver_step(sv, lsqr_alpha0, &arg, sizeof arg, 1, sv->sc);
   if (rc == SL_SUCCESS) rc = sl_array_scale_h(v, SL_REAL(1), sv->hstate, slot(INV_ALPHA));
   if (rc == SL_SUCCESS) rc = sl_array_copy(w, v);
+  if (rc == SL_SUCCESS && var) rc = sl_array_fill(var, SL_REAL(0));
   int stop = 0;
   sv->o.tol = 0; /* LSQR's own rules decide (S_STOP) */
   if (rc == SL_SUCCESS) rc = solver_after(sv, 0, x, &stop);
@@ -167,6 +170,10 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
     if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(2, vw, none, sv->sc);
     if (rc == SL_SUCCESS) rc = solver_step(sv, lsqr_step_b, &arg, sizeof arg, 2, sv->sc);
     if (rc == SL_SUCCESS) rc = sl_array_scale_h(v, SL_REAL(1), sv->hstate, slot(INV_ALPHA));
+    if (rc == SL_SUCCESS && var) { /* scipy's calc_var: var += |w / rho|^2 */
+      rc = sl_array_axpby_h(d[3], SL_REAL(1), sv->hstate, slot(INV_RHO), w, SL_REAL(0), NULL, 0);
+      if (rc == SL_SUCCESS) rc = sl_array_abs2_p(var, d[3], 1);
+    }
     if (rc == SL_SUCCESS) rc = sl_array_axpby_h(x, SL_REAL(1), sv->hstate, slot(T1), w, SL_REAL(1), NULL, 0);
     if (rc == SL_SUCCESS) rc = sl_array_axpby_h(w, SL_REAL(1), NULL, 0, v, SL_REAL(1), sv->hstate, slot(T2));
     if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
@@ -177,7 +184,7 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
     sv->info->arnorm = *at(sv->state, ARNORM);
     sv->info->xnorm = *at(sv->state, XNORM);
   }
-  solver_arrays_free(A, 0, d, 3);
+  solver_arrays_free(A, 0, d, 4);
   solver_arrays_free(A, 1, g, 2);
   return rc;
 }

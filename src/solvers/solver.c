@@ -91,6 +91,13 @@ static int options_check(const char *name, const sl_solver_options *q, const sl_
     SL_TRY(sl_array_check_same(q->x0, an, x_like, what));
     SL_CHECK_ARG(q->x0 != x, SL_E_INVALID, "%s: options.x0 must differ from the solution argument (x)", name);
   }
+  if (q->var) {
+    snprintf(an, sizeof an, "%s: options.var", name);
+    SL_TRY(sl_array_check_same(q->var, an, x_like, what));
+    SL_CHECK_ARG(q->var != x && q->var != q->x0, SL_E_INVALID, "%s: options.var must differ from x and options.x0", name);
+    SL_CHECK_ARG(!q->var->nparts, SL_E_INVALID, "%s: options.var must be a plain array", name);
+    SL_CHECK_ARG(!strcmp(name, "LSQR"), SL_E_INVALID, "%s: options.var is computed by LSQR only", name);
+  }
   if (!strcmp(name, "LSQR"))
     SL_CHECK_ARG(q->atol >= 0 && q->btol >= 0 && q->conlim >= 0 && isfinite(q->atol) && isfinite(q->btol), SL_E_INVALID,
                  "%s: argument 4 (options): atol, btol and conlim must be >= 0 (atol and btol finite), got %g, %g, %g",
@@ -152,7 +159,7 @@ static int begin_common(sl_solver *sv, const char *name, int rc, const char *des
   }
   SL_TRY(SL_AGREE(strncmp(name, "CG (", 4) ? name : "CG", rc, SL_SAME_I("options.niter", q->niter), sl_same_d("options.tol", q->tol),
                   SL_SAME_I("options.tol_rule", q->tol_rule), SL_SAME_I("options.check_every", q->check_every),
-                  SL_SAME_I("options.x0 (given or NULL)", q->x0 != NULL), sl_same_d("options.damp", q->damp),
+                  SL_SAME_I("options.x0 (given or NULL)", q->x0 != NULL), SL_SAME_I("options.var (given or NULL)", q->var != NULL), sl_same_d("options.damp", q->damp),
                   SL_SAME_I("options.pipelined", q->pipelined != 0), sl_same_d("options.atol", q->atol),
                   sl_same_d("options.btol", q->btol), sl_same_d("options.conlim", q->conlim),
                   sl_same_d("options.eps", q->eps), SL_SAME_I("options.thresh", q->thresh),

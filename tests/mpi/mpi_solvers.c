@@ -360,8 +360,32 @@ static void test_least_squares(sl_dtype dt, const char *name, solver_fn solve)
       o.tol = dt == SL_FLOAT32 ? 1e-6 : 1e-14;
       o.atol = o.btol = dt == SL_FLOAT32 ? 1e-7 : 1e-15;
       o.x0 = use_x0 ? x0 : NULL;
+      sl_array *var = NULL;
+      int want_var = solve == sl_solve_lsqr && !use_x0 && dt != SL_FLOAT32;
+      if (want_var) CHECK_OK(sl_array_create_like(&var, x));
+      o.var = var;
       sl_solver_info info;
       CHECK_OK(solve(s.V, y, x, &o, &info));
+      if (want_var) { /* calc_var: the diagonal of (A^H A + damp^2 I)^-1 once converged */
+        cplx *N = calloc((size_t)(n * n), sizeof *N), *ej = calloc((size_t)n, sizeof *ej), *col = malloc(sizeof *col * (size_t)n);
+        cplx *dref = malloc(sizeof *dref * (size_t)n);
+        for (int64_t i = 0; i < n; i++)
+          for (int64_t j = 0; j < n; j++) {
+            for (int64_t k = 0; k < m; k++) N[i + j * n] += conj(s.Ad[k + i * m]) * s.Ad[k + j * m];
+            if (i == j) N[i + j * n] += damps[d] * damps[d];
+          }
+        for (int64_t j = 0; j < n; j++) {
+          for (int64_t i = 0; i < n; i++) ej[i] = i == j;
+          solve_dense(n, N, ej, col);
+          dref[j] = creal(col[j]);
+        }
+        cplx *vg = mc_gather(var);
+        double ev = rel_err(n, vg, dref);
+        CHECK(ev < 1e-9, "LSQR %s damp %g: calc_var differs from diag((A^H A + damp^2 I)^-1) by %.3e", sl_dtype_name(dt),
+              damps[d], ev);
+        free(vg), free(N), free(ej), free(col), free(dref);
+        sl_array_destroy(&var);
+      }
       cplx *xs = mc_gather(x);
       double e = rel_err(n, xs, xref);
       CHECK(e < tol, "%s %s damp %g x0 %d: relative error %.3e to the direct solve (%d iterations, '%s')", name,
@@ -561,6 +585,15 @@ static void test_bad_input(void)
   sl_solver_options_default(&o);
   o.x0 = wrong;
   CHECK(mc_same_error_everywhere(sl_solve_fista(s.V, y, x, &o, NULL), SL_E_DIST), "x0 laid out wrongly");
+  sl_solver_options_default(&o);
+  o.var = wrong;
+  CHECK(mc_same_error_everywhere(sl_solve_lsqr(s.V, y, x, &o, NULL), SL_E_DIST), "options.var laid out wrongly");
+  sl_array *v2 = NULL;
+  CHECK_OK(sl_array_create_like(&v2, x));
+  o.var = v2;
+  CHECK(mc_same_error_everywhere(sl_solve_cgls(s.V, y, x, &o, NULL), SL_E_INVALID) && strstr(sl_last_error(), "LSQR only"),
+        "options.var given to CGLS: %s", sl_last_error());
+  sl_array_destroy(&v2);
   CHECK(mc_same_error_everywhere(sl_power_iteration(s.V, 10, 0, 1, &(sl_cscalar){0, 0}, NULL), SL_E_DIMS),
         "power iteration on a non-square operator");
   free(s.Ad);
