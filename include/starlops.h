@@ -580,6 +580,8 @@ typedef struct {
   sl_thresh thresh;        /**< ISTA/FISTA: thresholding kind (default SL_THRESH_SOFT) */
   double alpha;            /**< ISTA/FISTA: step; 0: 1 / (largest eigenvalue of A^H A) by power iteration */
   int power_niter;         /**< ISTA/FISTA: power iterations for the step (default 30) */
+  const double *decay;     /**< ISTA/FISTA: if set, niter factors (finite, >= 0, the same on every rank): iteration
+                                k thresholds at decay[k-1] eps alpha / 2 (pylops' decay) */
   double tau;              /**< proximal solvers: the primal step (0: from a power iteration, see each solver;
                                 ADMM: 1) */
   double mu;               /**< PrimalDual: the dual step (0: 0.95 / ||A||, with tau 0.95 / ||A|| too) */

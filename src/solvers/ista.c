@@ -54,8 +54,9 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x, int fist
   sl_array *xold = d[0], *grad = d[1], *z = fista ? d[2] : x, *res = g[0];
   if (rc == SL_SUCCESS && fista) rc = sl_array_copy(z, x);
   if (rc == SL_SUCCESS && sv->o.show && sl_ctx.rank == 0)
-    fprintf(sv->out, "  eps = %g, alpha = %g, thresholding %s at %g\n", o->eps, alpha,
-            o->thresh == SL_THRESH_SOFT ? "soft" : (o->thresh == SL_THRESH_HARD ? "hard" : "half"), thresh);
+    fprintf(sv->out, "  eps = %g, alpha = %g, thresholding %s at %g%s\n", o->eps, alpha,
+            o->thresh == SL_THRESH_SOFT ? "soft" : (o->thresh == SL_THRESH_HARD ? "hard" : "half"), thresh,
+            o->decay ? " times decay[k]" : "");
   int stop = 0;
   sv->no_initial_test = 1;
   if (rc == SL_SUCCESS) rc = solver_after(sv, 0, x, &stop);
@@ -67,7 +68,7 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x, int fist
     if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_ADJOINT, res, grad);
     if (rc == SL_SUCCESS && fista) rc = sl_array_copy(x, z);
     if (rc == SL_SUCCESS) rc = sl_array_axpby(x, SL_REAL(alpha), grad, SL_REAL(1)); /* x = z + alpha grad */
-    if (rc == SL_SUCCESS) rc = sl_array_threshold(x, x, o->thresh, thresh);
+    if (rc == SL_SUCCESS) rc = sl_array_threshold(x, x, o->thresh, o->decay ? thresh * o->decay[k - 1] : thresh);
     if (rc == SL_SUCCESS) rc = sl_array_axpby(xold, SL_REAL(1), x, SL_REAL(-1));   /* xold = x - xold */
     if (rc == SL_SUCCESS && fista) {
       double told = t;

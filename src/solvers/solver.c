@@ -111,6 +111,9 @@ static int options_check(const char *name, const sl_solver_options *q, const sl_
                  "%s: argument 4 (options): alpha must be finite and >= 0, got %g", name, q->alpha);
     SL_CHECK_ARG(q->alpha > 0 || q->power_niter >= 1, SL_E_INVALID,
                  "%s: argument 4 (options): power_niter must be >= 1, got %d", name, q->power_niter);
+    for (int k = 0; q->decay && k < q->niter; k++)
+      SL_CHECK_ARG(isfinite(q->decay[k]) && q->decay[k] >= 0, SL_E_INVALID,
+                   "%s: argument 4 (options): decay[%d] must be finite and >= 0, got %g", name, k, q->decay[k]);
   }
   SL_CHECK_ARG(q->tau >= 0 && isfinite(q->tau), SL_E_INVALID, "%s: options.tau must be finite and >= 0, got %g", name, q->tau);
   SL_CHECK_ARG(q->mu >= 0 && isfinite(q->mu), SL_E_INVALID, "%s: options.mu must be finite and >= 0, got %g", name, q->mu);
@@ -157,7 +160,8 @@ static int begin_common(sl_solver *sv, const char *name, int rc, const char *des
       rc = sl_error(SL_E_NOMEM, "%s: argument 4 (options): niter = %d needs %.3g GB for the history of norms, which "
                     "cannot be allocated; use a smaller niter", name, q->niter, ((double)q->niter + 1) * 24e-9);
   }
-  SL_TRY(SL_AGREE(strncmp(name, "CG (", 4) ? name : "CG", rc, SL_SAME_I("options.niter", q->niter), sl_same_d("options.tol", q->tol),
+  uint64_t decay_digest = q->decay && rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, q->decay, sizeof(double) * (size_t)q->niter) : 0;
+  SL_TRY(SL_AGREE(strncmp(name, "CG (", 4) ? name : "CG", rc, SL_SAME_I("options.decay (its values)", decay_digest), SL_SAME_I("options.niter", q->niter), sl_same_d("options.tol", q->tol),
                   SL_SAME_I("options.tol_rule", q->tol_rule), SL_SAME_I("options.check_every", q->check_every),
                   SL_SAME_I("options.x0 (given or NULL)", q->x0 != NULL), SL_SAME_I("options.var (given or NULL)", q->var != NULL), sl_same_d("options.damp", q->damp),
                   SL_SAME_I("options.pipelined", q->pipelined != 0), sl_same_d("options.atol", q->atol),

@@ -440,7 +440,8 @@ static double thresh_factor(int kind, double a, double t)
   return 2.0 / 3.0 * (1 + cos(2.0 * M_PI / 3.0 - 2.0 / 3.0 * acos(arg)));
 }
 
-static void serial_ista(const ls_t *s, const cplx *b, double alpha, double eps, int kind, int niter, int fista, cplx *x)
+static void serial_ista(const ls_t *s, const cplx *b, double alpha, double eps, int kind, int niter, int fista,
+                        const double *decay, cplx *x)
 {
   int64_t m = s->m, n = s->n;
   cplx *z = calloc((size_t)n, sizeof *z), *xo = calloc((size_t)n, sizeof *xo), *res = malloc(sizeof *res * (size_t)m);
@@ -457,7 +458,7 @@ static void serial_ista(const ls_t *s, const cplx *b, double alpha, double eps, 
       cplx g = 0;
       for (int64_t i = 0; i < m; i++) g += conj(s->Ad[i + j * m]) * res[i];
       cplx u = src[j] + alpha * g;
-      x[j] = thresh_factor(kind, cabs(u), eps * alpha * 0.5) * u;
+      x[j] = thresh_factor(kind, cabs(u), eps * alpha * 0.5 * (decay ? decay[it] : 1.0)) * u;
     }
     if (fista) {
       double told = t;
@@ -494,10 +495,14 @@ static void test_ista(sl_dtype dt)
   CHECK(LAPACKE_zheev(LAPACK_COL_MAJOR, 'N', 'U', (lapack_int)n, (lapack_complex_double *)N, (lapack_int)n, w) == 0, "zheev");
   double lmax = w[n - 1];
   const char *names[3] = {"soft", "hard", "half"};
+  double decay[40];
+  for (int k = 0; k < 40; k++) decay[k] = 1.5 * pow(0.95, k); /* pylops' decay: a shrinking threshold */
   for (int fista = 0; fista < 2; fista++)
-    for (int kind = 0; kind < 3; kind++) {
+    for (int c = 0; c < 4; c++) { /* soft, hard, half; soft with decay */
+      int kind = c % 3;
       sl_solver_options o;
       sl_solver_options_default(&o);
+      o.decay = c == 3 ? decay : NULL;
       o.niter = 40;
       o.tol = 0;
       o.eps = kind == SL_THRESH_SOFT ? 0.5 : 0.05;
@@ -505,11 +510,11 @@ static void test_ista(sl_dtype dt)
       o.alpha = 0.9 / lmax;
       sl_solver_info info;
       CHECK_OK((fista ? sl_solve_fista : sl_solve_ista)(s.V, y, x, &o, &info));
-      serial_ista(&s, b, o.alpha, o.eps, kind, o.niter, fista, xr);
+      serial_ista(&s, b, o.alpha, o.eps, kind, o.niter, fista, o.decay, xr);
       cplx *xs = mc_gather(x);
       double e = rel_err(n, xs, xr);
-      CHECK(e < 1e-9, "%s %s %s: relative distance %.3e to the serial iterates after %d iterations", fista ? "FISTA" : "ISTA",
-            names[kind], sl_dtype_name(dt), e, o.niter);
+      CHECK(e < 1e-9, "%s %s%s %s: relative distance %.3e to the serial iterates after %d iterations", fista ? "FISTA" : "ISTA",
+            names[kind], o.decay ? " with decay" : "", sl_dtype_name(dt), e, o.niter);
       CHECK(info.iterations == 40 && info.stop == SL_STOP_NITER, "ISTA: %d iterations", info.iterations);
       free(xs);
     }
