@@ -580,6 +580,11 @@ typedef struct {
   sl_thresh thresh;        /**< ISTA/FISTA: thresholding kind (default SL_THRESH_SOFT) */
   double alpha;            /**< ISTA/FISTA: step; 0: 1 / (largest eigenvalue of A^H A) by power iteration */
   int power_niter;         /**< ISTA/FISTA: power iterations for the step (default 30) */
+  double perc;             /**< ISTA/FISTA: 0 (default) thresholds from eps; in (0, 100]: percentile thresholding
+                                (pylops' perc): every value with |x| at or below the p-th percentile of |x| over
+                                the array becomes 0 (soft: thresholding at that percentile; hard and half: their
+                                cut placed there), p = 100 - decay[k-1] (100 - perc); one host wait and about
+                                64 small allreduces per iteration; x plain */
   const double *decay;     /**< ISTA/FISTA: if set, niter factors (finite, >= 0, the same on every rank): iteration
                                 k thresholds at decay[k-1] eps alpha / 2 (pylops' decay) */
   double tau;              /**< proximal solvers: the primal step (0: from a power iteration, see each solver;

@@ -234,6 +234,10 @@ int sl_array_abs2_p(sl_array *s, const sl_array *x, int acc);
 /** dst = sl_group_factor(kind, s, t) src for plain arrays alike (dst may be src). */
 int sl_array_group_p(sl_array *dst, const sl_array *src, const sl_array *s, int kind, double t);
 
+/** Collective, waits: *out = the perc-th percentile (0..100, numpy's linear interpolation) of |x| over the
+ *  array's group (array_percentile.c); SL_E_NUMERIC on every rank when x holds NaN. Plain arrays. */
+int sl_array_abs_percentile_p(sl_array *x, double perc, double *out);
+
 /* ---- what the solvers need of an operator beyond the public API (operators/op.c) ----------------- */
 /** A work vector laid out like op's domain (side 0) or range (1): one kept from an earlier solve on op,
  *  zeroed, or a new library temporary. Local. */

@@ -41,6 +41,18 @@ static int step_size(sl_op *A, const sl_solver_options *o, double *alpha)
   return rc;
 }
 
+/* Percentile thresholding: the level of kind whose cut (the modulus at and below which values become 0) is
+ * the p-th percentile t of |x|: soft t, hard t^2 / 2 (cut sqrt(2 T)), half (4 t / 54^(1/3))^(3/2). */
+static int percentile_thresh(sl_array *x, double p, int kind, double *level)
+{
+  double t = 0;
+  SL_TRY(sl_array_abs_percentile_p(x, p, &t));
+  if (kind == SL_THRESH_SOFT) *level = t;
+  else if (kind == SL_THRESH_HARD) *level = 0.5 * t * t;
+  else *level = pow(4.0 * t / cbrt(54.0), 1.5);
+  return SL_SUCCESS;
+}
+
 static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x, int fista)
 {
   const sl_solver_options *o = &sv->o;
@@ -53,7 +65,9 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x, int fist
   if (rc == SL_SUCCESS) rc = solver_arrays(A, 1, g, 1);
   sl_array *xold = d[0], *grad = d[1], *z = fista ? d[2] : x, *res = g[0];
   if (rc == SL_SUCCESS && fista) rc = sl_array_copy(z, x);
-  if (rc == SL_SUCCESS && sv->o.show && sl_ctx.rank == 0)
+  if (rc == SL_SUCCESS && sv->o.show && sl_ctx.rank == 0 && o->perc > 0)
+    fprintf(sv->out, "  percentile thresholding at the %g-th percentile of |x|%s\n", o->perc, o->decay ? " (decayed)" : "");
+  else if (rc == SL_SUCCESS && sv->o.show && sl_ctx.rank == 0)
     fprintf(sv->out, "  eps = %g, alpha = %g, thresholding %s at %g%s\n", o->eps, alpha,
             o->thresh == SL_THRESH_SOFT ? "soft" : (o->thresh == SL_THRESH_HARD ? "hard" : "half"), thresh,
             o->decay ? " times decay[k]" : "");
@@ -68,7 +82,9 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x, int fist
     if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_ADJOINT, res, grad);
     if (rc == SL_SUCCESS && fista) rc = sl_array_copy(x, z);
     if (rc == SL_SUCCESS) rc = sl_array_axpby(x, SL_REAL(alpha), grad, SL_REAL(1)); /* x = z + alpha grad */
-    if (rc == SL_SUCCESS) rc = sl_array_threshold(x, x, o->thresh, o->decay ? thresh * o->decay[k - 1] : thresh);
+    double dk = o->decay ? o->decay[k - 1] : 1.0, tk = thresh * dk;
+    if (rc == SL_SUCCESS && o->perc > 0) rc = percentile_thresh(x, 100.0 - dk * (100.0 - o->perc), o->thresh, &tk);
+    if (rc == SL_SUCCESS) rc = sl_array_threshold(x, x, o->thresh, tk);
     if (rc == SL_SUCCESS) rc = sl_array_axpby(xold, SL_REAL(1), x, SL_REAL(-1));   /* xold = x - xold */
     if (rc == SL_SUCCESS && fista) {
       double told = t;

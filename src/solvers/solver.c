@@ -111,6 +111,9 @@ static int options_check(const char *name, const sl_solver_options *q, const sl_
                  "%s: argument 4 (options): alpha must be finite and >= 0, got %g", name, q->alpha);
     SL_CHECK_ARG(q->alpha > 0 || q->power_niter >= 1, SL_E_INVALID,
                  "%s: argument 4 (options): power_niter must be >= 1, got %d", name, q->power_niter);
+    SL_CHECK_ARG(q->perc >= 0 && q->perc <= 100, SL_E_INVALID, "%s: argument 4 (options): perc must be in [0, 100] (0: off), got %g",
+                 name, q->perc);
+    SL_CHECK_ARG(q->perc == 0 || !x->nparts, SL_E_INVALID, "%s: argument 4 (options): perc needs a plain x, not a stacked one", name);
     for (int k = 0; q->decay && k < q->niter; k++)
       SL_CHECK_ARG(isfinite(q->decay[k]) && q->decay[k] >= 0, SL_E_INVALID,
                    "%s: argument 4 (options): decay[%d] must be finite and >= 0, got %g", name, k, q->decay[k]);
@@ -166,7 +169,7 @@ static int begin_common(sl_solver *sv, const char *name, int rc, const char *des
                   SL_SAME_I("options.x0 (given or NULL)", q->x0 != NULL), SL_SAME_I("options.var (given or NULL)", q->var != NULL), sl_same_d("options.damp", q->damp),
                   SL_SAME_I("options.pipelined", q->pipelined != 0), sl_same_d("options.atol", q->atol),
                   sl_same_d("options.btol", q->btol), sl_same_d("options.conlim", q->conlim),
-                  sl_same_d("options.eps", q->eps), SL_SAME_I("options.thresh", q->thresh),
+                  sl_same_d("options.eps", q->eps), sl_same_d("options.perc", q->perc), SL_SAME_I("options.thresh", q->thresh),
                   sl_same_d("options.alpha", q->alpha), SL_SAME_I("options.power_niter", q->power_niter),
                   sl_same_d("options.tau", q->tau), sl_same_d("options.mu", q->mu), sl_same_d("options.theta", q->theta),
                   sl_same_d("options.gamma", q->gamma), SL_SAME_I("options.gfirst", q->gfirst != 0),

@@ -440,8 +440,36 @@ static double thresh_factor(int kind, double a, double t)
   return 2.0 / 3.0 * (1 + cos(2.0 * M_PI / 3.0 - 2.0 / 3.0 * acos(arg)));
 }
 
+static int cmp_d(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* numpy.percentile(|u|, p) (linear interpolation) */
+static double serial_percentile(int64_t n, const cplx *u, double p)
+{
+  double *m = malloc(sizeof *m * (size_t)n);
+  for (int64_t i = 0; i < n; i++) m[i] = cabs(u[i]);
+  qsort(m, (size_t)n, sizeof *m, cmp_d);
+  double h = (double)(n - 1) * p / 100.0;
+  int64_t k = (int64_t)floor(h);
+  double v = m[k] + (h - (double)k) * (m[k + 1 < n ? k + 1 : k] - m[k]);
+  free(m);
+  return v;
+}
+
+/* the threshold level of iteration it: eps alpha / 2 (times decay), or the percentile's (perc > 0) */
+static double serial_level(int kind, int64_t n, const cplx *u, double alpha, double eps, double perc, const double *decay, int it)
+{
+  double dk = decay ? decay[it] : 1.0;
+  if (perc <= 0) return eps * alpha * 0.5 * dk;
+  double t = serial_percentile(n, u, 100.0 - dk * (100.0 - perc));
+  return kind == SL_THRESH_SOFT ? t : (kind == SL_THRESH_HARD ? 0.5 * t * t : pow(4.0 * t / cbrt(54.0), 1.5));
+}
+
 static void serial_ista(const ls_t *s, const cplx *b, double alpha, double eps, int kind, int niter, int fista,
-                        const double *decay, cplx *x)
+                        const double *decay, double perc, cplx *x)
 {
   int64_t m = s->m, n = s->n;
   cplx *z = calloc((size_t)n, sizeof *z), *xo = calloc((size_t)n, sizeof *xo), *res = malloc(sizeof *res * (size_t)m);
@@ -454,12 +482,15 @@ static void serial_ista(const ls_t *s, const cplx *b, double alpha, double eps, 
       res[i] = b[i];
       for (int64_t j = 0; j < n; j++) res[i] -= s->Ad[i + j * m] * src[j];
     }
+    cplx *u = malloc(sizeof *u * (size_t)n);
     for (int64_t j = 0; j < n; j++) {
       cplx g = 0;
       for (int64_t i = 0; i < m; i++) g += conj(s->Ad[i + j * m]) * res[i];
-      cplx u = src[j] + alpha * g;
-      x[j] = thresh_factor(kind, cabs(u), eps * alpha * 0.5 * (decay ? decay[it] : 1.0)) * u;
+      u[j] = src[j] + alpha * g;
     }
+    double level = serial_level(kind, n, u, alpha, eps, perc, decay, it);
+    for (int64_t j = 0; j < n; j++) x[j] = thresh_factor(kind, cabs(u[j]), level) * u[j];
+    free(u);
     if (fista) {
       double told = t;
       t = (1 + sqrt(1 + 4 * t * t)) / 2;
@@ -498,11 +529,12 @@ static void test_ista(sl_dtype dt)
   double decay[40];
   for (int k = 0; k < 40; k++) decay[k] = 1.5 * pow(0.95, k); /* pylops' decay: a shrinking threshold */
   for (int fista = 0; fista < 2; fista++)
-    for (int c = 0; c < 4; c++) { /* soft, hard, half; soft with decay */
-      int kind = c % 3;
+    for (int c = 0; c < 7; c++) { /* soft, hard, half; soft with decay; percentile: soft, hard, soft decayed */
+      int kind = c < 3 ? c : (c == 5 ? SL_THRESH_HARD : SL_THRESH_SOFT);
       sl_solver_options o;
       sl_solver_options_default(&o);
-      o.decay = c == 3 ? decay : NULL;
+      o.decay = c == 3 || c == 6 ? decay : NULL;
+      o.perc = c >= 4 ? 70.0 : 0.0;
       o.niter = 40;
       o.tol = 0;
       o.eps = kind == SL_THRESH_SOFT ? 0.5 : 0.05;
@@ -510,11 +542,11 @@ static void test_ista(sl_dtype dt)
       o.alpha = 0.9 / lmax;
       sl_solver_info info;
       CHECK_OK((fista ? sl_solve_fista : sl_solve_ista)(s.V, y, x, &o, &info));
-      serial_ista(&s, b, o.alpha, o.eps, kind, o.niter, fista, o.decay, xr);
+      serial_ista(&s, b, o.alpha, o.eps, kind, o.niter, fista, o.decay, o.perc, xr);
       cplx *xs = mc_gather(x);
       double e = rel_err(n, xs, xr);
-      CHECK(e < 1e-9, "%s %s%s %s: relative distance %.3e to the serial iterates after %d iterations", fista ? "FISTA" : "ISTA",
-            names[kind], o.decay ? " with decay" : "", sl_dtype_name(dt), e, o.niter);
+      CHECK(e < 1e-9, "%s %s%s%s %s: relative distance %.3e to the serial iterates after %d iterations", fista ? "FISTA" : "ISTA",
+            names[kind], o.decay ? " with decay" : "", o.perc > 0 ? " (percentile)" : "", sl_dtype_name(dt), e, o.niter);
       CHECK(info.iterations == 40 && info.stop == SL_STOP_NITER, "ISTA: %d iterations", info.iterations);
       free(xs);
     }
@@ -544,6 +576,65 @@ static void test_ista(sl_dtype dt)
   sl_op_destroy(&s.V);
   sl_array_destroy(&y);
   sl_array_destroy(&x);
+}
+
+/* Percentile thresholding on a scattered x (the quantile over every rank's block, the last of 4 owning nothing):
+ * ISTA and FISTA with a diagonal operator against the serial iterates. */
+static void test_ista_percentile_scattered(sl_dtype dt)
+{
+  const int64_t n = 37;
+  int64_t cnt, off;
+  share(n, &cnt, &off);
+  sl_dist dist = sl_dist_default();
+  dist.local_n = &cnt;
+  sl_array *da = NULL, *y = NULL, *x = NULL;
+  CHECK_OK(sl_array_create(&da, 1, &n, dt, &dist));
+  CHECK_OK(sl_array_create_like(&y, da));
+  CHECK_OK(sl_array_create_like(&x, da));
+  cplx *d = malloc(sizeof *d * (size_t)n), *b = malloc(sizeof *b * (size_t)n), *xr = calloc((size_t)n, sizeof *xr);
+  cplx *z = calloc((size_t)n, sizeof *z), *xo = malloc(sizeof *xo * (size_t)n), *u = malloc(sizeof *u * (size_t)n);
+  for (int64_t i = 0; i < n; i++) {
+    d[i] = 1.0 + 0.5 * sin(0.7 * (double)i);
+    b[i] = hval(dt, i, 2 * i, 11);
+  }
+  scatter(da, d);
+  scatter(y, b);
+  sl_op *A = NULL;
+  CHECK_OK(sl_op_diagonal(&A, da));
+  for (int fista = 0; fista < 2; fista++) {
+    sl_solver_options o;
+    sl_solver_options_default(&o);
+    o.niter = 10;
+    o.tol = 0;
+    o.alpha = 0.5;
+    o.perc = 60;
+    sl_solver_info info;
+    CHECK_OK((fista ? sl_solve_fista : sl_solve_ista)(A, y, x, &o, &info));
+    double t = 1;
+    for (int64_t i = 0; i < n; i++) xr[i] = z[i] = 0;
+    for (int it = 0; it < o.niter; it++) {
+      memcpy(xo, xr, sizeof *xr * (size_t)n);
+      const cplx *src = fista ? z : xr;
+      for (int64_t i = 0; i < n; i++) u[i] = src[i] + o.alpha * conj(d[i]) * (b[i] - d[i] * src[i]);
+      double level = serial_percentile(n, u, 60.0);
+      for (int64_t i = 0; i < n; i++) xr[i] = thresh_factor(SL_THRESH_SOFT, cabs(u[i]), level) * u[i];
+      if (fista) {
+        double told = t;
+        t = (1 + sqrt(1 + 4 * t * t)) / 2;
+        for (int64_t i = 0; i < n; i++) z[i] = xr[i] + (told - 1) / t * (xr[i] - xo[i]);
+      }
+    }
+    cplx *xs = mc_gather(x);
+    double e = rel_err(n, xs, xr);
+    CHECK(e < (dt == SL_FLOAT32 ? 1e-4 : 1e-10), "%s with percentile thresholding on a scattered x (%s): relative distance %.3e",
+          fista ? "FISTA" : "ISTA", sl_dtype_name(dt), e);
+    free(xs);
+  }
+  sl_op_destroy(&A);
+  sl_array_destroy(&da);
+  sl_array_destroy(&y);
+  sl_array_destroy(&x);
+  free(d), free(b), free(xr), free(z), free(xo), free(u);
 }
 
 static void test_power(sl_dtype dt)
@@ -624,6 +715,7 @@ int main(int argc, char **argv)
     test_ista(dts[d]);
     test_power(dts[d]);
   }
+  for (int d = 0; d < 3; d++) test_ista_percentile_scattered(dts[d]);
   test_bad_input();
   return mc_finish("mpi_solvers");
 }
