@@ -18,8 +18,13 @@ LIBS := $(STARPU_LIBS) $(MPI_LIBS) -lopenblas -lfftw3 -lfftw3f -lm -lpthread
 ifeq ($(HAVE_CUDA),1)
   CFLAGS_BASE += -DSL_HAVE_CUDA -isystem $(CUDA_HOME)/include
   LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcusparse -lcufft -lcudart -lstdc++
-  NVCCFLAGS := -O3 -g -Xcompiler -fPIC -std=c++17 -Iinclude -Isrc -DSL_HAVE_CUDA $(MPI_CFLAGS) \
-    -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+  # CUDA_ARCHS: the GPU architectures to build machine code for (sm_XX), plus PTX of the last one so that
+  # newer GPUs JIT it; default sm_80 and sm_90, and sm_100 when this nvcc knows it
+  NVCC_KNOWN := $(shell $(NVCC) --list-gpu-arch 2>/dev/null)
+  CUDA_ARCHS ?= 80 90 $(if $(filter compute_100,$(NVCC_KNOWN)),100)
+  GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+    -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
+  NVCCFLAGS := -O3 -g -Xcompiler -fPIC -std=c++17 -Iinclude -Isrc -DSL_HAVE_CUDA $(MPI_CFLAGS) $(GENCODE)
 endif
 ifeq ($(HAVE_NCCL),1)
   CFLAGS_BASE += -DSL_HAVE_NCCL
@@ -34,7 +39,10 @@ CFLAGS := $(CFLAGS_BASE) $(EXTRA_CFLAGS)
 LIB_C := $(wildcard src/*.c src/codelets/*.c src/comm/*.c src/operators/*.c src/prox/*.c src/solvers/*.c)
 LIB_CU := $(if $(HAVE_CUDA),$(wildcard src/codelets/*.cu))
 LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CU:%.cu=$(BUILD)/%.cu.o)
-SONAME := libstarlops.so.0
+# One version: the one include/starlops.h declares (SL_VERSION_*); the soname carries its major number.
+VERSION := $(shell sed -n 's/^\#define SL_VERSION_STRING "\(.*\)"/\1/p' include/starlops.h)
+VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
+SONAME := libstarlops.so.$(VERSION_MAJOR)
 LIB_SO := $(BUILD)/lib/libstarlops.so
 LIB_A := $(BUILD)/lib/libstarlops.a
 LINK_STARLOPS := -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) -lstarlops $(LIBS)
@@ -50,8 +58,10 @@ BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 MPI_TESTS := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi/%,$(filter-out tests/mpi/mpi_check.c,$(wildcard tests/mpi/*.c)))
 UNIT_TESTS := $(BUILD)/tests/unit_tests
 
-.PHONY: all check check-valgrind demo install bench
-all: $(LIB_SO) $(LIB_A) $(TOOLS) $(EXAMPLES) $(BENCHES) $(MPI_TESTS) $(UNIT_TESTS)
+.PHONY: all tests check check-valgrind demo install bench
+all: $(LIB_SO) $(LIB_A) $(TOOLS) $(EXAMPLES) $(BENCHES)
+# the test programs: built by make check (and make tests), not by make or make install
+tests: $(MPI_TESTS) $(UNIT_TESTS)
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -107,7 +117,7 @@ TEST_ENV := STARPU_HOME=$(abspath $(BUILD))/starpu-home STARPU_SILENT=1 STARPU_W
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # StarPU calibrates the bus once per home: one process does it first, so that the multi-rank programs never
 # calibrate concurrently (two ranks writing the same bus files race).
-check: all
+check: all tests
 	@mkdir -p $(BUILD)/starpu-home
 	$(TEST_ENV) $(BUILD)/bin/starlops_info > /dev/null
 	$(TEST_ENV) $(UNIT_TESTS) --jobs 1 -j1
@@ -115,7 +125,7 @@ check: all
 # valgrind (memcheck, definite leaks) on the unit tests and on the multi-rank programs run as one rank.
 VALGRIND := valgrind -q --num-callers=40 --error-exitcode=9 --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
   --suppressions=tests/valgrind.supp
-check-valgrind: all
+check-valgrind: all tests
 	@mkdir -p $(BUILD)/starpu-home $(BUILD)/tests/vg
 	$(TEST_ENV) $(VALGRIND) --trace-children=yes $(UNIT_TESTS) -j1 --filter '[!m]*/*'
 	$(TEST_ENV) STARPU_NCPU=1 STARLOPS_CHUNK_BYTES=100 $(VALGRIND) $(BUILD)/tests/mpi/mpi_errors $(BUILD)/tests/vg
@@ -137,13 +147,27 @@ demo: all
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/custom_operator --quiet
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/tv_denoise --quiet
 
-install: all
-	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin
-	install -m 644 include/starlops.h include/starlops_ext.h $(PREFIX)/include/
-	install -m 755 $(LIB_SO) $(PREFIX)/lib/$(SONAME)
-	ln -sf $(SONAME) $(PREFIX)/lib/libstarlops.so
-	install -m 644 $(LIB_A) $(PREFIX)/lib/
-	install -m 755 $(TOOLS) $(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@STARPU_PREFIX@|$(STARPU_PREFIX)|g' \
-	    -e 's|@EXTRA_LIBS@|$(if $(HAVE_CUDA),-L$(CUDA_HOME)/lib64 -lcublas -lcusparse -lcufft -lcudart)|g' mk/starlops.pc.in \
-	    > $(PREFIX)/lib/pkgconfig/starlops.pc
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the library (shared and static), the headers, the tools,
+# starlops.pc (StarPU's and MPI's flags carried in: no other .pc file needed; Libs.private for static links)
+# and a CMake package (find_package(starlops): the targets starlops::starlops and starlops::starlops_static).
+PC_CFLAGS := -I$(STARPU_INC) $(MPI_CFLAGS) $(if $(HAVE_CUDA),-I$(CUDA_HOME)/include)
+PC_LIBS := $(MPI_LIBS) -lm
+PC_PRIVATE := $(filter-out $(MPI_LIBS),$(LIBS))
+CM_INCLUDES := $(STARPU_INC) $(shell mpicc --showme:incdirs) $(if $(HAVE_CUDA),$(CUDA_HOME)/include)
+empty :=
+space := $(empty) $(empty)
+semi = $(subst $(space),;,$(strip $(1)))
+INSTALL_DIR := $(DESTDIR)$(PREFIX)
+install: $(LIB_SO) $(LIB_A) $(TOOLS)
+	install -d $(INSTALL_DIR)/include $(INSTALL_DIR)/lib/pkgconfig $(INSTALL_DIR)/lib/cmake/starlops $(INSTALL_DIR)/bin
+	install -m 644 include/starlops.h include/starlops_ext.h $(INSTALL_DIR)/include/
+	install -m 755 $(BUILD)/lib/$(SONAME) $(INSTALL_DIR)/lib/$(SONAME)
+	ln -sf $(SONAME) $(INSTALL_DIR)/lib/libstarlops.so
+	install -m 644 $(LIB_A) $(INSTALL_DIR)/lib/
+	install -m 755 $(TOOLS) $(INSTALL_DIR)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@CFLAGS@|$(PC_CFLAGS)|g' \
+	    -e 's|@LIBS@|$(PC_LIBS)|g' -e 's|@PRIVATE@|$(PC_PRIVATE)|g' mk/starlops.pc.in > $(INSTALL_DIR)/lib/pkgconfig/starlops.pc
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SONAME@|$(SONAME)|g' -e 's|@INCLUDES@|$(call semi,$(CM_INCLUDES))|g' \
+	    -e 's|@LIBS@|$(call semi,$(PC_LIBS))|g' -e 's|@PRIVATE@|$(call semi,$(PC_PRIVATE))|g' \
+	    mk/starlopsConfig.cmake.in > $(INSTALL_DIR)/lib/cmake/starlops/starlopsConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|g' mk/starlopsConfigVersion.cmake.in > $(INSTALL_DIR)/lib/cmake/starlops/starlopsConfigVersion.cmake
