@@ -103,6 +103,12 @@ int sl_info_print(FILE *out);
 /** Name of the communication backend in use ("mpi"). */
 const char *sl_comm_backend_name(void);
 
+/** For language bindings: sizeof of the public struct named type ("sl_options", "sl_dist", "sl_cscalar",
+ *  "sl_solver_options", "sl_solver_info"), 0 for another name. Needs no initialisation. */
+size_t sl_abi_size(const char *type);
+/** SL_VERSION_STRING of the library (which may differ from the header a program was built with). */
+const char *sl_version(void);
+
 /** Reserves count consecutive 64-bit StarPU-MPI tags and stores the first in *first. Every rank must
  *  call it in the same order; the tags then agree across ranks. */
 int sl_tag_alloc(int64_t count, int64_t *first);

@@ -146,6 +146,8 @@ demo: all
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 3 --oversubscribe --bind-to none $(BUILD)/examples/mdd --quiet
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/custom_operator --quiet
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(BUILD)/examples/tv_denoise --quiet
+	$(TEST_ENV) STARPU_NCPU=1 PYTHONPATH=python STARLOPS_LIB=$(abspath $(BUILD))/lib/libstarlops.so \
+	  mpirun -n 2 --oversubscribe --bind-to none $${STARLOPS_PYTHON:-/usr/bin/python3} python/examples/numpy_vs_starlops.py
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the library (shared and static), the headers, the tools,
 # starlops.pc (StarPU's and MPI's flags carried in: no other .pc file needed; Libs.private for static links)

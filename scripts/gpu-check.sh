@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   suite-many (the many_chunks tests), prox (TV denoising), cudatests (CUDATESTS="prog:ranks ..."), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   suite-many (the many_chunks tests), prox (TV denoising), python, cudatests (CUDATESTS="prog:ranks ..."), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -127,6 +127,27 @@ if want prox; then
     STEP_TIMEOUT=180 step "tv_denoise 2048^2, $what" "tv-$i.log" env $envs mpirun -n "$np" --bind-to none \
       "$E/tv_denoise" --quiet --n 2048
   done
+fi
+# ---- the Python interface: the NumPy-vs-starlops example (forced CUDA and default placement) and CuPy
+# arrays in and out (the node's python3 with NumPy and CuPy; no mpi4py needed) ----
+if want python; then
+  export PYTHONPATH=$B/python STARLOPS_LIB=$B/build/lib/libstarlops.so
+  STARLOPS_CODELET_WHERE=cuda STEP_TIMEOUT=180 step "python example, forced CUDA, 1 rank" py-cuda-1.log \
+    mpirun -n 1 --bind-to none python3 "$B/python/examples/numpy_vs_starlops.py" --n 32
+  STEP_TIMEOUT=180 step "python example, default placement, 2 ranks" py-2.log \
+    mpirun -n 2 --bind-to none python3 "$B/python/examples/numpy_vs_starlops.py" --n 32
+  STARLOPS_CODELET_WHERE=cuda STEP_TIMEOUT=180 step "python: CuPy arrays in and out, forced CUDA" py-cupy.log \
+    mpirun -n 1 --bind-to none python3 -c "
+import cupy, numpy as np, starlops as sl
+g = cupy.arange(12.0).reshape(4, 3)
+x = sl.Array.from_numpy(g)
+y = (2.0 * sl.FirstDerivative(x, axis=0, kind='forward').H @ x).to_cupy()
+D = np.eye(4, k=1) - np.eye(4); D[-1] = 0  # forward differences, the last row zero
+ref = 2.0 * D.T @ np.arange(12.0).reshape(4, 3)
+assert isinstance(y, cupy.ndarray), type(y)
+assert np.allclose(cupy.asnumpy(y), ref), cupy.asnumpy(y)
+print('CuPy in and out: PASSED', sl.workers())"
+  unset PYTHONPATH STARLOPS_LIB
 fi
 # ---- user operators: the shell example's CUDA kernel (forced CUDA, checked against the dense reference on
 # the host) and on the CPUs only; the shell test program ----

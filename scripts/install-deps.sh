@@ -52,7 +52,8 @@ step() { echo "==> install-deps: $*"; }
 fail() { echo "install-deps: FAILED at step '$1': $2" >&2; exit 1; }
 
 packages=(build-essential pkg-config patch dpkg-dev openmpi-bin libopenmpi-dev libhwloc-dev libfxt-dev
-  libcriterion-dev libopenblas-dev liblapacke-dev libfftw3-dev pajeng recutils python3-numpy gnuplot-nox)
+  libcriterion-dev libopenblas-dev liblapacke-dev libfftw3-dev pajeng recutils python3-numpy gnuplot-nox
+  python3-pytest python3-mpi4py)
 [ "$docs" = 1 ] && packages+=(doxygen)
 missing=()
 for p in "${packages[@]}"; do

@@ -22,6 +22,7 @@ for d in lib bin tests examples bench; do
 done
 rm -rf "$stage"/build/tests/tmp-* "$stage"/build/tests/*.log
 cp tests/npy_check.py "$stage/tests/"
+cp -a python "$stage/" && find "$stage/python" -name __pycache__ -prune -exec rm -rf {} +
 cp -a include "$stage/"  # the exports test reads the public headers from the tree root
 cp scripts/gpu-check.sh "$stage/scripts/"
 

@@ -318,3 +318,19 @@ Test(driver, starlops_testing_npy_in_out, .timeout = 400)
   cr_expect_not_null(f, "no y.npy written");
   if (f) fclose(f);
 }
+
+/* The Python interface's pytest suite (python/tests) on 1 and 2 ranks, with Debian's python3 (numpy, pytest,
+ * mpi4py from install-deps.sh; $STARLOPS_PYTHON overrides) and this build's library. */
+static int run_pytest(int np)
+{
+  const char *py = getenv("STARLOPS_PYTHON");
+  char log[512], cmd[2048];
+  snprintf(log, sizeof log, "%s/tests/pytest-%d.log", build_dir(), np);
+  snprintf(cmd, sizeof cmd,
+           "STARPU_NCPU=1 PYTHONPATH=python STARLOPS_LIB=%s/lib/libstarlops.so timeout -k 10 300 mpirun -n %d "
+           "--oversubscribe --bind-to none %s -m pytest -q -p no:cacheprovider --color=no python/tests > %s 2>&1",
+           build_dir(), np, py && *py ? py : "/usr/bin/python3", log);
+  return run_logged(cmd, "pytest python/tests", np, log);
+}
+Test(python, pytest_1_rank, .timeout = 400) { cr_expect_eq(run_pytest(1), 0); }
+Test(python, pytest_2_ranks, .timeout = 400) { cr_expect_eq(run_pytest(2), 0); }

@@ -1,0 +1,208 @@
+"""Linear operators: starlops' sl_op from Python, with pylops' algebra (A @ B, A + B, A - B, 2 * A, A.H, A.T)."""
+import ctypes
+
+import numpy as np
+
+from . import _clib as C
+from ._clib import check, lib
+from .array import Array
+
+FORWARD, ADJOINT = 0, 1
+_KINDS = {"forward": 0, "backward": 1, "centered": 2}
+_NORMS = {"ortho": 0, "none": 1, "1/n": 2}
+
+
+def _kind(kind):
+    if kind not in _KINDS:
+        raise ValueError("starlops: kind must be 'forward', 'backward' or 'centered', not %r" % (kind,))
+    return _KINDS[kind]
+
+
+class Op:
+    """A distributed linear operator. op @ x (or op.matvec(x)) applies it to an Array laid out like its domain,
+    op.H @ y (or op.rmatvec(y)) its adjoint; both submit tasks and return the result array at once."""
+
+    def __init__(self, handle, parts=()):
+        self._h = handle
+        self._parts = parts  # the Python objects the C operator refers to (kept alive with it)
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h is not None and h.value and lib.sl_initialized():
+            lib.sl_op_destroy(ctypes.byref(h))
+
+    @staticmethod
+    def _make(fn, *args, parts=()):
+        h = ctypes.c_void_p()
+        check(fn(ctypes.byref(h), *args))
+        return Op(h, parts)
+
+    # ---- description --------------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return (lib.sl_op_nrows(self._h), lib.sl_op_ncols(self._h))
+
+    @property
+    def dtype(self):
+        return C.NP_DTYPES[lib.sl_op_dtype(self._h)]
+
+    @property
+    def name(self):
+        return lib.sl_op_name(self._h).decode()
+
+    def __repr__(self):
+        return "<starlops.Op %s, %d x %d, %s>" % (self.name, self.shape[0], self.shape[1], self.dtype)
+
+    def domain_array(self):
+        """Collective. A new zero array laid out like the domain."""
+        h = ctypes.c_void_p()
+        check(lib.sl_op_create_domain(self._h, ctypes.byref(h)))
+        return Array(None, _handle=h)
+
+    def range_array(self):
+        """Collective. A new zero array laid out like the range."""
+        h = ctypes.c_void_p()
+        check(lib.sl_op_create_range(self._h, ctypes.byref(h)))
+        return Array(None, _handle=h)
+
+    # ---- application --------------------------------------------------------------------------------
+    def matvec(self, x, out=None):
+        out = out if out is not None else self.range_array()
+        check(lib.sl_op_apply(self._h, FORWARD, x._h, out._h))
+        return out
+
+    def rmatvec(self, y, out=None):
+        out = out if out is not None else self.domain_array()
+        check(lib.sl_op_apply(self._h, ADJOINT, y._h, out._h))
+        return out
+
+    # ---- algebra ------------------------------------------------------------------------------------
+    def __matmul__(self, other):
+        if isinstance(other, Array):
+            return self.matvec(other)
+        return Op._make(lib.sl_op_product, self._h, other._h, parts=(self, other))
+
+    def __add__(self, other):
+        return Op._make(lib.sl_op_sum, self._h, other._h, parts=(self, other))
+
+    def __sub__(self, other):
+        return Op._make(lib.sl_op_diff, self._h, other._h, parts=(self, other))
+
+    def __mul__(self, s):
+        if isinstance(s, Array):
+            return self.matvec(s)
+        return Op._make(lib.sl_op_scaled, self._h, C.cs(s), parts=(self,))
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return self * -1.0
+
+    def __pow__(self, k):
+        return Op._make(lib.sl_op_power, self._h, int(k), parts=(self,))
+
+    @property
+    def H(self):
+        return Op._make(lib.sl_op_adjoint, self._h, parts=(self,))
+
+    @property
+    def T(self):
+        return Op._make(lib.sl_op_transpose, self._h, parts=(self,))
+
+    def conj(self):
+        return Op._make(lib.sl_op_conj, self._h, parts=(self,))
+
+    adjoint = property(lambda self: self.H)
+
+
+# ---- constructors ------------------------------------------------------------------------------------
+def Identity(like):
+    return Op._make(lib.sl_op_identity, like._h)
+
+
+def Zero(domain_like, range_like):
+    return Op._make(lib.sl_op_zero, domain_like._h, range_like._h)
+
+
+def Diagonal(d, like=None, axis=None):
+    """Diagonal(d): y = d * x for an Array d. Diagonal(d, like, axis) with a NumPy vector d (pylops'
+    Diagonal(diag, dims, axis)): d broadcast along axis of arrays laid out like `like`."""
+    if axis is None:
+        return Op._make(lib.sl_op_diagonal, d._h)
+    v = np.ascontiguousarray(d, dtype=like.dtype)
+    return Op._make(lib.sl_op_diagonal_axis, like._h, v.ctypes.data_as(ctypes.c_void_p), int(axis))
+
+
+def _matrix(fn, A, nrhs):
+    A = np.ascontiguousarray(np.atleast_2d(A))
+    return Op._make(fn, A.ctypes.data_as(ctypes.c_void_p), A.shape[0], A.shape[1], int(nrhs), C.sl_dtype(A.dtype))
+
+
+def MatrixMult(A_local, nrhs=1):
+    """Block-diagonal MatrixMult: this rank's dense block A_local (y_r = A_r x_r); pylops-mpi's
+    MPIBlockDiag of MatrixMult."""
+    return _matrix(lib.sl_op_matrix, A_local, nrhs)
+
+
+def VStackMatrix(A_local, nrhs=1):
+    """VStack of dense row blocks: x replicated, y split over the ranks (this rank's block A_local)."""
+    return _matrix(lib.sl_op_vstack_matrix, A_local, nrhs)
+
+
+def HStackMatrix(A_local, nrhs=1):
+    """HStack of dense column blocks: x split over the ranks, y replicated."""
+    return _matrix(lib.sl_op_hstack_matrix, A_local, nrhs)
+
+
+def FirstDerivative(like, axis=0, sampling=1.0, kind="centered", order=3, edge=False):
+    return Op._make(lib.sl_op_first_derivative, like._h, int(axis), float(sampling), _kind(kind), int(order), int(edge))
+
+
+def SecondDerivative(like, axis=0, sampling=1.0, kind="centered", edge=False):
+    return Op._make(lib.sl_op_second_derivative, like._h, int(axis), float(sampling), _kind(kind), int(edge))
+
+
+def Laplacian(like, axes=None, weights=None, sampling=None, kind="centered", edge=False):
+    axes = list(range(like.ndim)) if axes is None else list(axes)
+    n = len(axes)
+    ax = (ctypes.c_int * n)(*axes)
+    w = (ctypes.c_double * n)(*(weights if weights is not None else [1.0] * n))
+    s = (ctypes.c_double * n)(*(sampling if sampling is not None else [1.0] * n))
+    return Op._make(lib.sl_op_laplacian, like._h, n, ax, w, s, _kind(kind), int(edge))
+
+
+def Gradient(like, sampling=None, kind="centered", edge=False):
+    """The VStack of first derivatives along every axis; its range is a stacked Array."""
+    s = (ctypes.c_double * like.ndim)(*(sampling if sampling is not None else [1.0] * like.ndim))
+    return Op._make(lib.sl_op_gradient, like._h, s, _kind(kind), int(edge))
+
+
+def FFT(like, axes=None, norm="ortho", real=False, out_axis=-1):
+    """Distributed FFT over axes (default: the last one)."""
+    axes = [like.ndim - 1] if axes is None else list(axes)
+    ax = (ctypes.c_int * len(axes))(*axes)
+    return Op._make(lib.sl_op_fft, like._h, len(axes), ax, _NORMS[norm], int(real), int(out_axis))
+
+
+def _stack(fn, ops):
+    hs = (ctypes.c_void_p * len(ops))(*[o._h for o in ops])
+    return Op._make(fn, len(ops), hs, parts=tuple(ops))
+
+
+def VStack(ops):
+    return _stack(lib.sl_op_vstack, ops)
+
+
+def HStack(ops):
+    return _stack(lib.sl_op_hstack, ops)
+
+
+def BlockDiag(ops):
+    return _stack(lib.sl_op_block_diag, ops)
+
+
+def dottest(op, seed=0):
+    """Collective. |v^H (A u) - (A^H v)^H u| / max of their moduli for random u, v (about 1e-15 in float64)."""
+    err = ctypes.c_double()
+    check(lib.sl_dottest(op._h, int(seed), ctypes.byref(err)))
+    return err.value

@@ -1,0 +1,202 @@
+"""The Python interface under mpirun (1 and 2 ranks in make check): arrays to and from NumPy, wrapped buffers,
+.npy files, reductions, operators and their algebra against dense NumPy matrices built from the formulas, dot
+tests, the solvers against numpy.linalg, and errors. MPI is started by mpi4py (imported first), as in a
+pylops-mpi script."""
+import os
+
+from mpi4py import MPI  # noqa: F401  (MPI started by mpi4py, then starlops joins it)
+import numpy as np
+import pytest
+
+import starlops as sl
+
+COMM = MPI.COMM_WORLD
+P, R = COMM.Get_size(), COMM.Get_rank()
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+
+
+def tol(dt):
+    return 1e-5 if np.dtype(dt) in (np.dtype(np.float32), np.dtype(np.complex64)) else 1e-12
+
+
+def values(shape, dt, seed=0):
+    n = int(np.prod(shape))
+    g = np.arange(n, dtype=np.float64)
+    v = np.sin(0.37 * g + seed) + 0.25 * seed
+    if np.iscomplexobj(np.empty(0, dt)):
+        v = v + 1j * np.cos(0.21 * g - seed)
+    return v.reshape(shape).astype(dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_roundtrip_uneven(dt):
+    g = values((7, 5), dt, 1)
+    for axis in (0, 1):
+        a = sl.Array.from_numpy(g, axis=axis)
+        assert a.shape == (7, 5) and a.dtype == np.dtype(dt) and a.axis == axis
+        np.testing.assert_array_equal(a.to_numpy(), g)
+        lo = a.local_offset
+        loc = a.local
+        np.testing.assert_array_equal(loc, np.take(g, range(lo, lo + loc.shape[axis]), axis=axis))
+
+
+def test_rank_owning_nothing():
+    g = values((6,), np.float64)
+    n = 6 if R == 0 else 0  # every row on rank 0
+    a = sl.Array.from_numpy(g, local_n=n)
+    assert a.local_shape == (n,)
+    np.testing.assert_array_equal(a.to_numpy(), g)
+    assert abs(a.norm() - np.linalg.norm(g)) < 1e-12
+
+
+def test_wrap_is_not_a_copy():
+    n = 4 + R  # uneven blocks
+    block = np.full(n, 1.0 + R)
+    a = sl.Array.wrap(block, (sum(4 + r for r in range(P)),))
+    a.axpby(0.0, a.copy(), 3.0)  # a = 3 a, computed in block itself
+    sl.wait()
+    with a.local_view("r") as v:
+        np.testing.assert_array_equal(v, 3.0 * (1.0 + R))
+    np.testing.assert_array_equal(block, 3.0 * (1.0 + R))
+
+
+def test_npy_files():
+    path = COMM.bcast(os.path.join("/tmp", "starlops-pytest-%d.npy" % os.getpid()) if R == 0 else None)
+    g = values((9, 4), np.complex128, 2)
+    a = sl.Array.from_numpy(g, axis=1)
+    a.save_npy(path)
+    COMM.Barrier()
+    if R == 0:
+        np.testing.assert_array_equal(np.load(path), g)
+    b = sl.Array.load_npy(path)
+    np.testing.assert_array_equal(b.to_numpy(), g)
+    COMM.Barrier()
+    if R == 0:
+        os.remove(path)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_reductions_and_arithmetic(dt):
+    gx, gy = values((11,), dt, 1), values((11,), dt, 2)
+    x, y = sl.Array.from_numpy(gx), sl.Array.from_numpy(gy)
+    assert abs(x.dot(y) - np.sum(gx * gy)) <= tol(dt) * 20
+    assert abs(x.vdot(y) - np.vdot(gx, gy)) <= tol(dt) * 20
+    assert abs(x.norm() - np.linalg.norm(gx)) <= tol(dt) * 10
+    assert abs(x.norm(1) - np.sum(np.abs(gx))) <= tol(dt) * 20
+    assert abs(x.norm(np.inf) - np.max(np.abs(gx))) <= tol(dt) * 2
+    np.testing.assert_allclose((2.0 * x - y).to_numpy(), 2.0 * gx - gy, rtol=tol(dt), atol=tol(dt))
+    np.testing.assert_allclose((x * y).to_numpy(), gx * gy, rtol=tol(dt), atol=tol(dt))
+
+
+def matrix(rows, cols, seed, row0=0):
+    """A full-rank test matrix from a formula (rows row0 .. row0 + rows - 1 of a global one)."""
+    i = np.arange(row0, row0 + rows, dtype=np.float64)[:, None]
+    j = np.arange(cols, dtype=np.float64)[None, :]
+    return np.sin(0.37 * i * i + 1.3 * i * j + 0.71 * j + 0.1 * seed) + (i == j) * 0.5
+
+
+def first_derivative_forward(n):
+    D = np.zeros((n, n))
+    for i in range(n - 1):
+        D[i, i], D[i, i + 1] = -1.0, 1.0
+    return D
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.complex128])
+def test_operators_and_algebra(dt):
+    n0, n1 = 9, 4
+    g = values((n0, n1), dt, 3)
+    x = sl.Array.from_numpy(g)
+    D0 = sl.FirstDerivative(x, axis=0, kind="forward")
+    Dd = np.kron(first_derivative_forward(n0), np.eye(n1))  # the dense operator from the formula
+    np.testing.assert_allclose((D0 @ x).to_numpy().ravel(), Dd @ g.ravel(), atol=1e-12)
+    np.testing.assert_allclose(D0.rmatvec(x).to_numpy().ravel(), Dd.T @ g.ravel(), atol=1e-12)
+    d = values((n0, n1), dt, 4)
+    Dg = sl.Diagonal(sl.Array.from_numpy(d))
+    A = 2.0 * D0.H @ Dg + D0.H @ D0 - sl.Identity(x)
+    Ad = 2.0 * Dd.T @ np.diag(d.ravel()) + Dd.T @ Dd - np.eye(n0 * n1)
+    np.testing.assert_allclose((A @ x).to_numpy().ravel(), Ad @ g.ravel(), atol=1e-11)
+    np.testing.assert_allclose((A.H @ x).to_numpy().ravel(), Ad.conj().T @ g.ravel(), atol=1e-11)
+    assert A.shape == (n0 * n1, n0 * n1)
+    fft = sl.FFT(x, axes=[0, 1]) if np.iscomplexobj(g) else sl.FFT(x, axes=[1], real=True)
+    for op in (D0, Dg, A, sl.Laplacian(x), sl.Gradient(x, kind="forward"), fft):
+        assert sl.dottest(op) < 1e-13, op
+    G = sl.Gradient(x, kind="forward")
+    parts = (G @ x).to_numpy()
+    assert len(parts) == 2
+    np.testing.assert_allclose(parts[0].ravel(), Dd @ g.ravel(), atol=1e-12)
+
+
+def test_matrix_blocks():
+    rows, cols = 3 + R, 2 + R  # a different block on every rank
+    blk = matrix(rows, cols, 5 + R)
+    A = sl.MatrixMult(blk)
+    x = A.domain_array().fill(1.0)
+    y = (A @ x).to_numpy()
+    blocks = COMM.allgather(blk)
+    np.testing.assert_allclose(y, np.concatenate([b @ np.ones(b.shape[1]) for b in blocks]), atol=1e-12)
+
+
+def test_cg_and_lsqr_against_numpy():
+    n = 24
+    g = values((n,), np.float64, 1)
+    x = sl.Array.from_numpy(g)
+    L = sl.SecondDerivative(x, kind="centered")
+    A = sl.Identity(x) + L.H @ L  # SPD
+    Ld = np.zeros((n, n))
+    for i in range(1, n - 1):  # pylops' SecondDerivative without edge: the end rows are zero
+        Ld[i, i - 1:i + 2] = [1.0, -2.0, 1.0]
+    Ad = np.eye(n) + Ld.T @ Ld
+    b = sl.Array.from_numpy(g)
+    xs, info = sl.cg(A, b, niter=200, tol=1e-13)
+    assert info.reason == "tolerance reached", info
+    np.testing.assert_allclose(xs.to_numpy(), np.linalg.solve(Ad, g), rtol=1e-10, atol=1e-10)
+    xd, _ = sl.cg(A, b, niter=200, tol=1e-13, damp=0.5)
+    np.testing.assert_allclose(xd.to_numpy(), np.linalg.solve(Ad + 0.25 * np.eye(n), g), rtol=1e-10, atol=1e-10)
+    # least squares with a VStack of dense row blocks: LSQR (with its variance estimate) and CGLS
+    rows, cols = 10 + R, 6
+    off = sum(10 + r for r in range(R))
+    blk = matrix(rows, cols, 7, off)
+    V = sl.VStackMatrix(blk)
+    Vd = np.concatenate(COMM.allgather(blk))
+    yv = values((Vd.shape[0],), np.float64, 2)
+    y = V.range_array()
+    with y.local_view("w") as loc:
+        loc[:] = yv[off:off + rows]
+    xl, info, var = sl.lsqr(V, y, niter=100, atol=1e-14, btol=1e-14, damp=0.3, calc_var=True, cost=True)
+    N = Vd.T @ Vd + 0.09 * np.eye(cols)
+    np.testing.assert_allclose(xl.to_numpy(), np.linalg.solve(N, Vd.T @ yv), rtol=1e-9)
+    np.testing.assert_allclose(var.to_numpy(), np.diag(np.linalg.inv(N)), rtol=1e-8)
+    assert info.cost is not None and np.isfinite(info.cost[:info.iterations + 1]).all()
+    xc, _ = sl.cgls(V, y, niter=100, tol=1e-14, damp=0.3)
+    np.testing.assert_allclose(xc.to_numpy(), xl.to_numpy(), rtol=1e-8)
+
+
+def test_callback_and_options():
+    g = values((16,), np.float64, 1)
+    x = sl.Array.from_numpy(g)
+    L = sl.SecondDerivative(x)
+    A = sl.Identity(x) + L.H @ L
+    seen = []
+
+    def cb(it, xk):
+        seen.append(it)
+        return it == 3
+
+    _, info = sl.cg(A, sl.Array.from_numpy(g), callback=cb, tol=0)
+    assert seen == [1, 2, 3] and info.reason == "stopped by the callback"
+    with pytest.raises(TypeError):
+        sl.cg(A, x, not_an_option=1)
+
+
+def test_errors_name_the_argument():
+    x = sl.Array.from_numpy(values((8,), np.float64))
+    y = sl.Array.from_numpy(values((9,), np.float64))
+    with pytest.raises(sl.StarlopsError) as e:
+        x.axpby(1.0, y, 1.0)
+    assert e.value.code == -2 and "dims" in str(e.value)
+    with pytest.raises(sl.StarlopsError) as e:
+        sl.FirstDerivative(x, axis=3)
+    assert "axis" in str(e.value)
+    with pytest.raises(TypeError):
+        sl.Array((4,), np.int32)
