@@ -386,6 +386,16 @@ int sl_op_summa_block(int64_t N, int64_t K, int64_t M, int pr, int pc, int rank,
  *  (as sl_array_redistribute); the adjoint moves it back. */
 int sl_op_redistribute(sl_op **op, const sl_array *from_like, const sl_array *to_like);
 
+/** Collective. pylops' NonStationaryConvolve1D along `axis` of arrays laid out like `like`: nfilt filters of
+ *  hsize samples (odd, centred on the middle one) in hs (nfilt x hsize values of like's dtype, the same on
+ *  every rank, finite), placed at the regularly spaced indices ih (increasing); the filter of sample k is
+ *  the linear interpolation of the two nearest given ones (the first or last beyond them). Forward
+ *  y[k] = sum_s h_(k-s)[s + hsize/2] x[k - s]; the adjoint uses the conjugate filters (pylops' rmatvec does
+ *  not conjugate complex filters). axis must not be the one `like` is distributed along (each line is local:
+ *  one task per rank, no communication); any other axis, any dtype. */
+int sl_op_nonstationary_convolve1d(sl_op **op, const sl_array *like, const void *hs, int64_t nfilt, int64_t hsize,
+                                   const int64_t *ih, int axis);
+
 /** Normalisation of the FFT (pylops' norm): 1/sqrt(N) both ways (default), none, or 1/N both ways (N the
  *  product of the transformed lengths); the adjoint is always the true adjoint. */
 typedef enum { SL_FFT_ORTHO = 0, SL_FFT_NONE = 1, SL_FFT_ONE_OVER_N = 2 } sl_fft_norm;

@@ -184,6 +184,15 @@ def FFT(like, axes=None, norm="ortho", real=False, out_axis=-1):
     return Op._make(lib.sl_op_fft, like._h, len(axes), ax, _NORMS[norm], int(real), int(out_axis))
 
 
+def NonStationaryConvolve1D(like, hs, ih, axis=-1):
+    """pylops' NonStationaryConvolve1D: the filters hs (nfilt x hsize, hsize odd) at the regularly spaced
+    indices ih, interpolated in between, convolved along axis (not the distributed one)."""
+    h = np.ascontiguousarray(np.atleast_2d(hs), dtype=like.dtype)
+    idx = np.ascontiguousarray(ih, dtype=np.int64)
+    return Op._make(lib.sl_op_nonstationary_convolve1d, like._h, h.ctypes.data_as(ctypes.c_void_p), h.shape[0],
+                    h.shape[1], idx.ctypes.data_as(C.c_int64_p), int(axis))
+
+
 def _stack(fn, ops):
     hs = (ctypes.c_void_p * len(ops))(*[o._h for o in ops])
     return Op._make(fn, len(ops), hs, parts=tuple(ops))

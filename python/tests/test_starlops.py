@@ -127,6 +127,26 @@ def test_operators_and_algebra(dt):
     np.testing.assert_allclose(parts[0].ravel(), Dd @ g.ravel(), atol=1e-12)
 
 
+def test_nonstationary_convolve1d():
+    n0, n1 = 6, 11
+    g = values((n0, n1), np.float64, 2)
+    x = sl.Array.from_numpy(g)  # rows over the ranks: convolve along axis 1
+    hs = np.array([[1.0, 2.0, 0.5], [-1.0, 0.5, 3.0], [0.25, 1.0, -2.0]])
+    ih = [2, 5, 8]
+    op = sl.NonStationaryConvolve1D(x, hs, ih, axis=1)
+    M = np.zeros((n1, n1))  # pylops' definition: column ix holds the interpolated filter centred on row ix
+    for ix in range(n1):
+        t = (ix - ih[0]) / 3.0
+        i0 = int(np.floor(t))
+        h = hs[0] if i0 < 0 else hs[-1] if i0 >= len(ih) - 1 else (1 - (t - i0)) * hs[i0] + (t - i0) * hs[i0 + 1]
+        for j in range(3):
+            if 0 <= ix + j - 1 < n1:
+                M[ix + j - 1, ix] = h[j]
+    np.testing.assert_allclose((op @ x).to_numpy(), g @ M.T, atol=1e-12)
+    np.testing.assert_allclose(op.rmatvec(x).to_numpy(), g @ M, atol=1e-12)
+    assert sl.dottest(op) < 1e-13
+
+
 def test_matrix_blocks():
     rows, cols = 3 + R, 2 + R  # a different block on every rank
     blk = matrix(rows, cols, 5 + R)

@@ -1,0 +1,74 @@
+/* NonStationaryConvolve1D's task: the filter table (fixed), a rank's block as its input chunks, the output
+ * chunks. One chunk each: the kernel on the buffers; several (the CPU only): packed into one buffer each. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/codelets.h"
+#include "codelets/kernel_nsconv.h"
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+typedef struct nsconv_args {
+  codelet_chunks ch;
+  sl_dtype dt;
+  int adjoint;
+  int64_t outer, n, inner, L;
+} nsconv_args;
+
+static struct starpu_codelet cl_nsconv;
+
+static void nsconv_cpu(void *buffers[], void *arg)
+{
+  const nsconv_args *a = arg;
+  size_t el = sl_dtype_size(a->dt), bytes = (size_t)(a->outer * a->n * a->inner) * el;
+  const void *H = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+  if (a->ch.nin == 1 && a->ch.nout == 1) {
+    kernel_nsconv(a->dt, a->adjoint, a->outer, a->n, a->inner, a->L, H, (const void *)STARPU_VECTOR_GET_PTR(buffers[1]),
+                  (void *)STARPU_VECTOR_GET_PTR(buffers[2]));
+    return;
+  }
+  char *in = malloc(bytes), *out = malloc(bytes);
+  if (!in || !out) {
+    free(in);
+    free(out);
+    sl_async_error(SL_E_NOMEM, "NonStationaryConvolve1D: out of memory for %zu bytes", 2 * bytes);
+    return;
+  }
+  codelet_chunks_copy(buffers, 1, a->ch.nin, in, el, 0);
+  kernel_nsconv(a->dt, a->adjoint, a->outer, a->n, a->inner, a->L, H, in, out);
+  codelet_chunks_copy(buffers, 1 + a->ch.nin, a->ch.nout, out, el, 1);
+  free(in);
+  free(out);
+}
+
+#ifdef SL_HAVE_CUDA
+static void nsconv_cuda(void *buffers[], void *arg)
+{
+  const nsconv_args *a = arg;
+  int rc = kernel_cuda_nsconv(a->dt, a->adjoint, a->outer, a->n, a->inner, a->L, (const void *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                              (const void *)STARPU_VECTOR_GET_PTR(buffers[1]), (void *)STARPU_VECTOR_GET_PTR(buffers[2]),
+                              starpu_cuda_get_local_stream());
+  if (rc != cudaSuccess) sl_async_error(SL_E_RUNTIME, "NonStationaryConvolve1D (CUDA): %s", cudaGetErrorString((cudaError_t)rc));
+}
+#endif
+
+void codelet_nsconv_init(void)
+{
+#ifdef SL_HAVE_CUDA
+  codelet_chunked_init(&cl_nsconv, "sl_nsconv", nsconv_cpu, nsconv_cuda);
+#else
+  codelet_chunked_init(&cl_nsconv, "sl_nsconv", nsconv_cpu, NULL);
+#endif
+}
+
+int codelet_nsconv_submit(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, starpu_data_handle_t H,
+                          int nin, const starpu_data_handle_t *in, int nout, const starpu_data_handle_t *out)
+{
+  if (nout == 0) return SL_SUCCESS;
+  nsconv_args *a = malloc(sizeof *a);
+  if (!a) return sl_error(SL_E_NOMEM, "NonStationaryConvolve1D: out of memory");
+  *a = (nsconv_args){{nin, nout}, dt, adjoint, outer, n, inner, L};
+  double flops = 2.0 * (double)(outer * n * inner) * (double)L * (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
+  return codelet_chunked_submit(&cl_nsconv, a, sizeof *a, 1, &H, in, out, flops, "NonStationaryConvolve1D");
+}

@@ -1,0 +1,27 @@
+/* Non-stationary 1-D convolution (pylops' NonStationaryConvolve1D) on a block seen as (outer, n, inner) with
+ * the convolution along the middle axis: H (n x L, L odd, c = L / 2) holds the filter of every input sample
+ * (already interpolated between the given centres). Forward y[k] = sum_s H[k - s][s + c] x[k - s]; adjoint
+ * x[j] = sum_s conj(H[j][s + c]) y[j + s]; s from -c to c, indices outside 0..n-1 dropped. CPU in
+ * kernel_nsconv.c, CUDA in kernel_nsconv.cu (same semantics). */
+#ifndef SL_KERNEL_NSCONV_H
+#define SL_KERNEL_NSCONV_H
+
+#include <stdint.h>
+
+#include "starlops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void kernel_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
+                   const void *in, void *out);
+#ifdef SL_HAVE_CUDA
+int kernel_cuda_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
+                       const void *in, void *out, void *stream);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,156 @@
+/* NonStationaryConvolve1D on 1 to 4 ranks (the last of 4 owning nothing), in the four dtypes, along every
+ * axis of a 3-D array distributed along another one (and replicated): forward and adjoint against the dense
+ * matrix written from pylops' definition (filters interpolated between the centres, the end ones repeated),
+ * dot tests, bad input (the distributed axis, an even filter, irregular centres, non-finite or differing
+ * filters). */
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_check.h"
+
+typedef double complex cplx;
+static int P, R;
+
+static int64_t share(int64_t n)
+{
+  int users = P == 4 ? 3 : P;
+  return R < users ? n / users + (R < n % users) : 0;
+}
+
+/* filter f, sample j (complex part only for complex dtypes) */
+static cplx hval(sl_dtype dt, int64_t f, int64_t j)
+{
+  return cos(0.7 * (double)f + 0.3 * (double)j) + (sl_dtype_is_complex(dt) ? I * sin(0.4 * (double)f - 0.9 * (double)j) : 0);
+}
+
+/* The dense n x n matrix: column ix holds the interpolated filter of sample ix, centred on row ix. */
+static cplx *dense(sl_dtype dt, int64_t n, int64_t nf, int64_t L, const int64_t *ih)
+{
+  cplx *M = calloc((size_t)(n * n), sizeof *M);
+  double dh = nf > 1 ? (double)(ih[1] - ih[0]) : 1.0;
+  for (int64_t ix = 0; ix < n; ix++) {
+    double t = ((double)ix - (double)ih[0]) / dh;
+    int64_t i0 = (int64_t)floor(t);
+    for (int64_t j = 0; j < L; j++) {
+      cplx h;
+      if (i0 < 0) h = hval(dt, 0, j);
+      else if (i0 >= nf - 1) h = hval(dt, nf - 1, j);
+      else h = (1 - (t - i0)) * hval(dt, i0, j) + (t - i0) * hval(dt, i0 + 1, j);
+      int64_t k = ix + j - L / 2; /* the output row of tap j */
+      if (k >= 0 && k < n) M[k * n + ix] = h;
+    }
+  }
+  return M;
+}
+
+/* y = M x along axis of the global 3-D array (adjoint: M^H). */
+static void apply_ref(const int64_t *dims, int axis, const cplx *M, int adjoint, const cplx *x, cplx *y)
+{
+  int64_t n = dims[axis], outer = 1, inner = 1;
+  for (int d = 0; d < axis; d++) outer *= dims[d];
+  for (int d = axis + 1; d < 3; d++) inner *= dims[d];
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++)
+      for (int64_t k = 0; k < n; k++) {
+        cplx s = 0;
+        for (int64_t j = 0; j < n; j++) s += (adjoint ? conj(M[j * n + k]) : M[k * n + j]) * x[(o * n + j) * inner + i];
+        y[(o * n + k) * inner + i] = s;
+      }
+}
+
+static void test_case(sl_dtype dt, int dist_axis, int broadcast, int axis)
+{
+  int64_t dims[3] = {7, 13, 6};
+  const int64_t L = 5, nf = 4;
+  int64_t ih[4];
+  for (int f = 0; f < nf; f++) ih[f] = 1 + 3 * f; /* 1, 4, 7, 10: some samples beyond the last centre */
+  int64_t ln = share(dims[dist_axis]);
+  sl_dist d = broadcast ? sl_dist_broadcast() : sl_dist_scatter(dist_axis);
+  if (!broadcast) d.local_n = &ln;
+  double complex *xg = NULL;
+  sl_array *x = mc_array(3, dims, dt, &d, 3, &xg), *y = NULL, *z = NULL;
+  CHECK_OK(sl_array_create_like(&y, x));
+  CHECK_OK(sl_array_create_like(&z, x));
+  cplx *hz = malloc(sizeof *hz * (size_t)(nf * L));
+  for (int64_t f = 0; f < nf; f++)
+    for (int64_t j = 0; j < L; j++) hz[f * L + j] = hval(dt, f, j);
+  void *hs = malloc(sl_dtype_size(dt) * (size_t)(nf * L));
+  mc_to_dtype(dt, nf * L, hz, hs);
+  sl_op *op = NULL;
+  CHECK_OK(sl_op_nonstationary_convolve1d(&op, x, hs, nf, L, ih, axis));
+  int64_t n = dims[0] * dims[1] * dims[2];
+  cplx *M = dense(dt, dims[axis], nf, L, ih), *ref = malloc(sizeof *ref * (size_t)n);
+  char what[96];
+  if (op) {
+    CHECK_OK(sl_op_apply(op, SL_FORWARD, x, y));
+    apply_ref(dims, axis, M, 0, xg, ref);
+    snprintf(what, sizeof what, "NonStationaryConvolve1D forward (axis %d, %s %d)", axis, broadcast ? "replicated" : "split", dist_axis);
+    mc_compare(y, ref, what);
+    CHECK_OK(sl_op_apply(op, SL_ADJOINT, x, z));
+    apply_ref(dims, axis, M, 1, xg, ref);
+    snprintf(what, sizeof what, "NonStationaryConvolve1D adjoint (axis %d, %s %d)", axis, broadcast ? "replicated" : "split", dist_axis);
+    mc_compare(z, ref, what);
+    double err = 1;
+    CHECK_OK(sl_dottest(op, 5, &err));
+    CHECK(err < (dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-5 : 1e-13), "NonStationaryConvolve1D dot test %s axis %d: %.3g",
+          sl_dtype_name(dt), axis, err);
+  }
+  sl_op_destroy(&op);
+  sl_array_destroy(&x);
+  sl_array_destroy(&y);
+  sl_array_destroy(&z);
+  free(xg), free(hz), free(hs), free(M), free(ref);
+}
+
+static void test_bad_input(void)
+{
+  int64_t dims[2] = {9, 8};
+  sl_array *x = NULL;
+  CHECK_OK(sl_array_create(&x, 2, dims, SL_FLOAT64, NULL)); /* split along axis 0 */
+  double hs[6] = {1, 2, 3, 4, 5, 6};
+  int64_t ih[2] = {1, 5};
+  sl_op *op = NULL;
+  int rc = sl_op_nonstationary_convolve1d(&op, x, hs, 2, 3, ih, 0);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST), "convolution along the distributed axis: %s",
+        sl_last_error());
+  sl_op_destroy(&op);
+  rc = sl_op_nonstationary_convolve1d(&op, x, hs, 3, 2, ih, 1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "hsize"), "even filter: %s", sl_last_error());
+  int64_t down[2] = {5, 1};
+  rc = sl_op_nonstationary_convolve1d(&op, x, hs, 2, 3, down, 1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "increasing"), "decreasing centres: %s",
+        sl_last_error());
+  int64_t ih3[3] = {0, 2, 5};
+  rc = sl_op_nonstationary_convolve1d(&op, x, hs, 3, 1, ih3, 1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "regularly"), "irregular centres: %s", sl_last_error());
+  double nanhs[3] = {1, NAN, 2};
+  rc = sl_op_nonstationary_convolve1d(&op, x, nanhs, 1, 3, ih, 1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "non-finite"), "NaN filter: %s", sl_last_error());
+  double mine[3] = {1, 2, (double)R};
+  rc = sl_op_nonstationary_convolve1d(&op, x, mine, 1, 3, ih, 1);
+  CHECK(P == 1 || mc_same_error_everywhere(rc, SL_E_INVALID), "filters differing between ranks: %s", sl_last_error());
+  sl_op_destroy(&op);
+  rc = sl_op_nonstationary_convolve1d(&op, x, hs, 2, 3, ih, 2);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "axis"), "axis out of range: %s", sl_last_error());
+  sl_array_destroy(&x);
+}
+
+int main(int argc, char **argv)
+{
+  mc_init(&argc, &argv);
+  P = sl_size();
+  R = sl_rank();
+  const sl_dtype dts[4] = {SL_FLOAT64, SL_COMPLEX128, SL_FLOAT32, SL_COMPLEX64};
+  for (int t = 0; t < 4; t++) {
+    test_case(dts[t], 0, 0, 1);
+    test_case(dts[t], 0, 0, 2);
+    test_case(dts[t], 1, 0, 0);
+    test_case(dts[t], 2, 0, 1);
+    test_case(dts[t], 0, 1, 0);
+  }
+  test_bad_input();
+  return mc_finish("mpi_nsconv");
+}
