@@ -323,6 +323,12 @@ int sl_op_diagonal_axis(sl_op **op, const sl_array *like, const void *d, int axi
  *  like (SL_SCATTER, no mask); the range is 1-D (sum of n), n elements on this rank; adjoint: zeros with
  *  x[idx] += y (repeated indices accumulate). Out-of-range indices fail on every rank. No communication. */
 int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int64_t n);
+/** Collective. pylops' Restriction(dims, iava, axis): y keeps the n planes iava[0..n) (global indices along
+ *  `axis`, the same on every rank) of arrays laid out like `like` (SL_SCATTER without a mask, or
+ *  SL_BROADCAST); the range is like with dims[axis] = n, distributed as like (along the restricted axis each
+ *  rank keeps the planes inside its block, so iava must then be increasing; on another axis any order and
+ *  repeats are accepted). Adjoint: zeros with the planes added back (repeats accumulate). No communication. */
+int sl_op_restriction_axis(sl_op **op, const sl_array *like, const int64_t *iava, int64_t n, int axis);
 /** Collective. A sparse CSR block per rank (block diagonal, like sl_op_matrix with nrhs = 1): rowptr
  *  (nrows + 1 entries, from 0), colind and vals (rowptr[nrows] entries each, 64-bit indices, values of dt)
  *  are copied; y_r = A_r x_r, adjoint x_r = A_r^H y_r. CPU row loop, cuSPARSE SpMV on a GPU. */

@@ -13,7 +13,8 @@ import atexit
 from ._clib import StarlopsError, lib, lib_path, check
 from .array import Array
 from .ops import (Op, Identity, Zero, Diagonal, MatrixMult, VStackMatrix, HStackMatrix, FirstDerivative,
-                  SecondDerivative, Laplacian, Gradient, FFT, VStack, HStack, BlockDiag, NonStationaryConvolve1D, dottest)
+                  SecondDerivative, Laplacian, Gradient, FFT, VStack, HStack, BlockDiag, NonStationaryConvolve1D, Restriction,
+                  dottest)
 from .solvers import SolverInfo, cg, cgls, lsqr, ista, fista, power_iteration
 
 __version__ = lib.sl_version().decode()

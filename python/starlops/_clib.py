@@ -173,6 +173,7 @@ _proto("sl_op_laplacian", I, c_void_pp, P, I, ctypes.POINTER(I), ctypes.POINTER(
 _proto("sl_op_gradient", I, c_void_pp, P, ctypes.POINTER(D), I, I)
 _proto("sl_op_fft", I, c_void_pp, P, I, ctypes.POINTER(I), I, I, I)
 _proto("sl_op_nonstationary_convolve1d", I, c_void_pp, P, V, ctypes.c_int64, ctypes.c_int64, c_int64_p, I)
+_proto("sl_op_restriction_axis", I, c_void_pp, P, c_int64_p, ctypes.c_int64, I)
 _proto("sl_op_vstack", I, c_void_pp, I, c_void_pp)
 _proto("sl_op_hstack", I, c_void_pp, I, c_void_pp)
 _proto("sl_op_block_diag", I, c_void_pp, I, c_void_pp)

@@ -193,6 +193,12 @@ def NonStationaryConvolve1D(like, hs, ih, axis=-1):
                     h.shape[1], idx.ctypes.data_as(C.c_int64_p), int(axis))
 
 
+def Restriction(like, iava, axis=-1):
+    """pylops' Restriction(dims, iava, axis): keeps the planes iava (global indices) along axis."""
+    idx = np.ascontiguousarray(iava, dtype=np.int64)
+    return Op._make(lib.sl_op_restriction_axis, like._h, idx.ctypes.data_as(C.c_int64_p), len(idx), int(axis))
+
+
 def _stack(fn, ops):
     hs = (ctypes.c_void_p * len(ops))(*[o._h for o in ops])
     return Op._make(fn, len(ops), hs, parts=tuple(ops))

@@ -147,6 +147,20 @@ def test_nonstationary_convolve1d():
     assert sl.dottest(op) < 1e-13
 
 
+def test_restriction_along_axes():
+    g = values((10, 6), np.complex128, 3)
+    x = sl.Array.from_numpy(g)
+    keep = [1, 4, 5, 9]
+    R0 = sl.Restriction(x, keep, axis=0)  # the distributed axis
+    np.testing.assert_array_equal((R0 @ x).to_numpy(), g[keep])
+    R1 = sl.Restriction(x, [5, 0, 0], axis=1)  # any order, a repeat
+    np.testing.assert_array_equal((R1 @ x).to_numpy(), g[:, [5, 0, 0]])
+    back = np.zeros_like(g)
+    np.add.at(back, (slice(None), [5, 0, 0]), g[:, [5, 0, 0]])
+    np.testing.assert_allclose(R1.rmatvec(R1 @ x).to_numpy(), back)
+    assert sl.dottest(R0) < 1e-13 and sl.dottest(R1) < 1e-13
+
+
 def test_matrix_blocks():
     rows, cols = 3 + R, 2 + R  # a different block on every rank
     blk = matrix(rows, cols, 5 + R)
