@@ -329,6 +329,10 @@ int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int6
  *  rank keeps the planes inside its block, so iava must then be increasing; on another axis any order and
  *  repeats are accepted). Adjoint: zeros with the planes added back (repeats accumulate). No communication. */
 int sl_op_restriction_axis(sl_op **op, const sl_array *like, const int64_t *iava, int64_t n, int axis);
+/** Collective. pylops' Roll (numpy.roll): y[..., k, ...] = x[..., (k - shift) mod n, ...] along `axis` of arrays
+ *  laid out like `like`; adjoint the roll back. Along the distributed axis the two slabs that change places
+ *  move between ranks (redistributions); along another axis it is a local permutation. */
+int sl_op_roll(sl_op **op, const sl_array *like, int axis, int64_t shift);
 /** Collective. A sparse CSR block per rank (block diagonal, like sl_op_matrix with nrhs = 1): rowptr
  *  (nrows + 1 entries, from 0), colind and vals (rowptr[nrows] entries each, 64-bit indices, values of dt)
  *  are copied; y_r = A_r x_r, adjoint x_r = A_r^H y_r. CPU row loop, cuSPARSE SpMV on a GPU. */
@@ -415,6 +419,16 @@ typedef enum { SL_FFT_ORTHO = 0, SL_FFT_NONE = 1, SL_FFT_ONE_OVER_N = 2 } sl_fft
  *  pylops (so that the adjoint is the complex-to-real transform of the bins divided by sqrt(2)). FFTW on the
  *  CPU, cuFFT on a GPU. */
 int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_fft_norm norm, int real, int out_axis);
+
+/** Collective. sl_op_fft with pylops' FFT options, per transformed axis (axes NULL: the last naxes; each array
+ *  argument NULL: none): nfft[i] samples (the input zero-padded, or truncated to its first nfft[i], along
+ *  axis i before the transform, as numpy's fft(x, n=nfft); norm divides by the padded length),
+ *  ifftshift_before[i] (numpy's ifftshift of the input along axis i) and fftshift_after[i] (fftshift of the
+ *  output; not on the real-to-complex axis). The domain is laid out like `like`, the range like the FFT of
+ *  the padded array (distributed as `like`). A product of rolls, restrictions along the axes (and their
+ *  adjoints for the padding), redistributions where the padded axis is the distributed one, and sl_op_fft. */
+int sl_op_fft_nfft(sl_op **op, const sl_array *like, int naxes, const int *axes, const int64_t *nfft, sl_fft_norm norm,
+                   int real, const int *ifftshift_before, const int *fftshift_after);
 
 /** Collective. MDC, multidimensional convolution (pylops' MDC, twosided = 0): for a real model m (nt, nr,
  *  nv) and data d (nt, ns, nv), both split along their second axis, d = F^H R^T Fredholm1(c G) R F m with F

@@ -177,11 +177,24 @@ def Gradient(like, sampling=None, kind="centered", edge=False):
     return Op._make(lib.sl_op_gradient, like._h, s, _kind(kind), int(edge))
 
 
-def FFT(like, axes=None, norm="ortho", real=False, out_axis=-1):
-    """Distributed FFT over axes (default: the last one)."""
+def FFT(like, axes=None, norm="ortho", real=False, out_axis=-1, nfft=None, ifftshift_before=False, fftshift_after=False):
+    """Distributed FFT over axes (default: the last one); nfft (one per axis) pads or truncates the input,
+    ifftshift_before / fftshift_after (a bool, or one per axis) apply numpy's shifts, as pylops' FFT."""
     axes = [like.ndim - 1] if axes is None else list(axes)
-    ax = (ctypes.c_int * len(axes))(*axes)
-    return Op._make(lib.sl_op_fft, like._h, len(axes), ax, _NORMS[norm], int(real), int(out_axis))
+    n = len(axes)
+    ax = (ctypes.c_int * n)(*axes)
+    if nfft is None and not ifftshift_before and not fftshift_after:
+        return Op._make(lib.sl_op_fft, like._h, n, ax, _NORMS[norm], int(real), int(out_axis))
+    per = lambda v: list(v) if isinstance(v, (list, tuple, np.ndarray)) else [v] * n
+    nf = (ctypes.c_int64 * n)(*(per(nfft) if nfft is not None else [like.shape[a] for a in axes]))
+    ib = (ctypes.c_int * n)(*[int(bool(v)) for v in per(ifftshift_before)])
+    fa = (ctypes.c_int * n)(*[int(bool(v)) for v in per(fftshift_after)])
+    return Op._make(lib.sl_op_fft_nfft, like._h, n, ax, nf, _NORMS[norm], int(real), ib, fa)
+
+
+def Roll(like, axis=-1, shift=1):
+    """numpy.roll as an operator (pylops' Roll), along any axis, the distributed one too."""
+    return Op._make(lib.sl_op_roll, like._h, int(axis), int(shift))
 
 
 def NonStationaryConvolve1D(like, hs, ih, axis=-1):

@@ -161,6 +161,17 @@ def test_restriction_along_axes():
     assert sl.dottest(R0) < 1e-13 and sl.dottest(R1) < 1e-13
 
 
+def test_fft_options_and_roll():
+    g = values((10, 6), np.complex128, 4)
+    x = sl.Array.from_numpy(g)
+    F = sl.FFT(x, axes=[0], nfft=[16], ifftshift_before=True, fftshift_after=True)
+    ref = np.fft.fftshift(np.fft.fft(np.fft.ifftshift(g, axes=0), n=16, axis=0, norm="ortho"), axes=0)
+    np.testing.assert_allclose((F @ x).to_numpy(), ref, atol=1e-12)
+    assert sl.dottest(F) < 1e-13
+    for axis, shift in ((0, 3), (1, -2)):
+        np.testing.assert_array_equal((sl.Roll(x, axis, shift) @ x).to_numpy(), np.roll(g, shift, axis=axis))
+
+
 def test_matrix_blocks():
     rows, cols = 3 + R, 2 + R  # a different block on every rank
     blk = matrix(rows, cols, 5 + R)
