@@ -147,3 +147,9 @@ double complex *mc_gather(sl_array *a)
   free(buf);
   return z;
 }
+
+int64_t mc_share(int64_t n)
+{
+  int p = sl_size(), r = sl_rank(), users = p == 4 ? 3 : p;
+  return r < users ? n / users + (r < n % users) : 0;
+}

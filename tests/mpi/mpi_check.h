@@ -42,6 +42,8 @@ int mc_compare(sl_array *a, const double complex *ref, const char *what);
 sl_array *mc_array(int ndim, const int64_t *dims, sl_dtype dt, const sl_dist *dist, int seed, double complex **global);
 /** The global array gathered on every rank, as double complex (malloc'd; free it). */
 double complex *mc_gather(sl_array *a);
+/** This rank's share of n split over the ranks as the tests do: on 4 ranks the last owns nothing. */
+int64_t mc_share(int64_t n);
 /** 1 if every rank passes the same nonzero code and the same message. */
 int mc_same_error_everywhere(int rc, int expected);
 

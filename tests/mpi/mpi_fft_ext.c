@@ -13,12 +13,6 @@
 typedef double complex cplx;
 static int P, R;
 
-static int64_t share(int64_t n)
-{
-  int users = P == 4 ? 3 : P;
-  return R < users ? n / users + (R < n % users) : 0;
-}
-
 static double tol_of(sl_dtype dt) { return dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-5 : 1e-12; }
 
 static void dot(sl_op *op, sl_dtype dt, const char *what)
@@ -31,7 +25,7 @@ static void dot(sl_op *op, sl_dtype dt, const char *what)
 /* ---- Roll ------------------------------------------------------------------------------------------ */
 static void test_roll(sl_dtype dt, int ndim, int axis, int64_t shift)
 {
-  int64_t dims[2] = {11, 4}, ln = share(dims[0]);
+  int64_t dims[2] = {11, 4}, ln = mc_share(dims[0]);
   sl_dist d = sl_dist_default();
   d.local_n = &ln;
   cplx *xg = NULL;
@@ -91,7 +85,7 @@ static cplx *ref_axis(const cplx *x, int64_t n0, int64_t n1, int axis, int64_t m
 
 static void test_fft(sl_dtype dt, int naxes, const int *axes, const int64_t *nfft, const int *ish, const int *fsh, int real)
 {
-  int64_t dims[2] = {6, 5}, ln = share(dims[0]);
+  int64_t dims[2] = {6, 5}, ln = mc_share(dims[0]);
   sl_dist d = sl_dist_default();
   d.local_n = &ln;
   cplx *xg = NULL;

@@ -14,12 +14,6 @@
 typedef double complex cplx;
 static int P, R;
 
-static int64_t share(int64_t n)
-{
-  int users = P == 4 ? 3 : P;
-  return R < users ? n / users + (R < n % users) : 0;
-}
-
 /* filter f, sample j (complex part only for complex dtypes) */
 static cplx hval(sl_dtype dt, int64_t f, int64_t j)
 {
@@ -67,7 +61,7 @@ static void test_case(sl_dtype dt, int dist_axis, int broadcast, int axis)
   const int64_t L = 5, nf = 4;
   int64_t ih[4];
   for (int f = 0; f < nf; f++) ih[f] = 1 + 3 * f; /* 1, 4, 7, 10: some samples beyond the last centre */
-  int64_t ln = share(dims[dist_axis]);
+  int64_t ln = mc_share(dims[dist_axis]);
   sl_dist d = broadcast ? sl_dist_broadcast() : sl_dist_scatter(dist_axis);
   if (!broadcast) d.local_n = &ln;
   double complex *xg = NULL;

@@ -15,19 +15,12 @@ typedef double complex cplx;
 
 static int P, R;
 
-/* This rank's share of n over the ranks; on 4 ranks the last owns nothing. */
-static int64_t share(int64_t n)
-{
-  int users = P == 4 ? 3 : P;
-  return R < users ? n / users + (R < n % users) : 0;
-}
-
 static double tolf(sl_dtype dt) { return dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-4 : 1e-10; }
 
 /* A 2-D array (n0 x n1, split along axis 0 with share) holding scale * mc_value(seed) + shift. */
 static sl_array *make(sl_dtype dt, int64_t n0, int64_t n1, int seed, double scale, double shift, cplx **g)
 {
-  int64_t dims[2] = {n0, n1}, ln = share(n0);
+  int64_t dims[2] = {n0, n1}, ln = mc_share(n0);
   sl_dist d = sl_dist_default();
   d.local_n = &ln;
   sl_array *a = NULL;

@@ -12,15 +12,9 @@
 typedef double complex cplx;
 static int P, R;
 
-static int64_t share(int64_t n)
-{
-  int users = P == 4 ? 3 : P;
-  return R < users ? n / users + (R < n % users) : 0;
-}
-
 static void test_case(sl_dtype dt, int dist_axis, int broadcast, int axis, const int64_t *iava, int64_t n)
 {
-  int64_t dims[3] = {9, 7, 4}, ln = share(dims[dist_axis]);
+  int64_t dims[3] = {9, 7, 4}, ln = mc_share(dims[dist_axis]);
   sl_dist d = broadcast ? sl_dist_broadcast() : sl_dist_scatter(dist_axis);
   if (!broadcast) d.local_n = &ln;
   cplx *xg = NULL;
