@@ -441,6 +441,12 @@ int sl_op_fft_nfft(sl_op **op, const sl_array *like, int naxes, const int *axes,
 int sl_op_mdc(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns, int64_t nr, int64_t nt, int64_t nv, double dt,
               double dr, sl_dtype dtype);
 
+/** Collective. sl_op_mdc with pylops' twosided = True: the model's time axis holds negative and positive
+ *  times (zero time at index nt / 2; nt usually 2 nt0 - 1), ifftshifted along time before its FFT
+ *  (sl_op_fft_nfft), so d = F^H R^T Fredholm1(c G) R F ifftshift_t(m); the data keep positive times. */
+int sl_op_mdc_twosided(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns, int64_t nr, int64_t nt, int64_t nv,
+                       double dt, double dr, sl_dtype dtype);
+
 /** How Halo fills the halo cells beyond the global edges: zeros, the other end of the axis, or the planes
  *  inside the edge mirrored (pylops-mpi's REFLECT: halo plane j beyond the edge holds plane j inside it, the
  *  edge plane repeated). */

@@ -1,4 +1,5 @@
-/* MDC, multidimensional convolution (pylops' MDC with twosided = False): d = F_s^H R^T Fredholm1(c G) R F_r m
+/* MDC, multidimensional convolution (pylops' MDC; twosided: the model's time axis holds negative and positive
+ * times, ifftshifted before its FFT): d = F_s^H R^T Fredholm1(c G) R F_r m
  * with m (nt, nr, nv) and d (nt, ns, nv) real, F the real FFT along time (pylops' "ortho" real FFT), R
  * keeping the first nfmax frequencies, G (nfmax, ns, nr) and c = dt dr sqrt(nt). Distributed end to end:
  *   m and d are split along their second axis (receivers, sources), so the FFTs along time are local;
@@ -30,10 +31,9 @@ static int mdc_check(const char *fn, sl_op **op, const void *G, int64_t nfl, int
   return SL_SUCCESS;
 }
 
-int sl_op_mdc(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns, int64_t nr, int64_t nt, int64_t nv, double dt,
-              double dr, sl_dtype dtype)
+static int mdc_build(const char *fn, int twosided, sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns, int64_t nr,
+                     int64_t nt, int64_t nv, double dt, double dr, sl_dtype dtype)
 {
-  const char *fn = "sl_op_mdc";
   SL_CHECK_INIT();
   int rc = SL_AGREE(fn, mdc_check(fn, op, G, nfl, nfmax, ns, nr, nt, nv, dt, dr, dtype), SL_SAME_I("argument 4 (nfmax)", nfmax),
                     SL_SAME_I("argument 5 (ns)", ns), SL_SAME_I("argument 6 (nr)", nr), SL_SAME_I("argument 7 (nt)", nt),
@@ -65,7 +65,9 @@ int sl_op_mdc(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns,
   free(g);
   if (rc == SL_SUCCESS) rc = sl_layout_create(&m, 3, mdims, dtype, &split);
   if (rc == SL_SUCCESS) rc = sl_layout_create(&d, 3, ddims, dtype, &split);
-  if (rc == SL_SUCCESS) rc = sl_op_fft(&fm, m, 1, t0, SL_FFT_ORTHO, 1, -1);
+  const int shift[1] = {1};
+  if (rc == SL_SUCCESS && twosided) rc = sl_op_fft_nfft(&fm, m, 1, t0, NULL, SL_FFT_ORTHO, 1, shift, NULL);
+  else if (rc == SL_SUCCESS) rc = sl_op_fft(&fm, m, 1, t0, SL_FFT_ORTHO, 1, -1);
   if (rc == SL_SUCCESS) rc = sl_op_fft(&fs, d, 1, t0, SL_FFT_ORTHO, 1, -1);
   if (rc == SL_SUCCESS) rc = sl_op_adjoint(&fsh, fs);
   if (rc == SL_SUCCESS) rc = sl_op_redistribute(&t1, fm->rng, fred->dom);
@@ -75,8 +77,8 @@ int sl_op_mdc(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns,
   if (rc == SL_SUCCESS) rc = sl_op_product(&p3, t2, p2);
   if (rc == SL_SUCCESS) rc = sl_op_product(&o, fsh, p3);
   rc = sl_agree(sl_ctx.comm, rc);
-  if (rc == SL_SUCCESS) snprintf(o->name, sizeof o->name, "MDC(nt %lld, ns %lld, nr %lld, nv %lld, nfmax %lld)", (long long)nt,
-                                 (long long)ns, (long long)nr, (long long)nv, (long long)nfmax);
+  if (rc == SL_SUCCESS) snprintf(o->name, sizeof o->name, "MDC(nt %lld, ns %lld, nr %lld, nv %lld, nfmax %lld%s)", (long long)nt,
+                                 (long long)ns, (long long)nr, (long long)nv, (long long)nfmax, twosided ? ", twosided" : "");
   sl_op *parts[] = {fred, fm, fs, fsh, t1, t2, p1, p2, p3};
   for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) sl_op_destroy(&parts[i]);
   sl_array_destroy(&m);
@@ -87,4 +89,16 @@ int sl_op_mdc(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns,
   }
   *op = o;
   return SL_SUCCESS;
+}
+
+int sl_op_mdc(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns, int64_t nr, int64_t nt, int64_t nv, double dt,
+              double dr, sl_dtype dtype)
+{
+  return mdc_build("sl_op_mdc", 0, op, G, nfl, nfmax, ns, nr, nt, nv, dt, dr, dtype);
+}
+
+int sl_op_mdc_twosided(sl_op **op, const void *G, int64_t nfl, int64_t nfmax, int64_t ns, int64_t nr, int64_t nt, int64_t nv,
+                       double dt, double dr, sl_dtype dtype)
+{
+  return mdc_build("sl_op_mdc_twosided", 1, op, G, nfl, nfmax, ns, nr, nt, nv, dt, dr, dtype);
 }

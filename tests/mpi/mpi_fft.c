@@ -206,7 +206,7 @@ static double mv(int64_t t, int64_t r, int64_t v) { return sin(0.9 * (double)t +
 
 /* MDC against sums written here: with nfmax = nt/2 + 1, c times the circular convolution in time summed over
  * receivers; with fewer frequencies, the inverse real DFT (interior bins twice) of the truncated products. */
-static void mdc(int64_t nt, int64_t ns, int64_t nr, int64_t nv, int64_t nfmax, sl_dtype dt)
+static void mdc(int64_t nt, int64_t ns, int64_t nr, int64_t nv, int64_t nfmax, sl_dtype dt, int twosided)
 {
   int P = sl_size(), me = sl_rank();
   int64_t nf = nt / 2 + 1, nfl = nfmax / P + (me < nfmax % P), f0 = 0;
@@ -224,7 +224,7 @@ static void mdc(int64_t nt, int64_t ns, int64_t nr, int64_t nv, int64_t nfmax, s
   void *Gl = malloc(sl_dtype_size(ct) * (size_t)(nfl * ns * nr + 1));
   mc_to_dtype(ct, nfl * ns * nr, G + f0 * ns * nr, Gl);
   sl_op *op = NULL;
-  CHECK_OK(sl_op_mdc(&op, Gl, nfl, nfmax, ns, nr, nt, nv, ddt, ddr, dt));
+  CHECK_OK((twosided ? sl_op_mdc_twosided : sl_op_mdc)(&op, Gl, nfl, nfmax, ns, nr, nt, nv, ddt, ddr, dt));
   free(Gl);
   if (!op) {
     free(G);
@@ -234,6 +234,10 @@ static void mdc(int64_t nt, int64_t ns, int64_t nr, int64_t nv, int64_t nfmax, s
   for (int64_t t = 0; t < nt; t++)
     for (int64_t r = 0; r < nr; r++)
       for (int64_t v = 0; v < nv; v++) m[(t * nr + r) * nv + v] = mv(t, r, v);
+  /* twosided: the reference convolves numpy's ifftshift of the model along time, ms[t] = m[(t + nt/2) % nt] */
+  double *ms = malloc(sizeof *ms * (size_t)(nt * nr * nv));
+  for (int64_t t = 0; t < nt; t++)
+    memcpy(ms + t * nr * nv, m + (twosided ? (t + nt / 2) % nt : t) * nr * nv, sizeof *ms * (size_t)(nr * nv));
   cplx *ref = calloc((size_t)(nt * ns * nv), sizeof *ref);
   for (int64_t t = 0; t < nt; t++)
     for (int64_t s = 0; s < ns; s++)
@@ -241,14 +245,14 @@ static void mdc(int64_t nt, int64_t ns, int64_t nr, int64_t nv, int64_t nfmax, s
         double acc = 0;
         if (nfmax == nf) {
           for (int64_t r = 0; r < nr; r++)
-            for (int64_t tau = 0; tau < nt; tau++) acc += gv((t - tau + nt) % nt, s, r) * m[(tau * nr + r) * nv + v];
+            for (int64_t tau = 0; tau < nt; tau++) acc += gv((t - tau + nt) % nt, s, r) * ms[(tau * nr + r) * nv + v];
           acc *= c;
         } else {
           for (int64_t f = 0; f < nfmax; f++) {
             cplx D = 0;
             for (int64_t r = 0; r < nr; r++) {
               cplx M = 0;
-              for (int64_t tau = 0; tau < nt; tau++) M += m[(tau * nr + r) * nv + v] * cexp(-2 * M_PI * I * (double)(f * tau % nt) / (double)nt);
+              for (int64_t tau = 0; tau < nt; tau++) M += ms[(tau * nr + r) * nv + v] * cexp(-2 * M_PI * I * (double)(f * tau % nt) / (double)nt);
               D += G[(f * ns + s) * nr + r] * M;
             }
             double w = is_interior(f, nt) ? 2 : 1;
@@ -270,13 +274,13 @@ static void mdc(int64_t nt, int64_t ns, int64_t nr, int64_t nv, int64_t nfmax, s
   CHECK_OK(sl_array_scatter(x, -1, mb));
   CHECK_OK(sl_op_apply(op, SL_FORWARD, x, y));
   char what[120];
-  snprintf(what, sizeof what, "MDC %s nt %lld ns %lld nr %lld nv %lld nfmax %lld", sl_dtype_name(dt), (long long)nt, (long long)ns,
-           (long long)nr, (long long)nv, (long long)nfmax);
+  snprintf(what, sizeof what, "MDC%s %s nt %lld ns %lld nr %lld nv %lld nfmax %lld", twosided ? " twosided" : "", sl_dtype_name(dt),
+           (long long)nt, (long long)ns, (long long)nr, (long long)nv, (long long)nfmax);
   mc_compare(y, ref, what);
   double err = 1;
   CHECK_OK(sl_dottest(op, 5, &err));
   CHECK(err < (dt == SL_FLOAT32 ? 1e-5 : 1e-13), "%s: dot test %g", what, err);
-  free(mb), free(mz), free(m), free(ref), free(G);
+  free(mb), free(mz), free(m), free(ms), free(ref), free(G);
   sl_array_destroy(&x);
   sl_array_destroy(&y);
   sl_op_destroy(&op);
@@ -346,9 +350,12 @@ int main(int argc, char **argv)
   run(3, d3r, 1, 3, (int[3]){1, 0, 2}, 1, SL_FFT_ORTHO, -1, SL_FLOAT64);
   run(2, d2, 0, 2, a01, 0, SL_FFT_ORTHO, -1, SL_COMPLEX64);
   run(2, d2, 0, 2, a01, 1, SL_FFT_ORTHO, -1, SL_FLOAT32);
-  mdc(8, 3, 5, 2, 5, SL_FLOAT64);
-  mdc(9, 4, 3, 1, 3, SL_FLOAT64);
-  mdc(10, 2, 7, 3, 6, SL_FLOAT32);
+  mdc(8, 3, 5, 2, 5, SL_FLOAT64, 0);
+  mdc(9, 4, 3, 1, 3, SL_FLOAT64, 0);
+  mdc(10, 2, 7, 3, 6, SL_FLOAT32, 0);
+  mdc(9, 3, 4, 2, 5, SL_FLOAT64, 1); /* twosided: nt = 2 * 5 - 1, every frequency */
+  mdc(11, 2, 3, 2, 4, SL_FLOAT64, 1);
+  mdc(7, 2, 5, 1, 4, SL_FLOAT32, 1);
   redistribute();
   errors();
   return mc_finish("mpi_fft");
