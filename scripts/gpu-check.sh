@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   suite-many (the many_chunks tests), prox (TV denoising), python, cudatests (CUDATESTS="prog:ranks ..."), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ..."), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -127,6 +127,16 @@ if want prox; then
     STEP_TIMEOUT=180 step "tv_denoise 2048^2, $what" "tv-$i.log" env $envs mpirun -n "$np" --bind-to none \
       "$E/tv_denoise" --quiet --n 2048
   done
+fi
+# ---- NonStationaryConvolve1D against its ceilings: the GPU (forced CUDA) beside a device-to-device copy, one
+# CPU core beside a plain loop, the node's CPUs ----
+if want nsbench; then
+  STEP_TIMEOUT=180 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_nsconv on the GPU" bench-nsconv-gpu.log \
+    mpirun -n 1 --bind-to none "$B/build/bench/bench_nsconv" --sizes 4096,8192 --taps 11,31
+  STEP_TIMEOUT=180 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_nsconv, 1 CPU core" bench-nsconv-cpu1.log \
+    mpirun -n 1 --bind-to none "$B/build/bench/bench_nsconv" --sizes 2048,4096 --taps 11,31
+  STEP_TIMEOUT=180 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_nsconv, 8 ranks x 1 CPU core" bench-nsconv-cpu8.log \
+    mpirun -n 8 --bind-to none "$B/build/bench/bench_nsconv" --sizes 2048,4096 --taps 11,31
 fi
 # ---- the Python interface: the NumPy-vs-starlops example (forced CUDA and default placement) and CuPy
 # arrays in and out (the node's python3 with NumPy and CuPy; no mpi4py needed) ----

@@ -28,18 +28,11 @@ static void nsconv_cpu(void *buffers[], void *arg)
                   (void *)STARPU_VECTOR_GET_PTR(buffers[2]));
     return;
   }
-  char *in = malloc(bytes), *out = malloc(bytes);
-  if (!in || !out) {
-    free(in);
-    free(out);
-    sl_async_error(SL_E_NOMEM, "NonStationaryConvolve1D: out of memory for %zu bytes", 2 * bytes);
-    return;
-  }
+  /* several chunks: packed into the worker's scratch buffer (StarPU keeps it between tasks) */
+  char *in = (char *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin + a->ch.nout]), *out = in + bytes;
   codelet_chunks_copy(buffers, 1, a->ch.nin, in, el, 0);
   kernel_nsconv(a->dt, a->adjoint, a->outer, a->n, a->inner, a->L, H, in, out);
   codelet_chunks_copy(buffers, 1 + a->ch.nin, a->ch.nout, out, el, 1);
-  free(in);
-  free(out);
 }
 
 #ifdef SL_HAVE_CUDA
@@ -63,12 +56,39 @@ void codelet_nsconv_init(void)
 }
 
 int codelet_nsconv_submit(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, starpu_data_handle_t H,
-                          int nin, const starpu_data_handle_t *in, int nout, const starpu_data_handle_t *out)
+                          starpu_data_handle_t scratch, int nin, const starpu_data_handle_t *in, int nout,
+                          const starpu_data_handle_t *out)
 {
   if (nout == 0) return SL_SUCCESS;
   nsconv_args *a = malloc(sizeof *a);
   if (!a) return sl_error(SL_E_NOMEM, "NonStationaryConvolve1D: out of memory");
   *a = (nsconv_args){{nin, nout}, dt, adjoint, outer, n, inner, L};
   double flops = 2.0 * (double)(outer * n * inner) * (double)L * (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
-  return codelet_chunked_submit(&cl_nsconv, a, sizeof *a, 1, &H, in, out, flops, "NonStationaryConvolve1D");
+  int packed = nin > 1 || nout > 1;
+  struct starpu_task *t = codelet_task_create(1 + nin + nout + packed);
+  if (!t) {
+    free(a);
+    return sl_error(SL_E_NOMEM, "NonStationaryConvolve1D: out of memory");
+  }
+  t->cl = &cl_nsconv;
+  t->cl_arg = a;
+  t->cl_arg_size = sizeof *a;
+  t->cl_arg_free = 1;
+  t->flops = flops;
+  int i = 0;
+  STARPU_TASK_SET_HANDLE(t, H, i);
+  STARPU_TASK_SET_MODE(t, STARPU_R, i++);
+  for (int j = 0; j < nin; j++, i++) {
+    STARPU_TASK_SET_HANDLE(t, in[j], i);
+    STARPU_TASK_SET_MODE(t, STARPU_R, i);
+  }
+  for (int j = 0; j < nout; j++, i++) {
+    STARPU_TASK_SET_HANDLE(t, out[j], i);
+    STARPU_TASK_SET_MODE(t, STARPU_W, i);
+  }
+  if (packed) { /* the packing buffer: a per-worker scratch handle of twice the block */
+    STARPU_TASK_SET_HANDLE(t, scratch, i);
+    STARPU_TASK_SET_MODE(t, STARPU_SCRATCH, i);
+  }
+  return codelet_task_submit(t);
 }

@@ -79,10 +79,12 @@ int codelet_chunked_submit(struct starpu_codelet *cl, void *args, size_t args_si
 void codelet_matmul_init(void);
 void codelet_select_init(void);
 void codelet_nsconv_init(void);
-/** Submits NonStationaryConvolve1D on a rank's block seen as (outer, n, inner), H the n x L filter table;
- *  nothing when nout is 0. */
+/** Submits NonStationaryConvolve1D on a rank's block seen as (outer, n, inner), H the n x L filter table,
+ *  scratch a home-less vector of twice the block (used when the block has several chunks); nothing when nout
+ *  is 0. */
 int codelet_nsconv_submit(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, starpu_data_handle_t H,
-                          int nin, const starpu_data_handle_t *in, int nout, const starpu_data_handle_t *out);
+                          starpu_data_handle_t scratch, int nin, const starpu_data_handle_t *in, int nout,
+                          const starpu_data_handle_t *out);
 void codelet_csr_init(void);
 /** Submits y = A x (adjoint: A^H x) for a CSR block (nr x nc, nnz entries; colind and vals NULL when nnz
  *  is 0), x and y given as their chunks. Nothing when ny is 0. */

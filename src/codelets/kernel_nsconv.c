@@ -9,6 +9,22 @@
   const T *h = H, *x = in;                                                                            \
   T *y = out;                                                                                         \
   const int64_t c = L / 2;                                                                            \
+  if (inner == 1) { /* contiguous lines: one dot product of at most L taps per output */              \
+    for (int64_t o = 0; o < outer; o++) {                                                             \
+      const T *xo = x + o * n;                                                                        \
+      T *yo = y + o * n;                                                                              \
+      for (int64_t k = 0; k < n; k++) {                                                               \
+        int64_t j0 = k - c < 0 ? 0 : k - c, j1 = k + c < n - 1 ? k + c : n - 1;                       \
+        T acc = 0;                                                                                    \
+        if (adjoint)                                                                                  \
+          for (int64_t j = j0; j <= j1; j++) acc += CONJ(h[k * L + (j - k) + c]) * xo[j];             \
+        else                                                                                          \
+          for (int64_t j = j0; j <= j1; j++) acc += h[j * L + (k - j) + c] * xo[j];                   \
+        yo[k] = acc;                                                                                  \
+      }                                                                                               \
+    }                                                                                                 \
+    return;                                                                                           \
+  }                                                                                                   \
   for (int64_t o = 0; o < outer; o++) {                                                               \
     const T *xo = x + o * n * inner;                                                                  \
     T *yo = y + o * n * inner;                                                                        \

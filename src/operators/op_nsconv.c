@@ -13,12 +13,14 @@
 typedef struct {
   int64_t outer, n, inner, L;
   sl_kept H;
+  starpu_data_handle_t scratch; /* packing space for a block of several chunks (NULL otherwise) */
 } nsconv_t;
 
 static void nsconv_free(void *p)
 {
   nsconv_t *c = p;
   sl_kept_free(&c->H);
+  if (c->scratch) starpu_data_unregister_submit(c->scratch);
   free(c);
 }
 
@@ -26,7 +28,7 @@ static int nsconv_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const 
                          const starpu_data_handle_t *hy)
 {
   nsconv_t *c = op->data;
-  return codelet_nsconv_submit(op->dtype, mode == SL_ADJOINT, c->outer, c->n, c->inner, c->L, c->H.h, nx, hx, ny, hy);
+  return codelet_nsconv_submit(op->dtype, mode == SL_ADJOINT, c->outer, c->n, c->inner, c->L, c->H.h, c->scratch, nx, hx, ny, hy);
 }
 
 static int nsconv_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
@@ -121,6 +123,8 @@ int sl_op_nonstationary_convolve1d(sl_op **op, const sl_array *like, const void 
       }
     }
     rc = sl_kept_copy(&c->H, H, n * hsize, like->elsize);
+    if (rc == SL_SUCCESS && like->nchunks > 1)
+      starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)(2 * like->nlocal), like->elsize);
   }
   free(H);
   sl_op *o = NULL;
