@@ -16,27 +16,6 @@
 #include <cuda_runtime_api.h>
 #endif
 
-static double slowest(double t)
-{
-  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, sl_comm());
-  return t;
-}
-
-static double time_op(sl_op *op, sl_array *x, sl_array *y, int reps)
-{
-  double t[64];
-  for (int r = -1; r < reps; r++) {
-    sl_wait();
-    MPI_Barrier(sl_comm());
-    double t0 = bench_now();
-    sl_op_apply(op, SL_FORWARD, x, y);
-    sl_op_apply(op, SL_ADJOINT, y, x);
-    sl_wait();
-    if (r >= 0) t[r] = slowest(bench_now() - t0);
-  }
-  return bench_median(t, reps);
-}
-
 /* the plain loop: m rows of n, each row convolved with one filter table H (n x L), forward then adjoint */
 static double time_loop(int64_t m, int64_t n, int64_t L, const double *H, int reps)
 {
@@ -133,7 +112,7 @@ int main(int argc, char **argv)
         return 1;
       }
       sl_array_fill_random(x, 3);
-      double tt = time_op(op, x, y, reps), flops = 2.0 * 2.0 * (double)L * (double)(n * n), bytes = 2.0 * 2.0 * 8.0 * (double)(n * n);
+      double tt = bench_time_fwd_adj(op, x, y, reps), flops = 2.0 * 2.0 * (double)L * (double)(n * n), bytes = 2.0 * 2.0 * 8.0 * (double)(n * n);
       double gf = flops / tt * 1e-9, gb = bytes / tt * 1e-9, ceil = NAN;
 #ifdef SL_HAVE_CUDA
       if (gpu) ceil = 2.0 * 2.0 * 8.0 * (double)(sl_array_local_size(x)) / time_d2d((size_t)sl_array_local_size(x) * 8, reps) * 1e-9 * sl_size();
@@ -143,7 +122,7 @@ int main(int argc, char **argv)
         for (int64_t k = 0; k < n; k++)
           for (int64_t j = 0; j < L; j++) H[k * L + j] = hs[(k * (nf - 1) / n) * L + j];
         int64_t m = sl_array_local_dims(x)[0];
-        double tl = slowest(time_loop(m, n, L, H, reps));
+        double tl = bench_slowest(time_loop(m, n, L, H, reps));
         ceil = 2.0 * 2.0 * (double)L * (double)(m * n) / tl * 1e-9 * sl_size();
         free(H);
       }

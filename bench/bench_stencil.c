@@ -18,28 +18,6 @@
 #include <cuda_runtime_api.h>
 #endif
 
-static double slowest(double t)
-{
-  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, sl_comm());
-  return t;
-}
-
-/* median time of forward + adjoint */
-static double time_op(sl_op *op, sl_array *x, sl_array *y, int reps)
-{
-  double t[64];
-  for (int r = -1; r < reps; r++) {
-    sl_wait();
-    MPI_Barrier(sl_comm());
-    double t0 = bench_now();
-    sl_op_apply(op, SL_FORWARD, x, y);
-    sl_op_apply(op, SL_ADJOINT, y, x);
-    sl_wait();
-    if (r >= 0) t[r] = slowest(bench_now() - t0);
-  }
-  return bench_median(t, reps);
-}
-
 /* The plain loops on the local block (rows m with one ghost row zero-padded, n columns): 5-point Laplacian,
  * centered second derivative along the rows, centered-5 first derivative along the columns. */
 static void loop_lap(int64_t m, int64_t n, const double *x, double *y)
@@ -82,7 +60,7 @@ static double time_loop3(int64_t a, int64_t b, int64_t c, int reps)
     double t0 = bench_now();
     loop_lap3(a, b, c, x, y);
     loop_lap3(a, b, c, y, x);
-    if (r >= 0) t[r] = slowest(bench_now() - t0);
+    if (r >= 0) t[r] = bench_slowest(bench_now() - t0);
   }
   free(x);
   free(y);
@@ -97,7 +75,7 @@ static double time_loop(void (*f)(int64_t, int64_t, const double *, double *), i
     double t0 = bench_now();
     f(m, n, x, y); /* forward and adjoint: the same stencil twice (the adjoint of a symmetric one) */
     f(m, n, y, x);
-    if (r >= 0) t[r] = slowest(bench_now() - t0);
+    if (r >= 0) t[r] = bench_slowest(bench_now() - t0);
   }
   free(x);
   free(y);
@@ -121,7 +99,7 @@ static double time_d2d(size_t bytes, int reps)
   }
   cudaFree(a);
   cudaFree(b);
-  return slowest(bench_median(t, reps));
+  return bench_slowest(bench_median(t, reps));
 #else
   (void)bytes;
   (void)reps;
@@ -177,7 +155,7 @@ int main(int argc, char **argv)
     double d2d = gpu ? time_d2d((size_t)(m * n) * 8, reps) : 0;
     for (int k = 0; k < 3; k++) {
       if (!ops[k]) continue;
-      double t = time_op(ops[k], x, y, reps);
+      double t = bench_time_fwd_adj(ops[k], x, y, reps);
       double c = gpu ? d2d : time_loop(loops[k], m + 2, n, reps);
       if (me == 0)
         printf("| %s | %lld | %.3f | %.2f | %.2f | %.2f |\n", names[k], (long long)n, 1e3 * t, bytes / t / 1e9,
@@ -196,7 +174,7 @@ int main(int argc, char **argv)
       sl_array_fill_random(x3, 1);
       int64_t m3 = sl_array_local_dims(x3)[0];
       double b3 = 2.0 * 2.0 * (double)(m3 * c * c) * 8.0;
-      double t = time_op(l3, x3, y3, reps);
+      double t = bench_time_fwd_adj(l3, x3, y3, reps);
       double cl = gpu ? time_d2d((size_t)(m3 * c * c) * 8, reps) : time_loop3(m3 + 2, c, c, reps);
       if (me == 0)
         printf("| Laplacian 3-D (3 axes, fused), n^3 | %lld | %.3f | %.2f | %.2f | %.2f |\n", (long long)c, 1e3 * t,
@@ -207,9 +185,9 @@ int main(int argc, char **argv)
     }
     /* the halo exchange: overlapped, serialised, alone */
     if (sl_size() > 1 && ops[0]) {
-      double tov = time_op(ops[0], x, y, reps);
+      double tov = bench_time_fwd_adj(ops[0], x, y, reps);
       setenv("STARLOPS_STENCIL_NO_OVERLAP", "1", 1);
-      double tser = time_op(ops[0], x, y, reps);
+      double tser = bench_time_fwd_adj(ops[0], x, y, reps);
       unsetenv("STARLOPS_STENCIL_NO_OVERLAP");
       sl_dist dg = sl_dist_default();
       dg.ghost_lo = dg.ghost_hi = 2;
@@ -223,7 +201,7 @@ int main(int argc, char **argv)
         sl_array_exchange_ghosts(g); /* twice: forward and adjoint each exchange once */
         sl_array_exchange_ghosts(g);
         sl_wait();
-        if (r >= 0) tex[r] = slowest(bench_now() - t0);
+        if (r >= 0) tex[r] = bench_slowest(bench_now() - t0);
       }
       double te = bench_median(tex, reps);
       sl_array_destroy(&g);
