@@ -1,5 +1,5 @@
-/* NonStationaryConvolve1D's task: the filter table (fixed), a rank's block as its input chunks, the output
- * chunks. One chunk each: the kernel on the buffers; several (the CPU only): packed into one buffer each. */
+/* NonStationaryConvolve1D's task: the filter table (fixed: sample-major for the CPU, then tap-major for CUDA),
+ * a rank's block as its input chunks, the output chunks. One chunk each: the kernel on the buffers; several (the CPU only): packed into one buffer each. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +39,8 @@ static void nsconv_cpu(void *buffers[], void *arg)
 static void nsconv_cuda(void *buffers[], void *arg)
 {
   const nsconv_args *a = arg;
-  int rc = kernel_cuda_nsconv(a->dt, a->adjoint, a->outer, a->n, a->inner, a->L, (const void *)STARPU_VECTOR_GET_PTR(buffers[0]),
+  const char *H = (const char *)STARPU_VECTOR_GET_PTR(buffers[0]) + (size_t)(a->n * a->L) * sl_dtype_size(a->dt); /* tap-major */
+  int rc = kernel_cuda_nsconv(a->dt, a->adjoint, a->outer, a->n, a->inner, a->L, H,
                               (const void *)STARPU_VECTOR_GET_PTR(buffers[1]), (void *)STARPU_VECTOR_GET_PTR(buffers[2]),
                               starpu_cuda_get_local_stream());
   if (rc != cudaSuccess) sl_async_error(SL_E_RUNTIME, "NonStationaryConvolve1D (CUDA): %s", cudaGetErrorString((cudaError_t)rc));

@@ -1,5 +1,6 @@
 /* CUDA non-stationary convolution: one thread per output element (grid-stride), the filter taps of its row
- * read from H; the same semantics as kernel_nsconv.c. */
+ * read from H (tap-major, so that neighbouring threads read neighbouring values); the same semantics as
+ * kernel_nsconv.c. */
 #include <cuComplex.h>
 #include <cuda_runtime.h>
 
@@ -42,7 +43,7 @@ __global__ void nsconv_k(int adjoint, int64_t outer, int64_t n, int64_t inner, i
     for (int64_t s = -c; s <= c; s++) {
       int64_t j = adjoint ? k + s : k - s;
       if (j < 0 || j >= n) continue;
-      T w = adjoint ? ops<T>::conj(h[k * L + s + c]) : h[j * L + s + c];
+      T w = adjoint ? ops<T>::conj(h[(s + c) * n + k]) : h[(s + c) * n + j]; /* H stored tap-major */
       acc = ops<T>::add(acc, ops<T>::mul(w, xo[j * inner]));
     }
     y[e] = acc;

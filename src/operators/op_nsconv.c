@@ -1,7 +1,7 @@
 /* NonStationaryConvolve1D (pylops' definition): filters given at regularly spaced centres ih along one axis,
  * linearly interpolated between them (the end filters repeated beyond), convolved along that axis. The
  * axis must not be the distributed one, so every line is local: one task per rank over its block, no
- * communication. The filter of every sample is tabulated once at construction (n x L values). */
+ * communication. The filter of every sample is tabulated once at construction, in both orders (2 n L values). */
 #include <complex.h>
 #include <math.h>
 #include <stdlib.h>
@@ -99,7 +99,7 @@ int sl_op_nonstationary_convolve1d(sl_op **op, const sl_array *like, const void 
                   SL_SAME_I("argument 7 (axis)", axis), SL_SAME_I("arguments 3 and 6 (hs and ih: their values)", digest)));
   nsconv_t *c = calloc(1, sizeof *c);
   int64_t n = like->dims[axis];
-  void *H = malloc((size_t)(n * hsize) * like->elsize + 1);
+  void *H = malloc(2 * (size_t)(n * hsize) * like->elsize + 1);
   if (!c || !H) rc = sl_error(SL_E_NOMEM, "%s: out of memory for the %lld x %lld filter table", fn, (long long)n, (long long)hsize);
   if (rc == SL_SUCCESS) {
     c->n = n;
@@ -119,10 +119,11 @@ int sl_op_nonstationary_convolve1d(sl_op **op, const sl_array *like, const void 
           double w = t - (double)i0;
           v = (1 - w) * value(like->dtype, hs, i0 * hsize + s) + w * value(like->dtype, hs, (i0 + 1) * hsize + s);
         }
-        store(like->dtype, H, k * hsize + s, v);
+        store(like->dtype, H, k * hsize + s, v);         /* sample-major, for the CPU kernel */
+        store(like->dtype, H, n * hsize + s * n + k, v); /* tap-major, for the CUDA kernel */
       }
     }
-    rc = sl_kept_copy(&c->H, H, n * hsize, like->elsize);
+    rc = sl_kept_copy(&c->H, H, 2 * n * hsize, like->elsize);
     if (rc == SL_SUCCESS && like->nchunks > 1)
       starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)(2 * like->nlocal), like->elsize);
   }
