@@ -16,6 +16,7 @@ from .ops import (Op, Identity, Zero, Diagonal, MatrixMult, VStackMatrix, HStack
                   SecondDerivative, Laplacian, Gradient, FFT, VStack, HStack, BlockDiag, NonStationaryConvolve1D, Restriction,
                   Roll, dottest)
 from .solvers import SolverInfo, cg, cgls, lsqr, ista, fista, power_iteration
+from .prox import Prox, L1, L2, L21, Box, ProximalGradient, ADMML2, PrimalDual
 
 __version__ = lib.sl_version().decode()
 

@@ -218,3 +218,20 @@ def cs(value):
     """A Python or NumPy number as an sl_cscalar."""
     z = complex(value)
     return cscalar(z.real, z.imag)
+
+# proximal layer
+_proto("sl_prox_l1", I, c_void_pp, D)
+_proto("sl_prox_l2", I, c_void_pp, P, P, D, I)
+_proto("sl_prox_l21", I, c_void_pp, D)
+_proto("sl_prox_box", I, c_void_pp, D, D)
+_proto("sl_prox_precompose", I, c_void_pp, P, D, D)
+_proto("sl_prox_postcompose", I, c_void_pp, P, D, D)
+_proto("sl_prox_apply", I, P, D, P, P)
+_proto("sl_prox_apply_dual", I, P, D, P, P)
+_proto("sl_prox_value", I, P, P, P)
+_proto("sl_prox_gradient", I, P, P, P)
+_proto("sl_prox_name", ctypes.c_char_p, P)
+_proto("sl_prox_destroy", I, c_void_pp)
+_proto("sl_solve_proximal_gradient", I, P, P, P, ctypes.POINTER(solver_options_t), ctypes.POINTER(solver_info_t))
+_proto("sl_solve_admm_l2", I, P, P, P, P, P, ctypes.POINTER(solver_options_t), ctypes.POINTER(solver_info_t))
+_proto("sl_solve_primal_dual", I, P, P, P, P, ctypes.POINTER(solver_options_t), ctypes.POINTER(solver_info_t))

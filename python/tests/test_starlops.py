@@ -172,6 +172,64 @@ def test_fft_options_and_roll():
         np.testing.assert_array_equal((sl.Roll(x, axis, shift) @ x).to_numpy(), np.roll(g, shift, axis=axis))
 
 
+def test_proximal_operators_and_solvers():
+    g = values((12, 5), np.float64, 1)
+    x = sl.Array.from_numpy(g)
+    l1 = sl.L1(0.3)
+    np.testing.assert_allclose(l1.prox(x, 0.5).to_numpy(), np.sign(g) * np.maximum(np.abs(g) - 0.15, 0), atol=1e-14)
+    np.testing.assert_allclose(l1.proxdual(x, 0.5).to_numpy(), np.clip(g, -0.3, 0.3), atol=1e-14)
+    assert abs(l1(x) - 0.3 * np.abs(g).sum()) < 1e-12
+    box = sl.Box(-0.2, 0.4)
+    np.testing.assert_allclose(box.prox(x, 1.0).to_numpy(), np.clip(g, -0.2, 0.4))
+    pre = l1.precomposition(2.0, 0.1)
+    np.testing.assert_allclose(pre.prox(x, 0.5).to_numpy(),
+                               (np.sign(2 * g + 0.1) * np.maximum(np.abs(2 * g + 0.1) - 4 * 0.15, 0) - 0.1) / 2, atol=1e-14)
+    # TV denoising with PrimalDual against a few iterations written with NumPy
+    b = sl.Array.from_numpy(g)
+    G = sl.Gradient(b, kind="forward")
+    f, tv = sl.L2(b=b), sl.L21(0.2)
+    xs = b.empty_like()
+    tau = mu = 0.95 / np.sqrt(8.0)
+    xs, info = sl.PrimalDual(f, tv, G, xs, niter=6, tau=tau, mu=mu, cost=True)
+    n0, n1 = g.shape
+
+    def grad(u):
+        g0, g1 = np.zeros_like(u), np.zeros_like(u)
+        g0[:-1] = u[1:] - u[:-1]
+        g1[:, :-1] = u[:, 1:] - u[:, :-1]
+        return g0, g1
+
+    def grad_h(y0, y1):
+        u = np.zeros_like(y0)
+        u[:-1] -= y0[:-1]
+        u[1:] += y0[:-1]
+        u[:, :-1] -= y1[:, :-1]
+        u[:, 1:] += y1[:, :-1]
+        return u
+
+    xr, xh = np.zeros_like(g), np.zeros_like(g)
+    y0, y1 = np.zeros_like(g), np.zeros_like(g)
+    for _ in range(6):  # gfirst, theta 1
+        a0, a1 = grad(xh)
+        y0, y1 = y0 + mu * a0, y1 + mu * a1
+        nrm = np.maximum(np.sqrt(y0 ** 2 + y1 ** 2) / 0.2, 1.0)
+        y0, y1 = y0 / nrm, y1 / nrm
+        xo = xr
+        xr = (xr - tau * grad_h(y0, y1) + tau * g) / (1 + tau)
+        xh = 2 * xr - xo
+    np.testing.assert_allclose(xs.to_numpy(), xr, atol=1e-12)
+    assert info.iterations == 6 and np.isfinite(info.cost[1:7]).all()
+    # lasso by ProximalGradient (FISTA) and by ADMM: the same minimiser of a diagonal problem
+    d = sl.Array.from_numpy(1.0 + 0.5 * np.abs(values((12, 5), np.float64, 7)))
+    D = sl.Diagonal(d)
+    dd = d.to_numpy()
+    xp, _ = sl.ProximalGradient(sl.L2(D, b), sl.L1(0.1), b.empty_like(), niter=300, acceleration="fista")
+    ref = np.sign(g / dd) * np.maximum(np.abs(g / dd) - 0.1 / dd ** 2, 0)
+    np.testing.assert_allclose(xp.to_numpy(), ref, atol=1e-9)
+    xa, _ = sl.ADMML2(sl.L1(0.1), D, b, None, b.empty_like(), niter=300, tau=1.0, inner_niter=20)
+    np.testing.assert_allclose(xa.to_numpy(), ref, atol=1e-7)
+
+
 def test_matrix_blocks():
     rows, cols = 3 + R, 2 + R  # a different block on every rank
     blk = matrix(rows, cols, 5 + R)
