@@ -151,7 +151,8 @@ demo: all
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the library (shared and static), the headers, the tools,
 # starlops.pc (StarPU's and MPI's flags carried in: no other .pc file needed; Libs.private for static links)
-# and a CMake package (find_package(starlops): the targets starlops::starlops and starlops::starlops_static).
+# a CMake package (find_package(starlops): the targets starlops::starlops and starlops::starlops_static) and the
+# Python package (PREFIX/lib/python3/dist-packages/starlops, which finds the library two levels up).
 PC_CFLAGS := -I$(STARPU_INC) $(MPI_CFLAGS) $(if $(HAVE_CUDA),-I$(CUDA_HOME)/include)
 PC_LIBS := $(MPI_LIBS) -lm
 PC_PRIVATE := $(filter-out $(MPI_LIBS),$(LIBS))
@@ -173,3 +174,5 @@ install: $(LIB_SO) $(LIB_A) $(TOOLS)
 	    -e 's|@LIBS@|$(call semi,$(PC_LIBS))|g' -e 's|@PRIVATE@|$(call semi,$(PC_PRIVATE))|g' \
 	    mk/starlopsConfig.cmake.in > $(INSTALL_DIR)/lib/cmake/starlops/starlopsConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' mk/starlopsConfigVersion.cmake.in > $(INSTALL_DIR)/lib/cmake/starlops/starlopsConfigVersion.cmake
+	install -d $(INSTALL_DIR)/lib/python3/dist-packages/starlops
+	install -m 644 python/starlops/*.py $(INSTALL_DIR)/lib/python3/dist-packages/starlops/

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks what `make install` gives a user: installs into a temporary prefix (and once more through DESTDIR),
 # then builds examples/poisson_cg.c out of the tree with pkg-config (shared and static) and with CMake's
-# find_package(starlops), and runs each build on 2 ranks. Usage: scripts/check-install.sh (from the clone).
+# find_package(starlops), runs each build on 2 ranks, and imports the installed Python package. Usage: scripts/check-install.sh (from the clone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -52,4 +52,13 @@ for exe in "$tmp/pc-shared" "$tmp/pc-static" "$tmp/cmake/pc-cmake" "$tmp/cmake/p
   timeout 300 mpirun -n 2 --bind-to none "$exe" --n 64 > "$tmp/run.log" 2>&1 || { tail -n 20 "$tmp/run.log"; exit 1; }
   echo "== check-install: $(basename "$exe"): $(grep -m1 -E 'PASSED|FAILED' "$tmp/run.log" || tail -n 1 "$tmp/run.log")"
 done
+# the installed Python package finds the installed library by itself
+PYTHONPATH=$prefix/lib/python3/dist-packages timeout 300 mpirun -n 2 --bind-to none "${STARLOPS_PYTHON:-/usr/bin/python3}" -c "
+import numpy as np, starlops as sl
+assert sl.lib_path.startswith('$prefix'), sl.lib_path
+x = sl.Array.from_numpy(np.arange(10.0))
+assert abs(x.norm() - np.linalg.norm(np.arange(10.0))) < 1e-12
+if sl.rank() == 0: print('python package', sl.__version__, 'from', sl.lib_path, ': PASSED')" > "$tmp/py.log" 2>&1 ||
+  { tail -n 20 "$tmp/py.log"; exit 1; }
+echo "== check-install: $(grep -m1 PASSED "$tmp/py.log")"
 echo "== check-install: passed"

@@ -16,6 +16,8 @@ def _candidates():
     for build in (os.environ.get("STARLOPS_BUILD"), os.path.join(_here, "..", "..", "build")):
         if build:
             yield os.path.join(build, "lib", "libstarlops.so")
+    # installed: PREFIX/lib/python3/dist-packages/starlops -> PREFIX/lib
+    yield os.path.join(_here, "..", "..", "..", "libstarlops.so")
     found = ctypes.util.find_library("starlops")
     if found:
         yield found
