@@ -540,6 +540,11 @@ int sl_prox_l2(sl_prox **p, sl_op *Op, const sl_array *b, double sigma, int cg_n
  *  j of every part (pyproximal's L21 on a Gradient's range, the isotropic total variation); prox: each
  *  group shrunk by max(1 - tau sigma / ||x_j||, 0). Plain arrays are refused. */
 int sl_prox_l21(sl_prox **p, double sigma);
+/** Collective. L21 along `axis` of plain arrays laid out like `like`: f(x) = sigma sum over the other indices
+ *  of the 2-norm of the line along axis (pyproximal's L21 on an array of ndim lines); axis must not be the
+ *  distributed one. Built as L21 on V x with V the stack of the planes along the axis (a permutation): one
+ *  task per plane each way, meant for short axes. */
+int sl_prox_l21_axis(sl_prox **p, const sl_array *like, int axis, double sigma);
 /** The indicator of the box lower <= x <= upper (0 inside, +Inf outside; complex: the real and imaginary
  *  parts each); prox: clipping. lower <= upper; either may be infinite. */
 int sl_prox_box(sl_prox **p, double lower, double upper);

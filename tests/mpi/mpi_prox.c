@@ -225,6 +225,36 @@ static void test_l21(sl_dtype dt)
   free(ref);
 }
 
+/* L21 along axis 1 of a plain 13 x 3 array split along axis 0: each row a group */
+static void test_l21_axis(sl_dtype dt)
+{
+  const int64_t n0 = 13, n1 = 3, n = n0 * n1;
+  cplx *x = NULL, *ref = malloc(sizeof *ref * (size_t)n);
+  sl_array *ax = make(dt, n0, n1, 9, 0.7, 0.0, &x);
+  const double sigma = 0.4, tau = 0.6;
+  sl_prox *p = NULL;
+  CHECK_OK(sl_prox_l21_axis(&p, ax, 1, sigma));
+  for (int kind = 0; p && kind < 3; kind++) {
+    double v = 0;
+    for (int64_t i = 0; i < n0; i++) {
+      double s = 0;
+      for (int64_t j = 0; j < n1; j++) s += pow(cabs(x[i * n1 + j]), 2);
+      double g = sqrt(s), f = kind == 0 ? (g > tau * sigma ? 1 - tau * sigma / g : 0) : (g > sigma ? sigma / g : 1);
+      for (int64_t j = 0; j < n1; j++) ref[i * n1 + j] = f * x[i * n1 + j];
+      v += sigma * g;
+    }
+    if (kind == 2) EXPECT_VALUE(p, ax, v, "L21 along an axis");
+    else check_prox(dt, p, tau, ax, ref, kind, kind == 0 ? "L21 along an axis, prox" : "L21 along an axis, dual prox");
+  }
+  sl_prox_destroy(&p);
+  int rc = sl_prox_l21_axis(&p, ax, 0, sigma);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST), "L21 along the distributed axis: %s", sl_last_error());
+  sl_prox_destroy(&p);
+  sl_array_destroy(&ax);
+  free(x);
+  free(ref);
+}
+
 /* d_i: three moduli (1, 2, 3) so that CG on I + c D^H D is exact after three iterations; a phase when complex */
 static cplx dval(sl_dtype dt, int64_t i) { return (1.0 + (double)(i % 3)) * (sl_dtype_is_complex(dt) ? cexp(I * 0.3 * (double)i) : 1.0); }
 
@@ -547,6 +577,7 @@ int main(int argc, char **argv)
   for (int i = 0; i < 4; i++) {
     test_elementwise(dts[i]);
     test_l21(dts[i]);
+    test_l21_axis(dts[i]);
     test_l2_op(dts[i]);
     test_pg_admm(dts[i]);
     test_primal_dual(dts[i]);

@@ -1,0 +1,85 @@
+/* L21 along an axis of a plain array: f(x) = sigma sum over the other indices of the 2-norm of the line along
+ * `axis`. V = VStack of the restrictions to each plane along the axis is a permutation of the elements (V^H V
+ * = I), so prox_f(x) = V^H prox_L21(V x) with L21 grouping the parts of the stacked V x, and the same for the
+ * conjugate's prox and the value. One restriction task per plane each way: meant for short axes (the
+ * components of a vector field). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "prox/prox_internal.h"
+
+static int axis_check(const sl_prox *p, const sl_array *x, const char *an)
+{
+  return sl_array_check_same(x, an, sl_op_domain(p->op), "the layout L21 along an axis was made for");
+}
+
+/* t = V x in a scratch stacked array */
+static int spread(sl_prox *p, const sl_array *x, sl_array **t)
+{
+  SL_TRY(prox_scratch(p, 0, sl_op_range(p->op), t));
+  return sl_op_apply(p->op, SL_FORWARD, x, *t);
+}
+
+static int axis_prox(sl_prox *p, double tau, const sl_array *x, sl_array *y)
+{
+  sl_array *t = NULL;
+  SL_TRY(spread(p, x, &t));
+  SL_TRY(prox_apply_p(p->f, tau, t, t));
+  return sl_op_apply(p->op, SL_ADJOINT, t, y);
+}
+
+static int axis_dual(sl_prox *p, double tau, const sl_array *x, sl_array *y)
+{
+  sl_array *t = NULL;
+  SL_TRY(spread(p, x, &t));
+  SL_TRY(prox_dual_p(p->f, tau, t, t));
+  return sl_op_apply(p->op, SL_ADJOINT, t, y);
+}
+
+static int axis_value(sl_prox *p, const sl_array *x, sl_scalar *s)
+{
+  sl_array *t = NULL;
+  SL_TRY(spread(p, x, &t));
+  return prox_value_p(p->f, t, s);
+}
+
+static void axis_destroy(sl_prox *p) { sl_op_destroy(&p->op); }
+
+static const sl_prox_ops axis_ops = {axis_prox, axis_dual, axis_value, NULL, NULL, axis_check, axis_destroy};
+
+int sl_prox_l21_axis(sl_prox **p, const sl_array *like, int axis, double sigma)
+{
+  const char *fn = "sl_prox_l21_axis";
+  int rc = SL_SUCCESS;
+  if (!sl_ctx.initialized) rc = sl_error(SL_E_STATE, "%s: starlops is not initialised", fn);
+  else if (!p) rc = sl_error(SL_E_INVALID, "%s: argument 1 (p) is NULL", fn);
+  else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is NULL", fn);
+  else if (like->nparts) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is stacked; for the parts of a stacked array use sl_prox_l21", fn);
+  else if (axis < -like->ndim || axis >= like->ndim)
+    rc = sl_error(SL_E_INVALID, "%s: argument 3 (axis) is %d, outside the %d axes of argument 2 (like)", fn, axis, like->ndim);
+  else if (!(sigma >= 0 && isfinite(sigma))) rc = sl_error(SL_E_INVALID, "%s: argument 4 (sigma) must be finite and >= 0, got %g", fn, sigma);
+  if (rc == SL_SUCCESS && axis < 0) axis += like->ndim;
+  if (rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1)
+    rc = sl_error(SL_E_DIST, "%s: argument 3 (axis = %d) is the distributed axis of argument 2 (like): the groups would span "
+                  "ranks; group along another axis, or redistribute first (sl_op_redistribute)", fn, axis);
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axis)", axis), sl_same_d("argument 4 (sigma)", sigma)));
+  int64_t n = like->dims[axis];
+  sl_op **r = calloc((size_t)n, sizeof *r), *v = NULL;
+  rc = sl_agree(sl_ctx.comm, r ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn));
+  for (int64_t k = 0; rc == SL_SUCCESS && k < n; k++) rc = sl_op_restriction_axis(&r[k], like, &k, 1, axis);
+  if (rc == SL_SUCCESS) rc = sl_op_vstack(&v, (int)n, r);
+  for (int64_t k = 0; r && k < n; k++) sl_op_destroy(&r[k]);
+  free(r);
+  sl_prox *inner = NULL;
+  if (rc == SL_SUCCESS) rc = sl_prox_l21(&inner, sigma);
+  if (rc == SL_SUCCESS) rc = prox_new(p, &axis_ops, "L21(axis %d)", axis);
+  if (rc != SL_SUCCESS) {
+    sl_op_destroy(&v);
+    sl_prox_destroy(&inner);
+    return rc;
+  }
+  (*p)->op = v;
+  (*p)->f = inner;
+  (*p)->sigma = sigma;
+  return SL_SUCCESS;
+}
