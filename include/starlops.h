@@ -644,7 +644,12 @@ typedef struct {
   int gfirst;              /**< PrimalDual: update the dual variable first (default 1, as pyproximal) */
   double epsg;             /**< ProximalGradient: the weight of g (default 1) */
   sl_accel accel;          /**< ProximalGradient: SL_ACCEL_NONE (default), SL_ACCEL_FISTA or SL_ACCEL_VANDENBERGHE */
-  int inner_niter;         /**< ADMM: CG iterations of each x-update (default 10) */
+  int inner_niter;         /**< ADMM: CG iterations of each x-update (default 10); ProximalGradient with
+                                backtrack: tries per iteration at most */
+  int backtrack;           /**< ProximalGradient: pyproximal's backtracking (tau from options.tau, else 1, times beta
+                                until f(x) <= f(z) + Re<grad f(z), x - z> + ||x - z||^2 / (2 tau)); host waits
+                                per try */
+  double beta;             /**< ProximalGradient: the backtracking factor (default 0.5) */
 } sl_solver_options;
 
 /** What a solver returns beside x. */
@@ -686,6 +691,7 @@ int sl_solve_fista(sl_op *A, const sl_array *y, sl_array *x, const sl_solver_opt
  *  iteration). x is laid out as f and g expect; stops when ||x_k - x_(k-1)|| <= tol (tol_rule), the cost
  *  f(x) + epsg g(x) recorded when options.show or options.cost asks for it. */
 int sl_solve_proximal_gradient(sl_prox *f, sl_prox *g, sl_array *x, const sl_solver_options *o, sl_solver_info *info);
+/* (with options.backtrack, tau is searched every iteration instead: info.alpha is the last one) */
 /** Collective. ADMM with an L2 term (pyproximal's ADMML2): min 1/2 ||Op x - b||^2 + g(A x) with A an operator
  *  (NULL: the identity): x = argmin 1/2 ||Op x - b||^2 + 1/(2 tau) ||A x - z + u||^2 (CG on the normal
  *  equations, inner_niter iterations, warm-started), z = prox_(tau g)(A x + u), u += A x - z. */

@@ -78,7 +78,8 @@ class solver_options_t(ctypes.Structure):
                 ("alpha", ctypes.c_double), ("power_niter", ctypes.c_int), ("perc", ctypes.c_double),
                 ("decay", ctypes.POINTER(ctypes.c_double)), ("tau", ctypes.c_double), ("mu", ctypes.c_double),
                 ("theta", ctypes.c_double), ("gamma", ctypes.c_double), ("gfirst", ctypes.c_int),
-                ("epsg", ctypes.c_double), ("accel", ctypes.c_int), ("inner_niter", ctypes.c_int)]
+                ("epsg", ctypes.c_double), ("accel", ctypes.c_int), ("inner_niter", ctypes.c_int),
+                ("backtrack", ctypes.c_int), ("beta", ctypes.c_double)]
 
 
 class solver_info_t(ctypes.Structure):

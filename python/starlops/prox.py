@@ -113,10 +113,12 @@ def _run(fn, args, x, o, cost):
 
 
 def ProximalGradient(proxf, proxg, x, x0=None, niter=10, tau=0.0, epsg=1.0, acceleration=None, tol=0.0, show=False,
-                     cost=False):
-    """pyproximal's ProximalGradient with a constant step (tau 0: 1 / Lipschitz constant); x receives the solution,
-    starting from x0 (None: zero). Returns (x, info)."""
-    o = _options(niter, tol, show, cost, tau=tau, epsg=epsg, accel=_ACCEL[acceleration])
+                     cost=False, backtracking=False, beta=0.5, niterback=10):
+    """pyproximal's ProximalGradient: a constant step (tau 0: 1 / Lipschitz constant), or backtracking (from tau,
+    else 1, times beta, niterback tries); x receives the solution, starting from x0 (None: zero). Returns
+    (x, info)."""
+    o = _options(niter, tol, show, cost, tau=tau, epsg=epsg, accel=_ACCEL[acceleration], backtrack=int(bool(backtracking)),
+                 beta=beta, inner_niter=niterback)
     o.x0 = x0._h if x0 is not None else None
     return _run(lib.sl_solve_proximal_gradient, (proxf._h, proxg._h, x._h), x, o, cost)
 

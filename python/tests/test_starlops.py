@@ -226,6 +226,9 @@ def test_proximal_operators_and_solvers():
     xp, _ = sl.ProximalGradient(sl.L2(D, b), sl.L1(0.1), b.empty_like(), niter=300, acceleration="fista")
     ref = np.sign(g / dd) * np.maximum(np.abs(g / dd) - 0.1 / dd ** 2, 0)
     np.testing.assert_allclose(xp.to_numpy(), ref, atol=1e-9)
+    xb, ib = sl.ProximalGradient(sl.L2(D, b), sl.L1(0.1), b.empty_like(), niter=300, acceleration="fista", backtracking=True)
+    np.testing.assert_allclose(xb.to_numpy(), ref, atol=1e-6)  # smaller steps: slower to converge
+    assert ib.alpha < 1.0  # halved from 1 at least once (||D||^2 > 1)
     xa, _ = sl.ADMML2(sl.L1(0.1), D, b, None, b.empty_like(), niter=300, tau=1.0, inner_niter=20)
     np.testing.assert_allclose(xa.to_numpy(), ref, atol=1e-7)
 

@@ -24,6 +24,7 @@ void sl_solver_options_default(sl_solver_options *o)
   o->epsg = 1.0;
   o->inner_niter = 10;
   o->gfirst = 1;
+  o->beta = 0.5;
 }
 
 void sl_inner_cg_options(sl_solver_options *o, int niter, const sl_array *x0)
@@ -127,8 +128,10 @@ static int options_check(const char *name, const sl_solver_options *q, const sl_
   SL_CHECK_ARG(q->epsg >= 0 && isfinite(q->epsg), SL_E_INVALID, "%s: options.epsg must be finite and >= 0, got %g", name, q->epsg);
   SL_CHECK_ARG(q->accel >= SL_ACCEL_NONE && q->accel <= SL_ACCEL_VANDENBERGHE, SL_E_INVALID, "%s: options.accel is invalid (%d)",
                name, (int)q->accel);
-  if (strstr(name, "ADMM"))
+  if (strstr(name, "ADMM") || (q->backtrack && strstr(name, "ProximalGradient")))
     SL_CHECK_ARG(q->inner_niter >= 1, SL_E_INVALID, "%s: options.inner_niter must be >= 1, got %d", name, q->inner_niter);
+  if (q->backtrack)
+    SL_CHECK_ARG(q->beta > 0 && q->beta < 1, SL_E_INVALID, "%s: options.beta must be in (0, 1), got %g", name, q->beta);
   return SL_SUCCESS;
 }
 
@@ -174,7 +177,8 @@ static int begin_common(sl_solver *sv, const char *name, int rc, const char *des
                   sl_same_d("options.tau", q->tau), sl_same_d("options.mu", q->mu), sl_same_d("options.theta", q->theta),
                   sl_same_d("options.gamma", q->gamma), SL_SAME_I("options.gfirst", q->gfirst != 0),
                   sl_same_d("options.epsg", q->epsg), SL_SAME_I("options.accel", q->accel),
-                  SL_SAME_I("options.inner_niter", q->inner_niter)));
+                  SL_SAME_I("options.inner_niter", q->inner_niter), SL_SAME_I("options.backtrack", q->backtrack != 0),
+                  sl_same_d("options.beta", q->beta)));
   sv->x = x;
   sv->info = info ? info : &sv->local_info;
   memset(sv->info, 0, sizeof *sv->info);

@@ -345,6 +345,33 @@ static void serial_pg(int64_t n, const cplx *d, const cplx *b, double sigma, dou
   free(xo);
 }
 
+/* Serial proximal gradient with pyproximal's backtracking (tau from 1, beta 0.5, at most 10 tries). */
+static double serial_pg_backtrack(int64_t n, const cplx *d, const cplx *b, double sigma, int niter, cplx *x)
+{
+  cplx *xo = malloc(sizeof *xo * (size_t)n), *gr = malloc(sizeof *gr * (size_t)n), *t = malloc(sizeof *t * (size_t)n);
+  double tau = 1.0;
+  for (int64_t i = 0; i < n; i++) x[i] = 0;
+  for (int k = 0; k < niter; k++) {
+    memcpy(xo, x, sizeof *x * (size_t)n);
+    double fz = 0;
+    for (int64_t i = 0; i < n; i++) gr[i] = conj(d[i]) * (d[i] * xo[i] - b[i]), fz += 0.5 * pow(cabs(d[i] * xo[i] - b[i]), 2);
+    for (int tr = 0; tr < 10; tr++) {
+      double fx = 0, gd = 0, dd = 0;
+      for (int64_t i = 0; i < n; i++) {
+        t[i] = soft(xo[i] - tau * gr[i], tau * sigma);
+        fx += 0.5 * pow(cabs(d[i] * t[i] - b[i]), 2);
+        gd += creal(conj(gr[i]) * (t[i] - xo[i]));
+        dd += pow(cabs(t[i] - xo[i]), 2);
+      }
+      if (fx <= fz + gd + dd / (2 * tau) || tr == 9) break;
+      tau *= 0.5;
+    }
+    memcpy(x, t, sizeof *x * (size_t)n);
+  }
+  free(xo), free(gr), free(t);
+  return tau;
+}
+
 /* Serial ADMM-L2 for 1/2 ||D x - b||^2 + sigma ||x||_1 (A = I; the x-update exact). */
 static void serial_admm(int64_t n, const cplx *d, const cplx *b, double sigma, double tau, int niter, cplx *x)
 {
@@ -387,6 +414,16 @@ static void test_pg_admm(sl_dtype dt)
     EXPECT_CLOSE(x, ref, tolf(dt), w);
     CHECK(info.iterations == 15 && info.stop == SL_STOP_NITER, "%s: %d iterations, stop %d", w, info.iterations, info.stop);
   }
+  /* pyproximal's backtracking from tau = 1 (|d| up to 3: several halvings) */
+  sl_solver_options_default(&o);
+  o.niter = 6;
+  o.tol = 0;
+  o.backtrack = 1;
+  CHECK_OK(sl_solve_proximal_gradient(f, g, x, &o, &info));
+  double tb = serial_pg_backtrack(n, d, b, sigma, 6, ref);
+  EXPECT_CLOSE(x, ref, tolf(dt) * 10, "ProximalGradient with backtracking");
+  CHECK(fabs(info.alpha - tb) < 1e-12 && tb < 1, "ProximalGradient backtracking: tau %g, serial %g (%s)", info.alpha, tb,
+        sl_dtype_name(dt));
   /* the step from the Lipschitz constant: 1 / max |d|^2 = 1/9 */
   sl_solver_options_default(&o);
   o.niter = 3;
