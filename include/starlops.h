@@ -142,6 +142,15 @@ int sl_array_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, c
  *  local block in C order and outlive the array). */
 int sl_array_wrap(sl_array **a, void *buffer, int ndim, const int64_t dims[], sl_dtype dt,
                   const sl_dist *dist);
+/** Collective. Like sl_array_wrap with the local block in GPU memory: dev_ptr (C order, this rank's block) on
+ *  CUDA device `device`, where this rank must have a CUDA worker (else SL_E_BACKEND on every rank). The block
+ *  is one chunk whose home is that buffer: tasks on that GPU read and write it in place (no copy), others
+ *  get copies from StarPU; sl_array_sync brings the current values back into it. No ghost layers. */
+int sl_array_wrap_device(sl_array **a, void *dev_ptr, int device, int ndim, const int64_t dims[], sl_dtype dt,
+                         const sl_dist *dist);
+/** Waits for the tasks writing a and makes the buffer a was made from (sl_array_wrap's host buffer,
+ *  sl_array_wrap_device's device buffer) hold its current values; for arrays starlops allocated, waits only. */
+int sl_array_sync(sl_array *a);
 /** Collective. A new zero array with the same dims, dtype and distribution as like. When its local block is
  *  one chunk (the default on GPU ranks; blocks up to STARLOPS_CHUNK_BYTES on CPU ranks) it has no host home:
  *  StarPU places it where it is first used, sl_array_acquire brings it to the host, the pointer it gives may

@@ -157,6 +157,10 @@ ref = 2.0 * D.T @ np.arange(12.0).reshape(4, 3)
 assert isinstance(y, cupy.ndarray), type(y)
 assert np.allclose(cupy.asnumpy(y), ref), cupy.asnumpy(y)
 print('CuPy in and out: PASSED', sl.workers())"
+  STARLOPS_CODELET_WHERE=cuda STEP_TIMEOUT=180 step "python: CuPy zero-copy, forced CUDA, 1 rank" py-cupy-zc-1.log \
+    mpirun -n 1 --bind-to none python3 "$B/python/examples/cupy_zero_copy.py"
+  STARLOPS_CODELET_WHERE=cuda STEP_TIMEOUT=180 step "python: CuPy zero-copy, forced CUDA, 2 ranks" py-cupy-zc-2.log \
+    mpirun -n 2 --bind-to none python3 "$B/python/examples/cupy_zero_copy.py"
   unset PYTHONPATH STARLOPS_LIB
 fi
 # ---- user operators: the shell example's CUDA kernel (forced CUDA, checked against the dense reference on

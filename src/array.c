@@ -311,6 +311,69 @@ int sl_array_wrap(sl_array **a, void *buffer, int ndim, const int64_t dims[], sl
   return SL_SUCCESS;
 }
 
+int sl_array_wrap_device(sl_array **a, void *dev_ptr, int device, int ndim, const int64_t dims[], sl_dtype dt,
+                         const sl_dist *dist)
+{
+  SL_CHECK_INIT();
+  const char *fn = "sl_array_wrap_device";
+  int rc = SL_SUCCESS, node = -1;
+  if (!a) rc = sl_error(SL_E_INVALID, "%s: argument 1 (a) is NULL", fn);
+  else if (dist && (dist->ghost_lo || dist->ghost_hi))
+    rc = sl_error(SL_E_INVALID, "%s: argument 7 (dist): ghost layers are not offered on a device buffer", fn);
+  else {
+    int w = starpu_worker_get_by_devid(STARPU_CUDA_WORKER, device);
+    if (w < 0)
+      rc = sl_error(SL_E_BACKEND, "%s: argument 3 (device = %d): this rank has no CUDA worker on that device (%d CUDA "
+                    "workers)", fn, device, sl_ctx.ncuda);
+    else node = (int)starpu_worker_get_memory_node((unsigned)w);
+  }
+  SL_TRY(sl_agree(sl_ctx.comm, rc));
+  sl_array *t = NULL;
+  SL_TRY(array_new(&t, NULL, ndim, dims, dt, dist, SL_STORE_LAYOUT));
+  rc = dev_ptr || t->nlocal == 0 ? SL_SUCCESS
+                                 : sl_error(SL_E_INVALID, "%s: argument 2 (dev_ptr) is NULL on rank %d, whose block has %lld "
+                                            "elements", fn, sl_ctx.rank, (long long)t->nlocal);
+  /* the layout becomes an array of one chunk whose home is the device buffer */
+  t->layout_only = 0;
+  t->nchunks = t->nlocal > 0 ? 1 : 0;
+  if (rc == SL_SUCCESS && t->nchunks) {
+    t->partials = calloc(1, sizeof *t->partials);
+    if (!t->partials) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  }
+  if (rc == SL_SUCCESS && t->nchunks) {
+    starpu_vector_data_register(&t->handle, node, (uintptr_t)dev_ptr, (uint32_t)t->nlocal, t->elsize);
+    starpu_variable_data_register(&t->partials[0], -1, 0, 2 * sizeof(double));
+    t->placed = 1;
+    t->device_home = 1 + node;
+  }
+  rc = sl_agree(sl_ctx.comm, rc);
+  if (rc != SL_SUCCESS) {
+    sl_array_destroy(&t);
+    return rc;
+  }
+  *a = t;
+  return SL_SUCCESS;
+}
+
+int sl_array_sync(sl_array *a)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_sync: argument 1 (a) is NULL");
+  SL_CHECK_ARG(!a->acquired, SL_E_STATE, "sl_array_sync: argument 1 (a) is acquired by the host; release it first");
+  for (int i = 0; i < a->nparts; i++) SL_TRY(sl_array_sync(a->parts[i]));
+  if (a->layout_only || (a->placed && !a->device_home)) return sl_wait(); /* no buffer of the caller's */
+  sl_watch_begin("sl_array_sync (the tasks writing the array)");
+  int rc = 0;
+  for (int c = 0; c < a->nchunks && rc == 0; c++) {
+    starpu_data_handle_t h = sl_array_chunk(a, c);
+    rc = a->device_home ? starpu_data_acquire_on_node(h, a->device_home - 1, STARPU_R) : starpu_data_acquire(h, STARPU_R);
+    if (rc == 0) starpu_data_release_on_node(h, a->device_home ? a->device_home - 1 : STARPU_MAIN_RAM);
+  }
+  sl_watch_end();
+  if (rc != 0) return sl_error_starpu(rc, "starpu_data_acquire", __FILE__, __LINE__);
+  return sl_async_error_take();
+}
+
 int sl_array_clone(sl_array **out, const sl_array *like, int storage)
 {
   *out = NULL;

@@ -175,6 +175,7 @@ struct sl_array {
   starpu_data_handle_t *chunk_h; /* a placed block of several chunks: one home-less handle per chunk (handle NULL) */
   void *stage;              /* a host view of chunk_h's chunks while acquired (array_access.c) */
   int stage_mode;           /* the sl_access of that acquire */
+  int device_home;          /* sl_array_wrap_device: 1 + the StarPU memory node of the device buffer (0 otherwise) */
   int nparts;               /* a stacked array (sl_array_stack): its parts, owned; 0 for a plain array */
   struct sl_array **parts;
   struct sl_scalar **pscal; /* one reduction result per part (reused; StarPU orders the reuses) */

@@ -73,6 +73,30 @@ class Array:
         return cls(None, _handle=h, _keep=local_block)
 
     @classmethod
+    def wrap_cupy(cls, local_block, global_shape, axis=0, partition="scatter"):
+        """Collective. An array whose local block IS the CuPy (or any __cuda_array_interface__) array local_block
+        on its GPU (C-contiguous; no copy): tasks on that GPU compute in it; call sync() before reading it."""
+        cai = local_block.__cuda_array_interface__
+        if cai.get("strides") not in (None, ()):
+            itemsize = np.dtype(cai["typestr"]).itemsize
+            want = tuple(int(np.prod(cai["shape"][i + 1:])) * itemsize for i in range(len(cai["shape"])))
+            if tuple(cai["strides"]) != want:
+                raise ValueError("starlops.Array.wrap_cupy: local_block must be C-contiguous")
+        shape = tuple(int(s) for s in global_shape)
+        dims = (ctypes.c_int64 * len(shape))(*shape)
+        d, _n = _dist(partition, axis, cai["shape"][axis] if partition in ("scatter", SCATTER) else None)
+        device = getattr(getattr(local_block, "device", None), "id", 0)
+        h = ctypes.c_void_p()
+        check(lib.sl_array_wrap_device(ctypes.byref(h), ctypes.c_void_p(cai["data"][0]), int(device), len(shape), dims,
+                                       C.sl_dtype(np.dtype(cai["typestr"])), ctypes.byref(d)))
+        return cls(None, _handle=h, _keep=local_block)
+
+    def sync(self):
+        """Waits for the array's tasks and brings its values into the buffer it wraps (NumPy or CuPy)."""
+        check(lib.sl_array_sync(self._h))
+        return self
+
+    @classmethod
     def load_npy(cls, path, partition="scatter", axis=0):
         """Collective. Reads a .npy file written on any number of ranks."""
         d, _n = _dist(partition, axis)

@@ -60,6 +60,22 @@ def test_wrap_is_not_a_copy():
     np.testing.assert_array_equal(block, 3.0 * (1.0 + R))
 
 
+def test_sync_and_device_wrap_refused_without_gpu():
+    block = np.full(3, 2.0)
+    a = sl.Array.wrap(block, (3 * P,))
+    a.fill(5.0)
+    a.sync()
+    np.testing.assert_array_equal(block, 5.0)
+    if sl.workers()[1] == 0:  # no CUDA worker: wrapping device memory is refused on every rank
+
+        class FakeDevice:
+            __cuda_array_interface__ = {"shape": (3,), "typestr": "<f8", "data": (0, False), "version": 3}
+
+        with pytest.raises(sl.StarlopsError) as e:
+            sl.Array.wrap_cupy(FakeDevice(), (3 * P,))
+        assert e.value.code == -6 and "CUDA worker" in str(e.value)
+
+
 def test_npy_files():
     path = COMM.bcast(os.path.join("/tmp", "starlops-pytest-%d.npy" % os.getpid()) if R == 0 else None)
     g = values((9, 4), np.complex128, 2)
