@@ -46,7 +46,7 @@ E=$B/build/examples
 if want suite; then
 # the suite in two steps of at most 420 s each (the many-chunks runs, 16 workers per rank, are the longest)
 step "test suite (all but many_chunks), dmdas placement" tests-dmdas.log "$B/build/tests/unit_tests" -j1 \
-  --filter '!(many_chunks)/*'
+  --filter '!(many_chunks|python)/*'
 fi
 if want suite-many; then
 step "test suite many_chunks, dmdas placement" tests-dmdas-many.log "$B/build/tests/unit_tests" -j1 --filter 'many_chunks/*'
