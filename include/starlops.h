@@ -415,6 +415,18 @@ int sl_op_redistribute(sl_op **op, const sl_array *from_like, const sl_array *to
 int sl_op_nonstationary_convolve1d(sl_op **op, const sl_array *like, const void *hs, int64_t nfilt, int64_t hsize,
                                    const int64_t *ih, int axis);
 
+/** Tapers of Sliding1D (pylops' tapertype): none, hanning, cosine, cosinesquare. */
+typedef enum { SL_TAPER_NONE = 0, SL_TAPER_HANNING = 1, SL_TAPER_COSINE = 2, SL_TAPER_COSINESQUARE = 3 } sl_taper;
+/** Collective. pylops' Sliding1D with one dense matrix M (nwin x nm, row-major, like's dtype, the same on every
+ *  rank) for every window, along `axis` of the data laid out like `like` (not the distributed axis: the windows
+ *  are local): windows of nwin samples start every nwin - nover samples (as many as fit: samples past the
+ *  last window are not covered), window w's data are taper_w * (M m_w), added where windows overlap; the
+ *  first window's taper keeps its start, the last's its end (pylops' tapers). The model is the data's
+ *  layout with `axis` replaced by (nwins, nm), distributed as the data; the adjoint is the true adjoint
+ *  (M^H, tapers, windows gathered). */
+int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, int64_t nm, int64_t nwin, int64_t nover,
+                    sl_taper taper);
+
 /** Normalisation of the FFT (pylops' norm): 1/sqrt(N) both ways (default), none, or 1/N both ways (N the
  *  product of the transformed lengths); the adjoint is always the true adjoint. */
 typedef enum { SL_FFT_ORTHO = 0, SL_FFT_NONE = 1, SL_FFT_ONE_OVER_N = 2 } sl_fft_norm;

@@ -181,6 +181,7 @@ _proto("sl_op_nonstationary_convolve1d", I, c_void_pp, P, V, ctypes.c_int64, cty
 _proto("sl_op_restriction_axis", I, c_void_pp, P, c_int64_p, ctypes.c_int64, I)
 _proto("sl_op_roll", I, c_void_pp, P, I, ctypes.c_int64)
 _proto("sl_op_fft_nfft", I, c_void_pp, P, I, ctypes.POINTER(I), c_int64_p, I, I, ctypes.POINTER(I), ctypes.POINTER(I))
+_proto("sl_op_sliding1d", I, c_void_pp, P, I, V, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, I)
 _proto("sl_op_vstack", I, c_void_pp, I, c_void_pp)
 _proto("sl_op_hstack", I, c_void_pp, I, c_void_pp)
 _proto("sl_op_block_diag", I, c_void_pp, I, c_void_pp)

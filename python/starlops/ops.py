@@ -212,6 +212,17 @@ def Restriction(like, iava, axis=-1):
     return Op._make(lib.sl_op_restriction_axis, like._h, idx.ctypes.data_as(C.c_int64_p), len(idx), int(axis))
 
 
+_TAPERS = {None: 0, "none": 0, "hanning": 1, "cosine": 2, "cosinesquare": 3}
+
+
+def Sliding1D(like, M, nwin, nover, axis=-1, tapertype="hanning"):
+    """pylops' Sliding1D with the dense matrix M (nwin x nm) on every window, along axis of the data laid out like
+    `like` (not its distributed axis); the model has the axis replaced by (nwins, nm)."""
+    m = np.ascontiguousarray(np.atleast_2d(M), dtype=like.dtype)
+    return Op._make(lib.sl_op_sliding1d, like._h, int(axis), m.ctypes.data_as(ctypes.c_void_p), m.shape[1], int(nwin),
+                    int(nover), _TAPERS[tapertype])
+
+
 def _stack(fn, ops):
     hs = (ctypes.c_void_p * len(ops))(*[o._h for o in ops])
     return Op._make(fn, len(ops), hs, parts=tuple(ops))

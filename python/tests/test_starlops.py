@@ -249,6 +249,20 @@ def test_proximal_operators_and_solvers():
     np.testing.assert_allclose(xa.to_numpy(), ref, atol=1e-7)
 
 
+def test_sliding1d():
+    d = sl.Array.from_numpy(np.zeros((5, 23)))  # traces over the ranks, windows along time
+    M = np.cos(np.add.outer(0.3 * np.arange(8), 0.7 * np.arange(6)))
+    S = sl.Sliding1D(d, M, nwin=8, nover=0, axis=1, tapertype=None)
+    assert S.shape == (5 * 23, 5 * 2 * 6)  # (data, model)
+    m = sl.Array.from_numpy(values((5, 2, 6), np.float64, 2))
+    y = (S @ m).to_numpy()
+    ref = np.zeros((5, 23))
+    for w in range(2):
+        ref[:, 8 * w:8 * w + 8] = m.to_numpy()[:, w] @ M.T
+    np.testing.assert_allclose(y, ref, atol=1e-12)
+    assert sl.dottest(S) < 1e-13
+
+
 def test_matrix_blocks():
     rows, cols = 3 + R, 2 + R  # a different block on every rank
     blk = matrix(rows, cols, 5 + R)

@@ -44,12 +44,15 @@ void codelet_chunked_init(struct starpu_codelet *cl, const char *name, starpu_cp
   cl->nbuffers = STARPU_VARIABLE_NBUFFERS;
 }
 
-int codelet_chunked_submit(struct starpu_codelet *cl, void *args, size_t args_size, int nfixed,
-                           const starpu_data_handle_t *fixed, const starpu_data_handle_t *in,
-                           const starpu_data_handle_t *out, double flops, const char *what)
+/* The task: nfixed read handles, the input chunks (read), the output chunks (written), and, when scratch is
+ * given and a side has several chunks, the scratch handle (the worker's packing space). */
+static int submit(struct starpu_codelet *cl, void *args, size_t args_size, int nfixed, const starpu_data_handle_t *fixed,
+                  starpu_data_handle_t scratch, const starpu_data_handle_t *in, const starpu_data_handle_t *out, double flops,
+                  const char *what)
 {
   const codelet_chunks *c = args;
-  struct starpu_task *t = codelet_task_create(nfixed + c->nin + c->nout);
+  int packed = scratch && (c->nin > 1 || c->nout > 1);
+  struct starpu_task *t = codelet_task_create(nfixed + c->nin + c->nout + packed);
   if (!t) {
     free(args);
     return sl_error(SL_E_NOMEM, "%s: out of memory", what);
@@ -72,5 +75,23 @@ int codelet_chunked_submit(struct starpu_codelet *cl, void *args, size_t args_si
     STARPU_TASK_SET_HANDLE(t, out[j], i);
     STARPU_TASK_SET_MODE(t, STARPU_W, i);
   }
+  if (packed) {
+    STARPU_TASK_SET_HANDLE(t, scratch, i);
+    STARPU_TASK_SET_MODE(t, STARPU_SCRATCH, i);
+  }
   return codelet_task_submit(t);
+}
+
+int codelet_chunked_submit(struct starpu_codelet *cl, void *args, size_t args_size, int nfixed,
+                           const starpu_data_handle_t *fixed, const starpu_data_handle_t *in,
+                           const starpu_data_handle_t *out, double flops, const char *what)
+{
+  return submit(cl, args, args_size, nfixed, fixed, NULL, in, out, flops, what);
+}
+
+int codelet_chunked_submit_scratch(struct starpu_codelet *cl, void *args, size_t args_size, starpu_data_handle_t fixed,
+                                   starpu_data_handle_t scratch, const starpu_data_handle_t *in,
+                                   const starpu_data_handle_t *out, double flops, const char *what)
+{
+  return submit(cl, args, args_size, 1, &fixed, scratch, in, out, flops, what);
 }

@@ -65,31 +65,5 @@ int codelet_nsconv_submit(sl_dtype dt, int adjoint, int64_t outer, int64_t n, in
   if (!a) return sl_error(SL_E_NOMEM, "NonStationaryConvolve1D: out of memory");
   *a = (nsconv_args){{nin, nout}, dt, adjoint, outer, n, inner, L};
   double flops = 2.0 * (double)(outer * n * inner) * (double)L * (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
-  int packed = nin > 1 || nout > 1;
-  struct starpu_task *t = codelet_task_create(1 + nin + nout + packed);
-  if (!t) {
-    free(a);
-    return sl_error(SL_E_NOMEM, "NonStationaryConvolve1D: out of memory");
-  }
-  t->cl = &cl_nsconv;
-  t->cl_arg = a;
-  t->cl_arg_size = sizeof *a;
-  t->cl_arg_free = 1;
-  t->flops = flops;
-  int i = 0;
-  STARPU_TASK_SET_HANDLE(t, H, i);
-  STARPU_TASK_SET_MODE(t, STARPU_R, i++);
-  for (int j = 0; j < nin; j++, i++) {
-    STARPU_TASK_SET_HANDLE(t, in[j], i);
-    STARPU_TASK_SET_MODE(t, STARPU_R, i);
-  }
-  for (int j = 0; j < nout; j++, i++) {
-    STARPU_TASK_SET_HANDLE(t, out[j], i);
-    STARPU_TASK_SET_MODE(t, STARPU_W, i);
-  }
-  if (packed) { /* the packing buffer: a per-worker scratch handle of twice the block */
-    STARPU_TASK_SET_HANDLE(t, scratch, i);
-    STARPU_TASK_SET_MODE(t, STARPU_SCRATCH, i);
-  }
-  return codelet_task_submit(t);
+  return codelet_chunked_submit_scratch(&cl_nsconv, a, sizeof *a, H, scratch, in, out, flops, "NonStationaryConvolve1D");
 }

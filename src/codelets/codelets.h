@@ -76,9 +76,19 @@ void codelet_chunked_init(struct starpu_codelet *cl, const char *name, starpu_cp
 int codelet_chunked_submit(struct starpu_codelet *cl, void *args, size_t args_size, int nfixed,
                            const starpu_data_handle_t *fixed, const starpu_data_handle_t *in,
                            const starpu_data_handle_t *out, double flops, const char *what);
+/** codelet_chunked_submit with one fixed handle and, when a side has several chunks, a scratch handle after the
+ *  outputs (STARPU_SCRATCH: the worker's packing space, which StarPU keeps between tasks). */
+int codelet_chunked_submit_scratch(struct starpu_codelet *cl, void *args, size_t args_size, starpu_data_handle_t fixed,
+                                   starpu_data_handle_t scratch, const starpu_data_handle_t *in,
+                                   const starpu_data_handle_t *out, double flops, const char *what);
 void codelet_matmul_init(void);
 void codelet_select_init(void);
 void codelet_nsconv_init(void);
+void codelet_sliding_init(void);
+/** Submits Sliding1D (kernel_sliding.h) on a rank's blocks given as chunks: tables holds M then the tapers,
+ *  scratch a home-less vector of the data plus the model block (used when a side has several chunks). */
+int codelet_sliding_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data_handle_t tables, starpu_data_handle_t scratch,
+                           int nin, const starpu_data_handle_t *in, int nout, const starpu_data_handle_t *out);
 /** Submits NonStationaryConvolve1D on a rank's block seen as (outer, n, inner), H the n x L filter table,
  *  scratch a home-less vector of twice the block (used when the block has several chunks); nothing when nout
  *  is 0. */

@@ -71,6 +71,7 @@ RANKS_TEST(mpi_prox)
 RANKS_TEST(mpi_nsconv)
 RANKS_TEST(mpi_restriction_axis)
 RANKS_TEST(mpi_fft_ext)
+RANKS_TEST(mpi_sliding)
 
 /* Many chunks per block, as on a many-core node (a block is cut into up to twice as many chunks as the rank
  * has workers): every program on 1 rank with 4 CPU workers and chunks of one element (up to 1024 per
@@ -105,6 +106,7 @@ MANY_CHUNKS_TEST(mpi_prox)
 MANY_CHUNKS_TEST(mpi_nsconv)
 MANY_CHUNKS_TEST(mpi_restriction_axis)
 MANY_CHUNKS_TEST(mpi_fft_ext)
+MANY_CHUNKS_TEST(mpi_sliding)
 /* Chunks of one element with no cap on their number: the ghost planes of the distributed axis are packed
  * from every chunk of a block, past the 64 a fixed table once held. */
 Test(many_chunks, mpi_stencils_2_ranks_unbounded, .timeout = 400)

@@ -1,0 +1,34 @@
+/* Arithmetic on the four element types for CUDA kernels written once as templates: T is float, double,
+ * cuFloatComplex or cuDoubleComplex. */
+#ifndef SL_KERNEL_CUDA_OPS_CUH
+#define SL_KERNEL_CUDA_OPS_CUH
+
+#include <cuComplex.h>
+
+template <typename T> struct ops;
+template <> struct ops<float> {
+  __device__ static float mul(float a, float b) { return a * b; }
+  __device__ static float conj(float a) { return a; }
+  __device__ static float zero() { return 0.0f; }
+  __device__ static float add(float a, float b) { return a + b; }
+};
+template <> struct ops<double> {
+  __device__ static double mul(double a, double b) { return a * b; }
+  __device__ static double conj(double a) { return a; }
+  __device__ static double zero() { return 0.0; }
+  __device__ static double add(double a, double b) { return a + b; }
+};
+template <> struct ops<cuFloatComplex> {
+  __device__ static cuFloatComplex mul(cuFloatComplex a, cuFloatComplex b) { return cuCmulf(a, b); }
+  __device__ static cuFloatComplex conj(cuFloatComplex a) { return cuConjf(a); }
+  __device__ static cuFloatComplex zero() { return make_cuFloatComplex(0.0f, 0.0f); }
+  __device__ static cuFloatComplex add(cuFloatComplex a, cuFloatComplex b) { return cuCaddf(a, b); }
+};
+template <> struct ops<cuDoubleComplex> {
+  __device__ static cuDoubleComplex mul(cuDoubleComplex a, cuDoubleComplex b) { return cuCmul(a, b); }
+  __device__ static cuDoubleComplex conj(cuDoubleComplex a) { return cuConj(a); }
+  __device__ static cuDoubleComplex zero() { return make_cuDoubleComplex(0.0, 0.0); }
+  __device__ static cuDoubleComplex add(cuDoubleComplex a, cuDoubleComplex b) { return cuCadd(a, b); }
+};
+
+#endif

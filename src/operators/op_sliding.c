@@ -1,0 +1,147 @@
+/* Sliding1D (pylops' Sliding1D with one dense matrix for every window): windows of nwin samples overlapping by
+ * nover along an axis that is not the distributed one (every window local: one task per rank, no
+ * communication); the model holds, for every window, nm coefficients (the axis replaced by (nwins, nm)).
+ * The tapers are pylops' (hanning, cosine, cosinesquare or none; the first window keeps its start, the last
+ * its end). */
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "operators/op_internal.h"
+#include "codelets/codelets.h"
+#include "codelets/kernel_sliding.h"
+
+typedef struct {
+  sl_sliding_dims d;
+  sl_kept tables;               /* M (nwin x nm) then the tapers (nwins x nwin), in the dtype */
+  starpu_data_handle_t scratch; /* packing space when a block has several chunks */
+} sliding_t;
+
+static void sliding_free(void *p)
+{
+  sliding_t *c = p;
+  sl_kept_free(&c->tables);
+  if (c->scratch) starpu_data_unregister_submit(c->scratch);
+  free(c);
+}
+
+static int sliding_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
+                          const starpu_data_handle_t *hy)
+{
+  sliding_t *c = op->data;
+  return codelet_sliding_submit(op->dtype, mode == SL_ADJOINT, &c->d, c->tables.h, c->scratch, nx, hx, ny, hy);
+}
+
+static int sliding_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  return sl_op_apply_chunked(op, mode, x, y, sliding_submit);
+}
+static const sl_op_ops sliding_ops = {sliding_apply, NULL, sliding_free};
+
+/* pylops' taper(nmask, ntap, tapertype): ramps of ntap samples at both ends, ones between */
+static void taper(double *t, int64_t nmask, int64_t ntap, sl_taper kind)
+{
+  for (int64_t k = 0; k < nmask; k++) t[k] = 1.0;
+  if (kind == SL_TAPER_NONE) return;
+  if (kind != SL_TAPER_HANNING && ntap == 1) ntap = 0;
+  int64_t m = 2 * ntap - 1;
+  for (int64_t k = 0; k < ntap && m >= 1; k++) {
+    double v;
+    if (kind == SL_TAPER_HANNING) v = m == 1 ? 1.0 : 0.5 - 0.5 * cos(2.0 * M_PI * (double)k / (double)(m - 1));
+    else {
+      double h = (double)(2 * ntap - 2) / 2.0;
+      v = 0.5 * (cos(((double)k - h) * M_PI / h) + 1.0);
+      if (kind == SL_TAPER_COSINESQUARE) v *= v;
+    }
+    t[k] = t[nmask - 1 - k] = v;
+  }
+}
+
+int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, int64_t nm, int64_t nwin, int64_t nover,
+                    sl_taper kind)
+{
+  SL_CHECK_INIT();
+  const char *fn = "sl_op_sliding1d";
+  int rc = SL_SUCCESS;
+  if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like, the data) is NULL", fn);
+  else if (like->nparts) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is a stacked array", fn);
+  else if (like->group->mask) rc = sl_error(SL_E_DIST, "%s: argument 2 (like) has a mask", fn);
+  else if (like->ndim + 1 > SL_MAX_DIMS) rc = sl_error(SL_E_DIMS, "%s: the model would have more than %d axes", fn, SL_MAX_DIMS);
+  else if (axis < -like->ndim || axis >= like->ndim)
+    rc = sl_error(SL_E_INVALID, "%s: argument 3 (axis) is %d, outside the %d axes of argument 2 (like)", fn, axis, like->ndim);
+  else if (!M || nm < 1) rc = sl_error(SL_E_INVALID, "%s: arguments 4-5: M must be given and nm >= 1 (nm %lld)", fn, (long long)nm);
+  else if (kind < SL_TAPER_NONE || kind > SL_TAPER_COSINESQUARE) rc = sl_error(SL_E_INVALID, "%s: argument 8 (taper) is invalid (%d)", fn, (int)kind);
+  if (rc == SL_SUCCESS && axis < 0) axis += like->ndim;
+  int64_t n = rc == SL_SUCCESS ? like->dims[axis] : 0;
+  if (rc == SL_SUCCESS && (nwin < 1 || nwin > n || nover < 0 || nover >= nwin))
+    rc = sl_error(SL_E_INVALID, "%s: arguments 6-7 (nwin %lld, nover %lld) must satisfy 1 <= nwin <= %lld (the axis) and 0 <= "
+                  "nover < nwin", fn, (long long)nwin, (long long)nover, (long long)n);
+  if (rc == SL_SUCCESS && kind == SL_TAPER_HANNING && nover > 0 && nwin / nover < 2)
+    rc = sl_error(SL_E_INVALID, "%s: argument 7 (nover = %lld) must be at most nwin / 2 = %lld for the hanning taper", fn,
+                  (long long)nover, (long long)(nwin / 2));
+  if (rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1)
+    rc = sl_error(SL_E_DIST, "%s: argument 3 (axis = %d) is the distributed axis of argument 2 (like): windows slide along "
+                  "another axis (redistribute first: sl_op_redistribute)", fn, axis);
+  for (int64_t k = 0; rc == SL_SUCCESS && k < nwin * nm; k++) {
+    const double *v = M;
+    size_t comps = like->dtype == SL_FLOAT32 || like->dtype == SL_FLOAT64 ? 1 : 2;
+    double re = like->dtype == SL_FLOAT32 || like->dtype == SL_COMPLEX64 ? ((const float *)M)[k * comps] : v[k * comps];
+    if (!isfinite(re)) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)k);
+  }
+  uint64_t digest = rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, M, (size_t)(nwin * nm) * like->elsize) : 0;
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axis)", axis), SL_SAME_I("argument 5 (nm)", nm), SL_SAME_I("argument 6 (nwin)", nwin),
+                  SL_SAME_I("argument 7 (nover)", nover), SL_SAME_I("argument 8 (taper)", kind), SL_SAME_I("argument 4 (M: its values)", digest)));
+  int64_t step = nwin - nover, nwins = (n - nwin) / step + 1;
+  /* the model: the axis replaced by (nwins, nm), distributed as the data */
+  int64_t mdims[SL_MAX_DIMS];
+  for (int d = 0, e = 0; d < like->ndim; d++) {
+    if (d == axis) {
+      mdims[e++] = nwins;
+      mdims[e++] = nm;
+    } else {
+      mdims[e++] = like->dims[d];
+    }
+  }
+  sl_dist md = {.partition = like->partition, .axis = like->axis > axis ? like->axis + 1 : like->axis};
+  int64_t ln = like->ldims[like->axis];
+  if (like->axis == axis) ln = nwins; /* one rank holding the whole axis: it holds every window */
+  if (like->partition == SL_SCATTER) md.local_n = &ln;
+  sl_array *model = NULL;
+  rc = sl_layout_create(&model, like->ndim + 1, mdims, like->dtype, &md);
+  sliding_t *c = calloc(1, sizeof *c);
+  size_t el = like->elsize;
+  char *tab = malloc((size_t)(nwin * nm + nwins * nwin) * el);
+  double *tp = malloc(sizeof *tp * (size_t)nwin);
+  if (rc == SL_SUCCESS && (!c || !tab || !tp)) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  if (rc == SL_SUCCESS) {
+    c->d = (sl_sliding_dims){1, n, 1, nwins, nm, nwin, step};
+    for (int d = 0; d < axis; d++) c->d.outer *= like->ldims[d];
+    for (int d = axis + 1; d < like->ndim; d++) c->d.inner *= like->ldims[d];
+    memcpy(tab, M, (size_t)(nwin * nm) * el);
+    taper(tp, nwin, nover, kind);
+    int cplx = sl_dtype_is_complex(like->dtype), single = like->dtype == SL_FLOAT32 || like->dtype == SL_COMPLEX64;
+    for (int64_t w = 0; w < nwins; w++)
+      for (int64_t q = 0; q < nwin; q++) {
+        double v = tp[q];
+        if (w == 0 && q < nover) v = 1.0;                /* the first window keeps its start */
+        if (w == nwins - 1 && q >= nwin - nover) v = 1.0; /* the last its end */
+        int64_t k = nwin * nm + w * nwin + q;
+        if (single) ((float *)tab)[k * (cplx ? 2 : 1)] = (float)v;
+        else ((double *)tab)[k * (cplx ? 2 : 1)] = v;
+        if (cplx && single) ((float *)tab)[2 * k + 1] = 0;
+        if (cplx && !single) ((double *)tab)[2 * k + 1] = 0;
+      }
+    rc = sl_kept_copy(&c->tables, tab, nwin * nm + nwins * nwin, el);
+    if (rc == SL_SUCCESS && (like->nchunks > 1 || model->nchunks > 1))
+      starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)(like->nlocal + model->nlocal), el);
+  }
+  free(tab);
+  free(tp);
+  sl_op *o = NULL;
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Sliding1D", model, like, &sliding_ops, c);
+  else if (c) sliding_free(c);
+  sl_array_destroy(&model);
+  return sl_op_finish(op, o, rc);
+}

@@ -1,0 +1,173 @@
+/* Sliding1D on 1 to 4 ranks (the last of 4 owning nothing), four dtypes: windows along an axis that is not
+ * the distributed one, each window's data taper * (M m_w) added where windows overlap, against pylops'
+ * definition written out here (its _slidingsteps, hanning and cosine tapers, the first window keeping its
+ * start and the last its end), with data not fully covered by the windows; forward, adjoint, dot tests, the
+ * model's layout, bad input. */
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_check.h"
+
+typedef double complex cplx;
+static int P, R;
+
+/* pylops' hanningtaper / cosinetaper (np.hanning(2 ntap - 1)[:ntap], mirrored; ones between) */
+static void pylops_taper(int kind, int64_t nmask, int64_t ntap, double *t)
+{
+  for (int64_t k = 0; k < nmask; k++) t[k] = 1;
+  if (kind == SL_TAPER_NONE) return;
+  if (kind == SL_TAPER_HANNING) {
+    int64_t M = 2 * ntap - 1;
+    for (int64_t k = 0; k < ntap; k++) {
+      double h = M == 1 ? 1.0 : 0.5 - 0.5 * cos(2 * M_PI * (double)k / (double)(M - 1));
+      t[k] = h;
+      t[nmask - 1 - k] = h;
+    }
+    return;
+  }
+  if (ntap == 1) ntap = 0;
+  double half = (double)(2 * ntap - 2) / 2.0;
+  for (int64_t k = 0; k < ntap; k++) {
+    double c = 0.5 * (cos(((double)k - half) * M_PI / half) + 1.0);
+    if (kind == SL_TAPER_COSINESQUARE) c = c * c;
+    t[k] = c;
+    t[nmask - 1 - k] = c;
+  }
+}
+
+static cplx mval(sl_dtype dt, int64_t q, int64_t j)
+{
+  return sin(0.3 * (double)q + 0.7 * (double)j + 0.2) + (sl_dtype_is_complex(dt) ? I * cos(0.5 * (double)q - 0.4 * (double)j) : 0);
+}
+
+/* data 2-D (n0 x n1) split along dist_axis, windows along the other axis */
+static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, int64_t nover, int64_t nm, int kind)
+{
+  int axis = 1 - dist_axis;
+  int64_t dims[2], nother = 7;
+  dims[axis] = nslide;
+  dims[dist_axis] = nother;
+  int64_t ln = mc_share(nother);
+  sl_dist d = sl_dist_scatter(dist_axis);
+  d.local_n = &ln;
+  sl_array *like = NULL;
+  CHECK_OK(sl_array_create(&like, 2, dims, dt, &d));
+  cplx *Mz = malloc(sizeof *Mz * (size_t)(nwin * nm));
+  for (int64_t q = 0; q < nwin; q++)
+    for (int64_t j = 0; j < nm; j++) Mz[q * nm + j] = mval(dt, q, j);
+  void *M = malloc(sl_dtype_size(dt) * (size_t)(nwin * nm));
+  mc_to_dtype(dt, nwin * nm, Mz, M);
+  mc_from_dtype(dt, nwin * nm, M, Mz);
+  sl_op *op = NULL;
+  CHECK_OK(sl_op_sliding1d(&op, like, axis, M, nm, nwin, nover, (sl_taper)kind));
+  if (!op) {
+    sl_array_destroy(&like);
+    free(Mz), free(M);
+    return;
+  }
+  /* pylops: starts 0, step, ... while start + nwin <= n; tapers; first/last windows */
+  int64_t step = nwin - nover, nwins = (nslide - nwin) / step + 1;
+  const int64_t *md = sl_array_dims(sl_op_domain(op));
+  CHECK(sl_array_ndim(sl_op_domain(op)) == 3 && md[axis] == nwins && md[axis + 1] == nm, "Sliding1D model layout");
+  double *tap = malloc(sizeof *tap * (size_t)nwin), *T = malloc(sizeof *T * (size_t)(nwins * nwin));
+  pylops_taper(kind, nwin, nover, tap);
+  for (int64_t w = 0; w < nwins; w++)
+    for (int64_t q = 0; q < nwin; q++) {
+      T[w * nwin + q] = tap[q];
+      if (w == 0 && q < nover) T[w * nwin + q] = 1;
+      if (w == nwins - 1 && q >= nwin - nover) T[w * nwin + q] = 1;
+    }
+  sl_array *x = NULL, *y = NULL, *z = NULL;
+  CHECK_OK(sl_op_create_domain(op, &x));
+  CHECK_OK(sl_op_create_range(op, &y));
+  CHECK_OK(sl_op_create_domain(op, &z));
+  int64_t nx = nother * nwins * nm, ny = nother * nslide;
+  cplx *xg = malloc(sizeof *xg * (size_t)nx), *yref = calloc((size_t)ny, sizeof *yref), *zref = calloc((size_t)nx, sizeof *zref);
+  for (int64_t i = 0; i < nx; i++) xg[i] = mc_value(dt, i, 3);
+  void *buf = malloc(sl_dtype_size(dt) * (size_t)nx);
+  mc_to_dtype(dt, nx, xg, buf);
+  mc_from_dtype(dt, nx, buf, xg);
+  CHECK_OK(sl_array_scatter(x, -1, buf));
+  free(buf);
+  /* index helpers: data (a, t) with t the sliding index, model (a, w, j), a the other axis */
+#define DIDX(a, t) (axis == 1 ? (a) * nslide + (t) : (t) * nother + (a))
+#define MIDX(a, w, j) (axis == 1 ? ((a) * nwins + (w)) * nm + (j) : ((w) * nm + (j)) * nother + (a))
+  for (int64_t a = 0; a < nother; a++)
+    for (int64_t w = 0; w < nwins; w++)
+      for (int64_t q = 0; q < nwin; q++) {
+        cplx s = 0;
+        for (int64_t j = 0; j < nm; j++) s += Mz[q * nm + j] * xg[MIDX(a, w, j)];
+        yref[DIDX(a, w * step + q)] += T[w * nwin + q] * s;
+      }
+  CHECK_OK(sl_op_apply(op, SL_FORWARD, x, y));
+  char what[96];
+  snprintf(what, sizeof what, "Sliding1D forward (axis %d, nwin %lld, nover %lld, taper %d)", axis, (long long)nwin,
+           (long long)nover, kind);
+  mc_compare(y, yref, what);
+  /* adjoint of y: model (a, w, j) = sum_q conj(M[q][j]) T[w][q] y(a, w step + q) */
+  for (int64_t a = 0; a < nother; a++)
+    for (int64_t w = 0; w < nwins; w++)
+      for (int64_t j = 0; j < nm; j++) {
+        cplx s = 0;
+        for (int64_t q = 0; q < nwin; q++) s += conj(Mz[q * nm + j]) * T[w * nwin + q] * yref[DIDX(a, w * step + q)];
+        zref[MIDX(a, w, j)] = s;
+      }
+  CHECK_OK(sl_op_apply(op, SL_ADJOINT, y, z));
+  snprintf(what, sizeof what, "Sliding1D adjoint (axis %d, nwin %lld, nover %lld, taper %d)", axis, (long long)nwin,
+           (long long)nover, kind);
+  mc_compare(z, zref, what);
+  double err = 1;
+  CHECK_OK(sl_dottest(op, 4, &err));
+  CHECK(err < (dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-5 : 1e-13), "Sliding1D dot test %s: %.3g", sl_dtype_name(dt), err);
+#undef DIDX
+#undef MIDX
+  sl_op_destroy(&op);
+  sl_array *arrs[4] = {like, x, y, z};
+  for (int i = 0; i < 4; i++) sl_array_destroy(&arrs[i]);
+  free(Mz), free(M), free(tap), free(T), free(xg), free(yref), free(zref);
+}
+
+static void test_bad_input(void)
+{
+  int64_t dims[2] = {9, 20};
+  sl_array *x = NULL;
+  CHECK_OK(sl_array_create(&x, 2, dims, SL_FLOAT64, NULL)); /* split along axis 0 */
+  double M[8 * 2] = {0};
+  sl_op *op = NULL;
+  int rc = sl_op_sliding1d(&op, x, 0, M, 2, 4, 1, SL_TAPER_HANNING);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST), "sliding along the distributed axis: %s",
+        sl_last_error());
+  sl_op_destroy(&op);
+  rc = sl_op_sliding1d(&op, x, 1, M, 2, 8, 5, SL_TAPER_HANNING);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nover"), "hanning overlap above nwin / 2: %s",
+        sl_last_error());
+  rc = sl_op_sliding1d(&op, x, 1, M, 2, 8, 8, SL_TAPER_NONE);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nover"), "nover = nwin: %s", sl_last_error());
+  rc = sl_op_sliding1d(&op, x, 1, M, 2, 30, 2, SL_TAPER_NONE);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nwin"), "window longer than the axis: %s",
+        sl_last_error());
+  double mine[8 * 2] = {[0] = (double)R};
+  rc = sl_op_sliding1d(&op, x, 1, mine, 2, 8, 2, SL_TAPER_NONE);
+  CHECK(P == 1 || mc_same_error_everywhere(rc, SL_E_INVALID), "M differing between ranks: %s", sl_last_error());
+  sl_op_destroy(&op);
+  sl_array_destroy(&x);
+}
+
+int main(int argc, char **argv)
+{
+  mc_init(&argc, &argv);
+  P = sl_size();
+  R = sl_rank();
+  const sl_dtype dts[4] = {SL_FLOAT64, SL_COMPLEX128, SL_FLOAT32, SL_COMPLEX64};
+  for (int t = 0; t < 4; t++) {
+    test_case(dts[t], 0, 23, 8, 3, 6, SL_TAPER_HANNING); /* windows at 0, 5, 10, 15: the axis covered */
+    test_case(dts[t], 0, 25, 8, 3, 6, SL_TAPER_COSINE);  /* the last 2 samples uncovered */
+    test_case(dts[t], 1, 19, 6, 2, 4, SL_TAPER_COSINESQUARE);
+    test_case(dts[t], 1, 16, 4, 0, 5, SL_TAPER_NONE);    /* no overlap, nm > nwin */
+  }
+  test_bad_input();
+  return mc_finish("mpi_sliding");
+}
