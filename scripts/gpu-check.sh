@@ -128,7 +128,7 @@ if want prox; then
       "$E/tv_denoise" --quiet --n 2048
   done
 fi
-# ---- NonStationaryConvolve1D against its ceilings: the GPU (forced CUDA) beside a device-to-device copy, one
+# ---- NonStationaryConvolve1D and Sliding1D against their ceilings: the GPU (forced CUDA) beside a device-to-device copy, one
 # CPU core beside a plain loop, the node's CPUs ----
 if want nsbench; then
   STEP_TIMEOUT=180 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_nsconv on the GPU" bench-nsconv-gpu.log \
@@ -137,6 +137,10 @@ if want nsbench; then
     mpirun -n 1 --bind-to none "$B/build/bench/bench_nsconv" --sizes 2048,4096 --taps 11,31
   STEP_TIMEOUT=180 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_nsconv, 8 ranks x 1 CPU core" bench-nsconv-cpu8.log \
     mpirun -n 8 --bind-to none "$B/build/bench/bench_nsconv" --sizes 2048,4096 --taps 11,31
+  STEP_TIMEOUT=180 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_sliding on the GPU" bench-sliding-gpu.log \
+    mpirun -n 1 --bind-to none "$B/build/bench/bench_sliding" --traces 2048 --samples 4096 --nwin 32,128
+  STEP_TIMEOUT=180 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_sliding, 8 ranks x 1 CPU core" bench-sliding-cpu8.log \
+    mpirun -n 8 --bind-to none "$B/build/bench/bench_sliding" --traces 256 --samples 4096 --nwin 32,128
 fi
 # ---- the Python interface: the NumPy-vs-starlops example (forced CUDA and default placement) and CuPy
 # arrays in and out (the node's python3 with NumPy and CuPy; no mpi4py needed) ----

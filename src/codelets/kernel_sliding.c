@@ -9,6 +9,33 @@
   const T *m = M, *t = Tp, *x = in;                                                                   \
   T *y = out;                                                                                         \
   const int64_t in_ = d->inner, nm = d->nm, nwin = d->nwin;                                           \
+  if (in_ == 1 && !adjoint) { /* windows along the last axis: a dot product per data sample */        \
+    memset(y, 0, sizeof(T) * (size_t)(d->outer * d->n));                                              \
+    for (int64_t o = 0; o < d->outer; o++)                                                            \
+      for (int64_t w = 0; w < d->nwins; w++) {                                                        \
+        const T *xw = x + (o * d->nwins + w) * nm;                                                    \
+        T *yw = y + o * d->n + w * d->step;                                                           \
+        for (int64_t q = 0; q < nwin; q++) {                                                          \
+          T acc = 0;                                                                                  \
+          for (int64_t j = 0; j < nm; j++) acc += m[q * nm + j] * xw[j];                              \
+          yw[q] += t[w * nwin + q] * acc;                                                             \
+        }                                                                                             \
+      }                                                                                               \
+    return;                                                                                           \
+  }                                                                                                   \
+  if (in_ == 1) { /* and the adjoint: a row of M^H per window sample, accumulated contiguously */     \
+    memset(y, 0, sizeof(T) * (size_t)(d->outer * d->nwins * nm));                                     \
+    for (int64_t o = 0; o < d->outer; o++)                                                            \
+      for (int64_t w = 0; w < d->nwins; w++) {                                                        \
+        const T *xw = x + o * d->n + w * d->step;                                                     \
+        T *yw = y + (o * d->nwins + w) * nm;                                                          \
+        for (int64_t q = 0; q < nwin; q++) {                                                          \
+          T c = t[w * nwin + q] * xw[q];                                                              \
+          for (int64_t j = 0; j < nm; j++) yw[j] += CONJ(m[q * nm + j]) * c;                          \
+        }                                                                                             \
+      }                                                                                               \
+    return;                                                                                           \
+  }                                                                                                   \
   if (!adjoint) { /* data (outer, n, inner) from model (outer, nwins, nm, inner) */                   \
     memset(y, 0, sizeof(T) * (size_t)(d->outer * d->n * in_));                                        \
     for (int64_t o = 0; o < d->outer; o++)                                                            \
