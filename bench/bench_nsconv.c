@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "starlops.h"
-#include "bench_util.h"
 #ifdef SL_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
+#include "bench_util.h"
 
 /* the plain loop: m rows of n, each row convolved with one filter table H (n x L), forward then adjoint */
 static double time_loop(int64_t m, int64_t n, int64_t L, const double *H, int reps)
@@ -45,44 +45,13 @@ static double time_loop(int64_t m, int64_t n, int64_t L, const double *H, int re
   return bench_median(t, reps);
 }
 
-#ifdef SL_HAVE_CUDA
-static double time_d2d(size_t bytes, int reps)
-{
-  void *a = NULL, *b = NULL;
-  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return NAN;
-  double t[64];
-  for (int r = -1; r < reps; r++) {
-    cudaDeviceSynchronize();
-    double t0 = bench_now();
-    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice); /* as forward + adjoint: two passes */
-    cudaMemcpy(a, b, bytes, cudaMemcpyDeviceToDevice);
-    cudaDeviceSynchronize();
-    if (r >= 0) t[r] = bench_now() - t0;
-  }
-  cudaFree(a);
-  cudaFree(b);
-  return bench_median(t, reps);
-}
-#endif
-
-static int parse_list(const char *s, int64_t *v, int max)
-{
-  int n = 0;
-  for (const char *p = s; *p && n < max; p++) {
-    v[n++] = atoll(p);
-    while (*p && *p != ',') p++;
-    if (!*p) break;
-  }
-  return n;
-}
-
 int main(int argc, char **argv)
 {
   int64_t sizes[16] = {2048, 4096}, taps[8] = {11, 31};
   int nsizes = 2, ntaps = 2, reps = 5;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsizes = parse_list(argv[++i], sizes, 16);
-    else if (!strcmp(argv[i], "--taps") && i + 1 < argc) ntaps = parse_list(argv[++i], taps, 8);
+    if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsizes = bench_parse_list(argv[++i], sizes, 16);
+    else if (!strcmp(argv[i], "--taps") && i + 1 < argc) ntaps = bench_parse_list(argv[++i], taps, 8);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else {
       printf("usage: bench_nsconv [--sizes n1,n2,...] [--taps L1,L2,...] [--reps R]\n");
@@ -115,7 +84,7 @@ int main(int argc, char **argv)
       double tt = bench_time_fwd_adj(op, x, y, reps), flops = 2.0 * 2.0 * (double)L * (double)(n * n), bytes = 2.0 * 2.0 * 8.0 * (double)(n * n);
       double gf = flops / tt * 1e-9, gb = bytes / tt * 1e-9, ceil = NAN;
 #ifdef SL_HAVE_CUDA
-      if (gpu) ceil = 2.0 * 2.0 * 8.0 * (double)(sl_array_local_size(x)) / time_d2d((size_t)sl_array_local_size(x) * 8, reps) * 1e-9 * sl_size();
+      if (gpu) ceil = 2.0 * 2.0 * 8.0 * (double)(sl_array_local_size(x)) / bench_time_d2d((size_t)sl_array_local_size(x) * 8, 2, reps) * 1e-9 * sl_size();
 #endif
       if (!gpu) { /* the plain loop's rate on this rank's block, times the ranks */
         double *H = malloc(sizeof *H * (size_t)(n * L));

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "starlops.h"
-#include "bench_util.h"
 #ifdef SL_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
+#include "bench_util.h"
 
 /* the plain loop: m traces of nt samples, windows of nwin every step, forward then adjoint, no taper (the
  * same multiply-adds) */
@@ -50,44 +50,14 @@ static double time_loop(int64_t m, int64_t nt, int64_t nwin, int64_t step, int64
   return bench_median(t, reps);
 }
 
-#ifdef SL_HAVE_CUDA
-static double time_d2d(size_t bytes, int reps)
-{
-  void *a = NULL, *b = NULL;
-  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return NAN;
-  double t[64];
-  for (int r = -1; r < reps; r++) {
-    cudaDeviceSynchronize();
-    double t0 = bench_now();
-    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-    cudaDeviceSynchronize();
-    if (r >= 0) t[r] = bench_now() - t0;
-  }
-  cudaFree(a);
-  cudaFree(b);
-  return bench_median(t, reps);
-}
-#endif
-
-static int parse_list(const char *s, int64_t *v, int max)
-{
-  int n = 0;
-  for (const char *p = s; *p && n < max; p++) {
-    v[n++] = atoll(p);
-    while (*p && *p != ',') p++;
-    if (!*p) break;
-  }
-  return n;
-}
-
 int main(int argc, char **argv)
 {
   int64_t traces = 256, samples[8] = {4096}, wins[8] = {32, 128};
   int nsamples = 1, nwins_l = 2, reps = 5;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--traces") && i + 1 < argc) traces = atoll(argv[++i]);
-    else if (!strcmp(argv[i], "--samples") && i + 1 < argc) nsamples = parse_list(argv[++i], samples, 8);
-    else if (!strcmp(argv[i], "--nwin") && i + 1 < argc) nwins_l = parse_list(argv[++i], wins, 8);
+    else if (!strcmp(argv[i], "--samples") && i + 1 < argc) nsamples = bench_parse_list(argv[++i], samples, 8);
+    else if (!strcmp(argv[i], "--nwin") && i + 1 < argc) nwins_l = bench_parse_list(argv[++i], wins, 8);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else {
       printf("usage: bench_sliding [--traces n] [--samples nt1,...] [--nwin w1,...] [--reps R]\n");
@@ -124,7 +94,7 @@ int main(int argc, char **argv)
 #ifdef SL_HAVE_CUDA
       if (gpu) {
         int64_t mine = sl_array_local_size(x) + sl_array_local_size(y);
-        ceil = 2.0 * 8.0 * (double)mine / time_d2d((size_t)mine * 8, reps) * 1e-9 * sl_size();
+        ceil = 2.0 * 8.0 * (double)mine / bench_time_d2d((size_t)mine * 8, 1, reps) * 1e-9 * sl_size();
       }
 #endif
       if (!gpu) {

@@ -2,6 +2,8 @@
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -25,6 +27,39 @@ static inline double bench_median(double *t, int n)
   qsort(t, (size_t)n, sizeof *t, bench_cmp);
   return t[n / 2];
 }
+
+/** Parses "a,b,c" into v (at most max values); returns the count. */
+static inline int bench_parse_list(const char *s, int64_t *v, int max)
+{
+  int n = 0;
+  for (const char *p = s; *p && n < max; p++) {
+    v[n++] = atoll(p);
+    while (*p && *p != ',') p++;
+    if (!*p) break;
+  }
+  return n;
+}
+
+#if defined(SL_HAVE_CUDA) && defined(CUDART_VERSION)
+/** Median time of `passes` device-to-device copies of `bytes` (the GPU's bandwidth ceiling), NAN if the
+ *  buffers cannot be allocated. */
+static inline double bench_time_d2d(size_t bytes, int passes, int reps)
+{
+  void *a = NULL, *b = NULL;
+  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return NAN;
+  double t[64];
+  for (int r = -1; r < reps; r++) {
+    cudaDeviceSynchronize();
+    double t0 = bench_now();
+    for (int k = 0; k < passes; k++) cudaMemcpy(k % 2 ? a : b, k % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice);
+    cudaDeviceSynchronize();
+    if (r >= 0) t[r] = bench_now() - t0;
+  }
+  cudaFree(a);
+  cudaFree(b);
+  return bench_median(t, reps);
+}
+#endif
 
 #ifdef STARLOPS_H
 /** The slowest rank's time (collective). */
