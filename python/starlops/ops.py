@@ -223,6 +223,89 @@ def Sliding1D(like, M, nwin, nover, axis=-1, tapertype="hanning"):
                     int(nover), _TAPERS[tapertype])
 
 
+def RestrictionLocal(like, idx_local):
+    """sl_op_restriction: this rank's flat indices into its local block of `like`; the range is 1-D."""
+    idx = np.ascontiguousarray(idx_local, dtype=np.int64)
+    return Op._make(lib.sl_op_restriction, like._h, idx.ctypes.data_as(C.c_int64_p), len(idx))
+
+
+def CSR(indptr, indices, data, shape):
+    """A sparse block per rank (block diagonal over the ranks), scipy.sparse.csr_matrix's arrays."""
+    rp = np.ascontiguousarray(indptr, dtype=np.int64)
+    ci = np.ascontiguousarray(indices, dtype=np.int64)
+    v = np.ascontiguousarray(data)
+    return Op._make(lib.sl_op_csr, int(shape[0]), int(shape[1]), rp.ctypes.data_as(C.c_int64_p), ci.ctypes.data_as(C.c_int64_p),
+                    v.ctypes.data_as(ctypes.c_void_p), C.sl_dtype(v.dtype))
+
+
+def Fredholm1(G_local, nz=1):
+    """pylops' Fredholm1 with the slices split over the ranks: G_local (nsl x nx x ny) this rank's slices."""
+    G = np.ascontiguousarray(G_local)
+    return Op._make(lib.sl_op_fredholm1, G.ctypes.data_as(ctypes.c_void_p), G.shape[0], G.shape[1], G.shape[2], int(nz),
+                    C.sl_dtype(G.dtype))
+
+
+def MPIMatrixMult(A_block, N, K, M, grid, kind="summa"):
+    """pylops-mpi's MPIMatrixMult on a pr x pc grid: A_block this rank's block (summa: rows-block i by
+    columns-block j of A; block: rows-block i with all K columns)."""
+    A = np.ascontiguousarray(A_block)
+    fn = lib.sl_op_matmul_summa if kind == "summa" else lib.sl_op_matmul_block
+    return Op._make(fn, A.ctypes.data_as(ctypes.c_void_p), int(N), int(K), int(M), int(grid[0]), int(grid[1]), C.sl_dtype(A.dtype))
+
+
+def summa_block(N, K, M, grid, rank):
+    """This rank's extents in SUMMA's layout: (A/Y rows first, count, A columns first, count, X rows first,
+    count, X/Y columns first, count)."""
+    ext = (ctypes.c_int64 * 8)()
+    check(lib.sl_op_summa_block(int(N), int(K), int(M), int(grid[0]), int(grid[1]), int(rank), ext))
+    return tuple(ext)
+
+
+def Redistribute(from_like, to_like):
+    """The redistribution between two layouts of the same array as an operator."""
+    return Op._make(lib.sl_op_redistribute, from_like._h, to_like._h)
+
+
+def MDC(G_local, nfmax, ns, nr, nt, nv, dt=1.0, dr=1.0, twosided=False, dtype=np.float64):
+    """pylops' MDC with G split along frequency (this rank's G_local slices: nfl x ns x nr, complex)."""
+    G = np.ascontiguousarray(G_local)
+    fn = lib.sl_op_mdc_twosided if twosided else lib.sl_op_mdc
+    return Op._make(fn, G.ctypes.data_as(ctypes.c_void_p), G.shape[0], int(nfmax), int(ns), int(nr), int(nt), int(nv), float(dt),
+                    float(dr), C.sl_dtype(dtype))
+
+
+_BND = {"zero": 0, "periodic": 1, "reflect": 2}
+
+
+def Halo(dims, grid, halo, boundary="zero", split="even", dtype=np.float64):
+    """pylops-mpi's MPIHalo on a process grid (halo: 2 widths per axis, before and after; split "even" or
+    "ceil", pylops-mpi's)."""
+    nd = len(dims)
+    d = (ctypes.c_int64 * nd)(*dims)
+    g = (ctypes.c_int * nd)(*grid)
+    h = (ctypes.c_int * (2 * nd))(*halo)
+    return Op._make(lib.sl_op_halo_split, nd, d, g, h, _BND[boundary], 0 if split == "even" else 1, C.sl_dtype(dtype))
+
+
+def _directions(like, v, vfield):
+    vv = (ctypes.c_double * like.ndim)(*v) if v is not None else None
+    vf = (ctypes.c_void_p * like.ndim)(*[a._h for a in vfield]) if vfield is not None else None
+    return vv, vf
+
+
+def FirstDirectionalDerivative(like, v=None, vfield=None, sampling=None, kind="centered", edge=False):
+    """pylops' FirstDirectionalDerivative: one direction v, or one per point (vfield: ndim Arrays)."""
+    vv, vf = _directions(like, v, vfield)
+    s = (ctypes.c_double * like.ndim)(*(sampling if sampling is not None else [1.0] * like.ndim))
+    return Op._make(lib.sl_op_first_directional_derivative, like._h, vv, vf, s, _kind(kind), int(edge), parts=(vfield,))
+
+
+def SecondDirectionalDerivative(like, v=None, vfield=None, sampling=None, edge=False):
+    vv, vf = _directions(like, v, vfield)
+    s = (ctypes.c_double * like.ndim)(*(sampling if sampling is not None else [1.0] * like.ndim))
+    return Op._make(lib.sl_op_second_directional_derivative, like._h, vv, vf, s, int(edge), parts=(vfield,))
+
+
 def _stack(fn, ops):
     hs = (ctypes.c_void_p * len(ops))(*[o._h for o in ops])
     return Op._make(fn, len(ops), hs, parts=tuple(ops))

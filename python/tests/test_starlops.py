@@ -263,6 +263,31 @@ def test_sliding1d():
     assert sl.dottest(S) < 1e-13
 
 
+def test_more_constructors():
+    # Fredholm1: this rank's slices; CSR: this rank's sparse block; both block diagonal over the ranks
+    G = values((2 + R, 3, 4), np.complex128, 5 + R)
+    F = sl.Fredholm1(G, nz=2)
+    assert F.shape == (sum(2 + r for r in range(P)) * 3 * 2, sum(2 + r for r in range(P)) * 4 * 2)
+    m = F.domain_array().fill_random(3)
+    ml = m.local
+    np.testing.assert_allclose((F @ m).local, np.einsum("kxy,kyz->kxz", G, ml), atol=1e-12)
+    ip, ix, dv = np.array([0, 2, 3]), np.array([0, 2, 1]), np.array([1.0, -2.0, 0.5])
+    S = sl.CSR(ip, ix, dv, (2, 3))
+    x = S.domain_array().fill(1.0)
+    np.testing.assert_allclose((S @ x).local, [-1.0, 0.5])
+    # SUMMA on a 1 x P grid against the dense product
+    N, K, M = 5, 4, 3
+    Ad = values((N, K), np.float64, 8)
+    e = sl.summa_block(N, K, M, (1, P), R)
+    op = sl.MPIMatrixMult(Ad[e[0]:e[0] + e[1], e[2]:e[2] + e[3]], N, K, M, (1, P))
+    assert sl.dottest(op) < 1e-13
+    # directional derivative, Halo, Redistribute: dot tests (their values are checked by the C tests)
+    like = sl.Array.from_numpy(values((6, 5), np.float64, 1))
+    for o in (sl.FirstDirectionalDerivative(like, v=[0.6, 0.8]), sl.SecondDirectionalDerivative(like, v=[1.0, 0.0]),
+              sl.Halo((7, 4), (P, 1), (1, 1, 0, 0)), sl.Redistribute(like, sl.Array((6, 5), axis=1))):
+        assert sl.dottest(o) < 1e-13, o
+
+
 def test_matrix_blocks():
     rows, cols = 3 + R, 2 + R  # a different block on every rank
     blk = matrix(rows, cols, 5 + R)
