@@ -347,6 +347,11 @@ int sl_op_roll(sl_op **op, const sl_array *like, int axis, int64_t shift);
  *  are copied; y_r = A_r x_r, adjoint x_r = A_r^H y_r. CPU row loop, cuSPARSE SpMV on a GPU. */
 int sl_op_csr(sl_op **op, int64_t nrows, int64_t ncols, const int64_t *rowptr, const int64_t *colind,
               const void *vals, sl_dtype dt);
+/** Collective. Several dense blocks per rank, block diagonal (pylops-mpi's MPIBlockDiag of a list of
+ *  MatrixMult on each rank): this rank's nblocks blocks A[b] (row-major nrows[b] x ncols[b], dtype dt,
+ *  copied; a rank may give none) act on consecutive parts of its block of x; stored as one CSR block (sl_op_csr's
+ *  layouts: domain sum of the ranks' ncols, range sum of their nrows). No communication. */
+int sl_op_matrix_blocks(sl_op **op, int nblocks, const void *const *A, const int64_t *nrows, const int64_t *ncols, sl_dtype dt);
 /** Collective. Fredholm1: d[k] = G[k] m[k] for every slice k (G[k] nx x ny, m[k] ny x nz, d[k] nx x nz),
  *  adjoint m[k] = G[k]^H d[k]. The slices are distributed along axis 0: this rank holds nsl of them (G: its
  *  nsl x nx x ny block, C order, copied); nx, ny and nz must agree across ranks. Domain (sum nsl, ny, nz),

@@ -12,7 +12,7 @@ import atexit
 
 from ._clib import StarlopsError, lib, lib_path, check
 from .array import Array
-from .ops import (Op, Identity, Zero, Diagonal, MatrixMult, VStackMatrix, HStackMatrix, FirstDerivative,
+from .ops import (Op, Identity, Zero, Diagonal, MatrixMult, BlockDiagMatrices, VStackMatrix, HStackMatrix, FirstDerivative,
                   SecondDerivative, Laplacian, Gradient, FFT, VStack, HStack, BlockDiag, NonStationaryConvolve1D, Restriction,
                   Roll, Sliding1D, RestrictionLocal, CSR, Fredholm1, MPIMatrixMult, summa_block, Redistribute,
                   MDC, Halo, FirstDirectionalDerivative, SecondDirectionalDerivative, dottest)

@@ -196,6 +196,7 @@ _proto("sl_op_halo_split", I, c_void_pp, I, c_int64_p, ctypes.POINTER(I), ctypes
 _proto("sl_op_halo_block_split", I, I, c_int64_p, ctypes.POINTER(I), I, I, c_int64_p, c_int64_p)
 _proto("sl_op_first_directional_derivative", I, c_void_pp, P, ctypes.POINTER(D), c_void_pp, ctypes.POINTER(D), I, I)
 _proto("sl_op_second_directional_derivative", I, c_void_pp, P, ctypes.POINTER(D), c_void_pp, ctypes.POINTER(D), I)
+_proto("sl_op_matrix_blocks", I, c_void_pp, I, c_void_pp, c_int64_p, c_int64_p, I)
 _proto("sl_op_vstack", I, c_void_pp, I, c_void_pp)
 _proto("sl_op_hstack", I, c_void_pp, I, c_void_pp)
 _proto("sl_op_block_diag", I, c_void_pp, I, c_void_pp)

@@ -144,6 +144,17 @@ def MatrixMult(A_local, nrhs=1):
     return _matrix(lib.sl_op_matrix, A_local, nrhs)
 
 
+def BlockDiagMatrices(blocks):
+    """pylops-mpi's MPIBlockDiag of a list of MatrixMult per rank: this rank's dense blocks (any sizes, possibly
+    none), block diagonal."""
+    dt = np.result_type(*blocks) if blocks else np.float64
+    bs = [np.ascontiguousarray(np.atleast_2d(b), dtype=dt) for b in blocks]
+    ptrs = (ctypes.c_void_p * max(len(bs), 1))(*[b.ctypes.data for b in bs])
+    nr = (ctypes.c_int64 * max(len(bs), 1))(*[b.shape[0] for b in bs])
+    nc = (ctypes.c_int64 * max(len(bs), 1))(*[b.shape[1] for b in bs])
+    return Op._make(lib.sl_op_matrix_blocks, len(bs), ptrs, nr, nc, C.sl_dtype(dt), parts=tuple(bs))
+
+
 def VStackMatrix(A_local, nrhs=1):
     """VStack of dense row blocks: x replicated, y split over the ranks (this rank's block A_local)."""
     return _matrix(lib.sl_op_vstack_matrix, A_local, nrhs)

@@ -275,6 +275,11 @@ def test_more_constructors():
     S = sl.CSR(ip, ix, dv, (2, 3))
     x = S.domain_array().fill(1.0)
     np.testing.assert_allclose((S @ x).local, [-1.0, 0.5])
+    # several dense blocks per rank (MPIBlockDiag of MatrixMults)
+    mine = [values((2 + b, 3), np.float64, 10 * R + b) for b in range(1 + R % 2)]
+    BD = sl.BlockDiagMatrices(mine)
+    xb = BD.domain_array().fill(1.0)
+    np.testing.assert_allclose((BD @ xb).local, np.concatenate([b.sum(axis=1) for b in mine]), atol=1e-12)
     # SUMMA on a 1 x P grid against the dense product
     N, K, M = 5, 4, 3
     Ad = values((N, K), np.float64, 8)

@@ -350,6 +350,62 @@ static void run_csr(sl_dtype dt)
   sl_op_destroy(&A);
 }
 
+/* Several dense blocks per rank: rank r holds 1 + r % 3 blocks (none on the last rank when P > 1), block b
+ * (2 + b) x (3 - b % 2) with entries mm_a(200 + 10 r + b, i, j). */
+static int mb_count(int r, int P) { return P > 1 && r == P - 1 ? 0 : 1 + r % 3; }
+
+static void run_matrix_blocks(sl_dtype dt)
+{
+  int P = sl_size(), me = sl_rank(), cplx = sl_dtype_is_complex(dt), nb = mb_count(me, P);
+  void *blk[4] = {NULL};
+  int64_t nr[4], nc[4], R = 0, C = 0;
+  for (int b = 0; b < nb; b++) {
+    nr[b] = 2 + b, nc[b] = 3 - b % 2;
+    double complex *z = malloc(sizeof *z * (size_t)(nr[b] * nc[b]));
+    for (int64_t i = 0; i < nr[b]; i++)
+      for (int64_t j = 0; j < nc[b]; j++) z[i * nc[b] + j] = mm_a(200 + 10 * me + b, i, j, cplx);
+    blk[b] = malloc(sl_dtype_size(dt) * (size_t)(nr[b] * nc[b]));
+    mc_to_dtype(dt, nr[b] * nc[b], z, blk[b]);
+    free(z);
+  }
+  for (int r = 0; r < P; r++)
+    for (int b = 0; b < mb_count(r, P); b++) R += 2 + b, C += 3 - b % 2;
+  sl_op *A = NULL;
+  CHECK_OK(sl_op_matrix_blocks(&A, nb, (const void *const *)blk, nr, nc, dt));
+  for (int b = 0; b < nb; b++) free(blk[b]);
+  if (!A) return;
+  for (int mode = 0; mode < 2; mode++) {
+    int64_t nin = mode ? R : C, nout = mode ? C : R;
+    double complex *in = malloc(sizeof *in * (size_t)(nin + 1)), *ref = calloc((size_t)(nout + 1), sizeof *ref);
+    for (int64_t g = 0; g < nin; g++) in[g] = mc_value(dt, g, 31 + mode);
+    int64_t roff = 0, coff = 0;
+    for (int r = 0; r < P; r++)
+      for (int b = 0; b < mb_count(r, P); b++) {
+        int64_t br = 2 + b, bc = 3 - b % 2;
+        for (int64_t i = 0; i < br; i++)
+          for (int64_t j = 0; j < bc; j++) {
+            double complex aij = mm_a(200 + 10 * r + b, i, j, cplx);
+            if (!mode) ref[roff + i] += aij * in[coff + j];
+            else ref[coff + j] += conj(aij) * in[roff + i];
+          }
+        roff += br;
+        coff += bc;
+      }
+    char what[96];
+    snprintf(what, sizeof what, "matrix blocks %s (%s)", mode ? "adjoint" : "forward", sl_dtype_name(dt));
+    apply_check(A, mode, dt, in, nin, ref, what);
+    free(in);
+    free(ref);
+  }
+  double err = -1, tol = dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-4 : 1e-12;
+  CHECK_OK(sl_dottest(A, 29, &err));
+  CHECK(err >= 0 && err <= tol, "dot test of the matrix blocks (%s): %.3g", sl_dtype_name(dt), err);
+  sl_op_destroy(&A);
+  int64_t neg = -1;
+  int rc = sl_op_matrix_blocks(&A, 1, (const void *const *)blk, &neg, &neg, dt);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID), "matrix blocks with a negative size: %s", sl_last_error());
+}
+
 /* Fredholm1: rank r holds 1 + r % 2 slices (none on the last rank when P > 1); G of global slice k is
  * mm_a(100 + k, i, j); nx = 3, ny = 2, nz = 2. */
 static int64_t fr_slices(int r, int P) { return P > 1 && r == P - 1 ? 0 : 1 + r % 2; }
@@ -592,6 +648,7 @@ int main(int argc, char **argv)
   for (int dt = 0; dt < 4; dt++)
     for (int k = 0; k < 2; k++) run_restriction((sl_dtype)dt, sizes[k]);
   for (int dt = 0; dt < 4; dt++) run_csr((sl_dtype)dt);
+  for (int dt = 0; dt < 4; dt++) run_matrix_blocks((sl_dtype)dt);
   for (int dt = 0; dt < 4; dt++) run_fredholm((sl_dtype)dt);
   for (int dt = 0; dt < 4; dt++) run_diagonal_axis((sl_dtype)dt);
   for (int dt = 0; dt < 4; dt++) run_directional((sl_dtype)dt);
