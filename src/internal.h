@@ -246,6 +246,9 @@ int sl_op_work_take(sl_op *op, int side, sl_array **a);
 /** Gives a work vector back to op for the next solve (kept up to a bound, else destroyed); *a becomes NULL. */
 void sl_op_work_give(sl_op *op, int side, sl_array **a);
 
+/** Collective. *lambda = |the largest eigenvalue of A^H A| estimated by niter power iterations (the squared
+ *  norm of A: the step rules of ISTA/FISTA, ProximalGradient's L2 and PrimalDual; solvers/power.c). */
+int sl_normal_eig(sl_op *A, int niter, double *lambda);
 /** The options of a CG solve nested in another algorithm (a prox, an ADMM x-update): niter iterations from
  *  x0, no tolerance, one host wait at the end (solvers/solver.c). */
 void sl_inner_cg_options(sl_solver_options *o, int niter, const sl_array *x0);

@@ -107,15 +107,9 @@ static int l2_lipschitz(sl_prox *p, const sl_array *like, double *L)
     return SL_SUCCESS;
   }
   if (p->lip == 0) {
-    sl_op *ah = NULL, *aha = NULL;
-    sl_cscalar eig = {0, 0};
-    int rc = sl_op_adjoint(&ah, p->op);
-    if (rc == SL_SUCCESS) rc = sl_op_product(&aha, ah, p->op);
-    if (rc == SL_SUCCESS) rc = sl_power_iteration(aha, 30, 1e-5, 7, &eig, NULL);
-    sl_op_destroy(&aha);
-    sl_op_destroy(&ah);
-    SL_TRY(rc);
-    p->lip = p->sigma * hypot(eig.re, eig.im);
+    double lambda = 0;
+    SL_TRY(sl_normal_eig(p->op, 30, &lambda));
+    p->lip = p->sigma * lambda;
   }
   *L = p->lip;
   return SL_SUCCESS;

@@ -28,16 +28,11 @@ static int step_size(sl_op *A, const sl_solver_options *o, double *alpha)
     *alpha = o->alpha;
     return SL_SUCCESS;
   }
-  sl_op *ah = NULL, *aha = NULL;
-  sl_cscalar eig = {0, 0};
-  int rc = sl_op_adjoint(&ah, A);
-  if (rc == SL_SUCCESS) rc = sl_op_product(&aha, ah, A);
-  if (rc == SL_SUCCESS) rc = sl_power_iteration(aha, o->power_niter, 1e-5, 7, &eig, NULL);
-  sl_op_destroy(&aha);
-  sl_op_destroy(&ah);
-  if (rc == SL_SUCCESS && !(hypot(eig.re, eig.im) > 0))
+  double lambda = 0;
+  int rc = sl_normal_eig(A, o->power_niter, &lambda);
+  if (rc == SL_SUCCESS && !(lambda > 0))
     rc = sl_error(SL_E_INVALID, "ISTA/FISTA: A^H A has no positive eigenvalue estimate (is A zero?)");
-  if (rc == SL_SUCCESS) *alpha = 1.0 / hypot(eig.re, eig.im);
+  if (rc == SL_SUCCESS) *alpha = 1.0 / lambda;
   return rc;
 }
 

@@ -86,3 +86,16 @@ int sl_power_iteration(sl_op *A, int niter, double tol, unsigned seed, sl_cscala
   solver_arrays_free(A, 0, t, 2);
   return rc;
 }
+
+int sl_normal_eig(sl_op *A, int niter, double *lambda)
+{
+  sl_op *ah = NULL, *aha = NULL;
+  sl_cscalar eig = {0, 0};
+  int rc = sl_op_adjoint(&ah, A);
+  if (rc == SL_SUCCESS) rc = sl_op_product(&aha, ah, A);
+  if (rc == SL_SUCCESS) rc = sl_power_iteration(aha, niter, 1e-5, 7, &eig, NULL);
+  sl_op_destroy(&aha);
+  sl_op_destroy(&ah);
+  if (rc == SL_SUCCESS) *lambda = hypot(eig.re, eig.im);
+  return rc;
+}

@@ -10,14 +10,9 @@
 /* ||A|| by power iteration on A^H A */
 static int op_norm(sl_op *A, int niter, double *n)
 {
-  sl_op *ah = NULL, *aha = NULL;
-  sl_cscalar eig = {0, 0};
-  int rc = sl_op_adjoint(&ah, A);
-  if (rc == SL_SUCCESS) rc = sl_op_product(&aha, ah, A);
-  if (rc == SL_SUCCESS) rc = sl_power_iteration(aha, niter, 1e-5, 7, &eig, NULL);
-  sl_op_destroy(&aha);
-  sl_op_destroy(&ah);
-  if (rc == SL_SUCCESS) *n = sqrt(hypot(eig.re, eig.im));
+  double lambda = 0;
+  int rc = sl_normal_eig(A, niter, &lambda);
+  if (rc == SL_SUCCESS) *n = sqrt(lambda);
   if (rc == SL_SUCCESS && !(*n > 0 && isfinite(*n)))
     rc = sl_error(SL_E_INVALID, "PrimalDual: ||A|| is estimated as %g (is A zero?): give options.tau and options.mu", *n);
   return rc;
