@@ -1,4 +1,6 @@
 /* Properties of the four element types. */
+#include <math.h>
+
 #include "internal.h"
 
 static const struct {
@@ -18,6 +20,14 @@ size_t sl_dtype_size(sl_dtype dt) { return sl_dtype_valid(dt) ? dtypes[dt].size 
 const char *sl_dtype_name(sl_dtype dt) { return sl_dtype_valid(dt) ? dtypes[dt].name : NULL; }
 int sl_dtype_is_complex(sl_dtype dt) { return sl_dtype_valid(dt) && dtypes[dt].complex; }
 sl_dtype sl_dtype_real(sl_dtype dt) { return dtypes[dt].real; }
+
+int64_t sl_first_nonfinite(const void *buf, int64_t n, sl_dtype dt)
+{
+  int c = sl_dtype_is_complex(dt) ? 2 : 1, dbl = sl_dtype_real(dt) == SL_FLOAT64;
+  for (int64_t i = 0; i < n * c; i++)
+    if (!isfinite(dbl ? ((const double *)buf)[i] : (double)((const float *)buf)[i])) return i / c;
+  return -1;
+}
 
 MPI_Datatype sl_dtype_mpi(sl_dtype dt)
 {

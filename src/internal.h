@@ -112,6 +112,8 @@ int sl_dtype_valid(sl_dtype dt);
 MPI_Datatype sl_dtype_mpi(sl_dtype dt);
 /** The real dtype of the same precision (float32 for complex64). */
 sl_dtype sl_dtype_real(sl_dtype dt);
+/** The index of the first element of the host buffer (n elements of dt) with a non-finite part, or -1. */
+int64_t sl_first_nonfinite(const void *buf, int64_t n, sl_dtype dt);
 /** A committed contiguous MPI datatype of elsize bytes (free it with MPI_Type_free). */
 int sl_mpi_element_type(size_t elsize, MPI_Datatype *el);
 

@@ -98,13 +98,8 @@ int sl_op_diagonal_axis(sl_op **op, const sl_array *like, const void *d, int axi
   uint64_t digest = 0;
   if (rc == SL_SUCCESS) {
     sl_dtype dt = sl_array_dtype(like);
-    int64_t len = sl_array_dims(like)[axis], nr = len * (sl_dtype_is_complex(dt) ? 2 : 1);
-    int dbl = sl_dtype_real(dt) == SL_FLOAT64;
-    for (int64_t i = 0; i < nr && rc == SL_SUCCESS; i++) {
-      double v = dbl ? ((const double *)d)[i] : (double)((const float *)d)[i];
-      if (!isfinite(v))
-        rc = sl_error(SL_E_INVALID, "%s: argument 3 (d): element %lld is not finite", fn, (long long)(i / (nr / len)));
-    }
+    int64_t len = sl_array_dims(like)[axis], bad = sl_first_nonfinite(d, len, dt);
+    if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 3 (d): element %lld is not finite", fn, (long long)bad);
     digest = sl_fnv1a(SL_FNV1A_START, d, (size_t)len * sl_dtype_size(dt));
   }
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 4 (axis)", axis), SL_SAME_I("argument 3 (d): the values", (int64_t)digest)));

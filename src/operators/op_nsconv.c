@@ -85,12 +85,10 @@ int sl_op_nonstationary_convolve1d(sl_op **op, const sl_array *like, const void 
       rc = sl_error(SL_E_INVALID, "%s: argument 6 (ih) must be increasing and regularly spaced (pylops' rule); ih[%lld] - "
                     "ih[%lld] = %lld, ih[1] - ih[0] = %lld", fn, (long long)f, (long long)f - 1, (long long)(ih[f] - ih[f - 1]),
                     (long long)(ih[1] - ih[0]));
-  for (int64_t j = 0; rc == SL_SUCCESS && j < nfilt * hsize; j++) {
-    double complex v = value(like->dtype, hs, j);
-    if (!isfinite(creal(v)) || !isfinite(cimag(v)))
-      rc = sl_error(SL_E_INVALID, "%s: argument 3 (hs) holds a non-finite value at filter %lld, sample %lld", fn,
-                    (long long)(j / hsize), (long long)(j % hsize));
-  }
+  int64_t bad = rc == SL_SUCCESS ? sl_first_nonfinite(hs, nfilt * hsize, like->dtype) : -1;
+  if (bad >= 0)
+    rc = sl_error(SL_E_INVALID, "%s: argument 3 (hs) holds a non-finite value at filter %lld, sample %lld", fn,
+                  (long long)(bad / hsize), (long long)(bad % hsize));
   if (rc == SL_SUCCESS) {
     digest = sl_fnv1a(digest, hs, (size_t)(nfilt * hsize) * like->elsize);
     digest = sl_fnv1a(digest, ih, sizeof(int64_t) * (size_t)nfilt);

@@ -84,12 +84,8 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   if (rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1)
     rc = sl_error(SL_E_DIST, "%s: argument 3 (axis = %d) is the distributed axis of argument 2 (like): windows slide along "
                   "another axis (redistribute first: sl_op_redistribute)", fn, axis);
-  for (int64_t k = 0; rc == SL_SUCCESS && k < nwin * nm; k++) {
-    const double *v = M;
-    size_t comps = like->dtype == SL_FLOAT32 || like->dtype == SL_FLOAT64 ? 1 : 2;
-    double re = like->dtype == SL_FLOAT32 || like->dtype == SL_COMPLEX64 ? ((const float *)M)[k * comps] : v[k * comps];
-    if (!isfinite(re)) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)k);
-  }
+  int64_t bad = rc == SL_SUCCESS ? sl_first_nonfinite(M, nwin * nm, like->dtype) : -1;
+  if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)bad);
   uint64_t digest = rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, M, (size_t)(nwin * nm) * like->elsize) : 0;
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axis)", axis), SL_SAME_I("argument 5 (nm)", nm), SL_SAME_I("argument 6 (nwin)", nwin),
                   SL_SAME_I("argument 7 (nover)", nover), SL_SAME_I("argument 8 (taper)", kind), SL_SAME_I("argument 4 (M: its values)", digest)));
