@@ -31,4 +31,21 @@ template <> struct ops<cuDoubleComplex> {
   __device__ static cuDoubleComplex add(cuDoubleComplex a, cuDoubleComplex b) { return cuCadd(a, b); }
 };
 
+/** Threads per block and the grid of a grid-stride kernel over total elements (capped). */
+#define SL_CUDA_THREADS 256
+static inline unsigned sl_cuda_grid(int64_t total)
+{
+  int64_t want = (total + SL_CUDA_THREADS - 1) / SL_CUDA_THREADS;
+  return (unsigned)(want < 1 ? 1 : (want > 65535 * 8 ? 65535 * 8 : want));
+}
+
+/** LAUNCH(T) with T the element type of dt. */
+#define SL_CUDA_DISPATCH(dt, LAUNCH)                                                                  \
+  switch (dt) {                                                                                       \
+  case SL_FLOAT32: LAUNCH(float); break;                                                              \
+  case SL_FLOAT64: LAUNCH(double); break;                                                             \
+  case SL_COMPLEX64: LAUNCH(cuFloatComplex); break;                                                   \
+  default: LAUNCH(cuDoubleComplex); break;                                                            \
+  }
+
 #endif

@@ -29,16 +29,10 @@ extern "C" int kernel_cuda_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64
 {
   int64_t total = outer * n * inner;
   if (total <= 0) return cudaSuccess;
-  int64_t want = (total + 255) / 256;
-  unsigned grid = (unsigned)(want > 65535 * 8 ? 65535 * 8 : want);
+  unsigned grid = sl_cuda_grid(total);
   cudaStream_t s = (cudaStream_t)stream;
-#define L_(T) nsconv_k<T><<<grid, 256, 0, s>>>(adjoint, outer, n, inner, L, (const T *)H, (const T *)in, (T *)out)
-  switch (dt) {
-  case SL_FLOAT32: L_(float); break;
-  case SL_FLOAT64: L_(double); break;
-  case SL_COMPLEX64: L_(cuFloatComplex); break;
-  default: L_(cuDoubleComplex); break;
-  }
+#define L_(T) nsconv_k<T><<<grid, SL_CUDA_THREADS, 0, s>>>(adjoint, outer, n, inner, L, (const T *)H, (const T *)in, (T *)out)
+  SL_CUDA_DISPATCH(dt, L_)
 #undef L_
   return cudaGetLastError();
 }

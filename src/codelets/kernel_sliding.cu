@@ -41,18 +41,12 @@ extern "C" int kernel_cuda_sliding(sl_dtype dt, int adjoint, const sl_sliding_di
 {
   int64_t total = adjoint ? d->outer * d->nwins * d->nm * d->inner : d->outer * d->n * d->inner;
   if (total <= 0) return cudaSuccess;
-  int64_t want = (total + 255) / 256;
-  unsigned grid = (unsigned)(want > 65535 * 8 ? 65535 * 8 : want);
+  unsigned grid = sl_cuda_grid(total);
   cudaStream_t s = (cudaStream_t)stream;
 #define L_(U)                                                                                         \
-  if (adjoint) sliding_adj<U><<<grid, 256, 0, s>>>(*d, (const U *)M, (const U *)T, (const U *)in, (U *)out); \
-  else sliding_fwd<U><<<grid, 256, 0, s>>>(*d, (const U *)M, (const U *)T, (const U *)in, (U *)out)
-  switch (dt) {
-  case SL_FLOAT32: L_(float); break;
-  case SL_FLOAT64: L_(double); break;
-  case SL_COMPLEX64: L_(cuFloatComplex); break;
-  default: L_(cuDoubleComplex); break;
-  }
+  if (adjoint) sliding_adj<U><<<grid, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)M, (const U *)T, (const U *)in, (U *)out); \
+  else sliding_fwd<U><<<grid, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)M, (const U *)T, (const U *)in, (U *)out)
+  SL_CUDA_DISPATCH(dt, L_)
 #undef L_
   return cudaGetLastError();
 }
