@@ -116,6 +116,30 @@ if want cudatests; then
       "cuda-$1-$2.log" mpirun -n "$2" --bind-to none "$B/build/tests/mpi/$1"
   done
 fi
+# ---- the Krylov solvers' steps on the GPU: the solver tests with default settings and with many chunks
+# (reductions combined on the CPUs), then bench_solvers with every compute codelet on the GPU ----
+if want solvers; then
+  STEP_TIMEOUT=120 step "mpi_solvers on 2 ranks, no variables set" solvers-default.log \
+    mpirun -n 2 --bind-to none "$B/build/tests/mpi/mpi_solvers"
+  [ "${SOLVERS_MANY:-1}" = 1 ] && STEP_TIMEOUT=300 STARPU_NCPU=4 STARLOPS_MAX_CHUNKS=32 STARLOPS_CHUNK_BYTES=4 STARLOPS_TEST_MIN_CHUNKS=32 step \
+    "mpi_solvers on 2 ranks x 4 CPUs, many chunks" solvers-many.log mpirun -n 2 --bind-to none "$B/build/tests/mpi/mpi_solvers"
+  for fuse in 0 1; do
+    STEP_TIMEOUT=90 STARLOPS_SOLVER_NO_FUSE=$fuse STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 28)) step \
+      "bench_solvers on the GPU, no_fuse=$fuse" bench-solvers-gpu-nofuse$fuse.log mpirun -n 1 --bind-to none \
+      "$B/build/bench/bench_solvers" --sizes 1000,4000 --ls 20000,2000 --niter 20 --reps 3
+    STEP_TIMEOUT=90 STARLOPS_SOLVER_NO_FUSE=$fuse step "bench_setup CG, no variables set, no_fuse=$fuse" \
+      bench-setup-cg-nofuse$fuse.log mpirun -n 1 --bind-to none "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
+  done
+fi
+# ---- the latency of a CG iteration (bench_setup, L^H L 1000^2) under StarPU's schedulers and settings ----
+if want latency; then
+  for cfg in "dmdas:" "dmda:STARPU_SCHED=dmda" "eager:STARPU_SCHED=eager" "prio:STARPU_SCHED=prio" "lws:STARPU_SCHED=lws" \
+             "ncpu1:STARPU_NCPU=1" "pipeline0:STARPU_CUDA_PIPELINE=0" "pipeline8:STARPU_CUDA_PIPELINE=8"; do
+    label=${cfg%%:*} envs=${cfg#*:}
+    STEP_TIMEOUT=60 step "bench_setup CG, $label" "bench-latency-$label.log" env $envs mpirun -n 1 --bind-to none \
+      "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
+  done
+fi
 # ---- the proximal layer: TV denoising (PrimalDual, Gradient, L21) on the GPU and on the CPUs, with its time
 # per iteration beside the sum of its steps ----
 if want prox; then

@@ -147,6 +147,7 @@ int sl_init(int *argc, char ***argv, const sl_options *opts)
                 SL_SAME_I("STARLOPS_MAX_CHUNKS", s->max_chunks), sl_same_s("STARLOPS_COMM", s->comm),
                 SL_SAME_I("STARLOPS_STENCIL_NO_OVERLAP", s->stencil_no_overlap),
                 SL_SAME_I("STARLOPS_STENCIL_GENERIC", s->stencil_generic),
+                SL_SAME_I("STARLOPS_SOLVER_NO_FUSE", s->no_fuse),
                 SL_SAME_I("STARLOPS_COMM_STAGE_HOST", s->comm_stage_host),
                 SL_SAME_I("STARLOPS_COMM_GPU_STAGING", s->comm_gpu_staging),
                 SL_SAME_I("STARLOPS_FFTW_PLANNER", s->fftw_estimate),

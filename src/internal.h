@@ -70,6 +70,7 @@ typedef struct {
   int max_chunks;            /* STARLOPS_MAX_CHUNKS; 0: the default */
   int stencil_no_overlap;    /* STARLOPS_STENCIL_NO_OVERLAP=1 */
   int stencil_generic;       /* STARLOPS_STENCIL_GENERIC=1 */
+  int no_fuse;               /* STARLOPS_SOLVER_NO_FUSE=1 */
   int fftw_estimate;         /* STARLOPS_FFTW_PLANNER=estimate */
   int comm_stage_host;       /* STARLOPS_COMM_STAGE_HOST=1 */
   int comm_gpu_staging;      /* STARLOPS_COMM_GPU_STAGING=1 */

@@ -125,6 +125,8 @@ void codelet_reduce_init(void)
   starpu_vector_data_register(&scratch, -1, 0, SL_CUDA_REDUCE_SCRATCH_DOUBLES, sizeof(double));
 }
 
+starpu_data_handle_t codelet_reduce_scratch(void) { return scratch; }
+
 void codelet_reduce_shutdown(void)
 {
   if (scratch) starpu_data_unregister(scratch);

@@ -16,6 +16,7 @@ int sl_codelets_init(void)
     return sl_error(SL_E_BACKEND, "STARLOPS_CODELET_WHERE=cuda, but this rank has no CUDA worker");
   codelet_vec_init();
   codelet_reduce_init();
+  codelet_krylov_init();
   codelet_rows_init();
   codelet_matmul_init();
   codelet_select_init();

@@ -4,6 +4,7 @@
 
 #include "internal.h"
 #include "codelets/kernel_vec.h"
+#include "solvers/solver_prog.h"
 
 int sl_codelets_init(void);
 void sl_codelets_shutdown(void);
@@ -52,6 +53,20 @@ int codelet_vec_submit_p(sl_vec_op op, sl_dtype dt, const starpu_data_handle_t *
 /** Submits one element-wise task on vector handles of equal length (unused handles may be NULL). */
 int codelet_vec_submit(sl_vec_op op, sl_dtype dt, starpu_data_handle_t h0, starpu_data_handle_t h1,
                        starpu_data_handle_t h2, const double a[2], const double b[2]);
+
+/** The device workspace of the CUDA reductions (a STARPU_SCRATCH vector). */
+starpu_data_handle_t codelet_reduce_scratch(void);
+
+/** Fused steps of a Krylov iteration on one chunk (codelet_krylov.c); buffers: the solver's state (RW),
+ *  its history ring (RW), then the vectors named. */
+typedef enum {
+  SL_KRY_CG, /* vectors c (RW), Ac (R), x (RW), r (RW): c^H A c, CG's alpha step, x += alpha c, r -= alpha Ac;
+                ||r||^2, CG's beta step, the history row rec, c = r + beta c: an iteration after its apply */
+  SL_KRY_NOPS
+} sl_krylov_op;
+void codelet_krylov_init(void);
+int codelet_krylov_submit(sl_krylov_op op, sl_dtype dt, starpu_data_handle_t state, starpu_data_handle_t ring,
+                          const starpu_data_handle_t *vec, sl_prog_arg rec);
 
 /** Submits partial (W, a 2-double variable) = reduction k of x (and y for DOT/VDOT), then its root
  *  1/root_p when root_p is not 0 or 1 (a one-chunk reduction writes the scalar itself). */

@@ -161,8 +161,11 @@ static int begin_common(sl_solver *sv, const char *name, int rc, const char *des
 {
   const sl_solver_options *q = &sv->o;
   if (rc == SL_SUCCESS) {
+    /* the graph writes the rows since the last test into a ring; the host copies them into the history */
+    sv->ring_rows = (q->check_every < q->niter ? q->check_every : q->niter) + 1;
     sv->hist = calloc((size_t)q->niter + 1, 3 * sizeof(double));
-    if (!sv->hist)
+    sv->ring = calloc((size_t)sv->ring_rows, 3 * sizeof(double));
+    if (!sv->hist || !sv->ring)
       rc = sl_error(SL_E_NOMEM, "%s: argument 4 (options): niter = %d needs %.3g GB for the history of norms, which "
                     "cannot be allocated; use a smaller niter", name, q->niter, ((double)q->niter + 1) * 24e-9);
   }
@@ -187,10 +190,9 @@ static int begin_common(sl_solver *sv, const char *name, int rc, const char *des
   sv->state[slot(S_AUX)] = NAN;
   sv->state[slot(S_BAD)] = -1;
   starpu_variable_data_register(&sv->hstate, STARPU_MAIN_RAM, (uintptr_t)sv->state, sizeof sv->state);
-  starpu_variable_data_register(&sv->hhist, STARPU_MAIN_RAM, (uintptr_t)sv->hist,
-                                ((size_t)q->niter + 1) * 3 * sizeof(double));
+  starpu_variable_data_register(&sv->hring, STARPU_MAIN_RAM, (uintptr_t)sv->ring, (size_t)sv->ring_rows * 3 * sizeof(double));
   for (int i = 0; i < 6; i++) SL_TRY(sl_scalar_create(&sv->sc[i], dt));
-  sv->printed = sv->row_printed = -1;
+  sv->printed = sv->row_printed = sv->fetched = sv->recorded = -1;
   sv->t0 = MPI_Wtime();
   if (q->show && sl_ctx.rank == 0) {
     fprintf(sv->out, "%s: %s, %s, %d rank%s, %d CPU + %d CUDA workers per rank\n", name, desc, sl_dtype_name(dt), sl_ctx.size,
@@ -246,26 +248,23 @@ int solver_step(sl_solver *sv, sl_stask_fn fn, const void *arg, size_t size, int
   return sl_stask_submit(fn, arg, size, ns + 1, h, m);
 }
 
-/* hist[3k..3k+2] = cost, monitored value, aux of the state; the first iteration whose values are not finite
- * stops the solve (S_STOP), whatever the solver's own tasks decided (aux is NaN when unused: Inf only). */
-struct record_arg {
-  int k, inf_ok;
-};
-static void record(double *const *v, const void *arg)
+int solver_prog(sl_solver *sv, sl_prog p, sl_prog_arg a, int ns, sl_scalar *const *s)
 {
-  const struct record_arg *ra = arg;
-  int k = ra->k;
-  double *s = v[0], cost = s[slot(S_COST)], mon = s[slot(S_MON)], aux = s[slot(S_AUX)];
-  v[1][3 * k] = cost;
-  v[1][3 * k + 1] = mon;
-  v[1][3 * k + 2] = aux;
-  if (s[slot(S_BAD)] < 0 && (s[slot(S_STOP)] == SL_STOP_NONFINITE || isnan(cost) || (isinf(cost) && !ra->inf_ok) ||
-                              !isfinite(mon) || isinf(aux) ||
-                              !isfinite(s[slot(S_REF)]))) {
-    s[slot(S_BAD)] = k;
-    s[slot(S_STOP)] = SL_STOP_NONFINITE;
+  starpu_data_handle_t h[SL_PROG_MAXBUF] = {sv->hstate};
+  enum starpu_data_access_mode m[SL_PROG_MAXBUF] = {STARPU_RW};
+  for (int i = 0; i < ns && i + 1 < SL_PROG_MAXBUF; i++) {
+    h[i + 1] = s[i]->handle;
+    m[i + 1] = STARPU_R;
   }
+  return sl_prog_submit(sv->on_device, p, a, ns + 1 < SL_PROG_MAXBUF ? ns + 1 : SL_PROG_MAXBUF, h, m);
 }
+
+int solver_fusable(const sl_array *x)
+{
+  return !sl_ctx.set.no_fuse && x->nparts == 0 && x->nchunks == 1 && !(x->partition == SL_SCATTER && x->group->size > 1);
+}
+
+void solver_steps_on_device(sl_solver *sv) { sv->on_device = sl_ctx.where == STARPU_CUDA; }
 
 /* Prints the rows since the last printed one: the first ten, every niter/10-th, and the last. */
 static void print_rows(sl_solver *sv, int upto, int last)
@@ -299,8 +298,13 @@ static int fetch(sl_solver *sv)
   int rc = starpu_data_acquire(sv->hstate, STARPU_R);
   if (rc == 0) {
     starpu_data_release(sv->hstate);
-    rc = starpu_data_acquire(sv->hhist, STARPU_R);
-    if (rc == 0) starpu_data_release(sv->hhist);
+    rc = starpu_data_acquire(sv->hring, STARPU_R);
+    if (rc == 0) { /* the rows recorded since the last test */
+      for (int k = sv->fetched + 1; k <= sv->iter; k++)
+        memcpy(sv->hist + 3 * k, sv->ring + 3 * (k % sv->ring_rows), 3 * sizeof(double));
+      sv->fetched = sv->iter;
+      starpu_data_release(sv->hring);
+    }
   }
   sl_watch_end();
   if (rc != 0) return sl_error_starpu(rc, "starpu_data_acquire", __FILE__, __LINE__);
@@ -323,9 +327,10 @@ int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop)
 {
   *stop = 0;
   sv->iter = k;
-  struct record_arg ra = {k, sv->cost_inf_ok};
-  SL_TRY(sl_stask_submit(record, &ra, sizeof ra, 2, (starpu_data_handle_t[]){sv->hstate, sv->hhist},
-                         (enum starpu_data_access_mode[]){STARPU_R, STARPU_RW}));
+  sl_prog_arg ra = {k, sv->cost_inf_ok, sv->ring_rows, 0.0};
+  if (sv->recorded != k)
+    SL_TRY(sl_prog_submit(sv->on_device, SL_PROG_RECORD, ra, 2, (starpu_data_handle_t[]){sv->hstate, sv->hring},
+                        (enum starpu_data_access_mode[]){STARPU_RW, STARPU_RW}));
   if (sl_ctx.tracing) { /* the iteration number in the trace (a user event; nothing when not tracing) */
     char ev[64];
     snprintf(ev, sizeof ev, "%s iteration %d", sv->name, k);
@@ -394,11 +399,13 @@ int solver_end(sl_solver *sv, int rc)
       }
     }
     starpu_data_unregister(sv->hstate);
-    starpu_data_unregister(sv->hhist);
+    starpu_data_unregister(sv->hring);
   }
   for (int i = 0; i < 6; i++) sl_scalar_destroy(&sv->sc[i]);
   free(sv->hist);
   sv->hist = NULL;
+  free(sv->ring);
+  sv->ring = NULL;
   return rc;
 }
 

@@ -4,18 +4,8 @@
 #define SL_SOLVER_INTERNAL_H
 
 #include "internal.h"
+#include "solvers/solver_prog.h"
 
-/* Slots of the state (each an (re, im) pair of doubles) that every solver keeps up to date. */
-enum {
-  S_MON = 0,  /* the quantity the tolerance tests (real) */
-  S_REF = 1,  /* its reference for SL_TOL_RELATIVE (real) */
-  S_STOP = 2, /* a stop reason set by a scalar task (breakdown, LSQR's rules), 0 while running */
-  S_COST = 3, /* the value recorded in the cost history */
-  S_AUX = 4,  /* a second column of the table (CGLS/LSQR r2norm), NaN when unused */
-  S_BAD = 5,  /* the first iteration whose recorded values were not finite (-1: none yet) */
-  S_FIRST = 6 /* the solver's own slots start here */
-};
-#define SOLVER_MAX_SLOTS 40
 
 typedef struct sl_solver {
   const char *name;
@@ -26,7 +16,12 @@ typedef struct sl_solver {
   double state[2 * SOLVER_MAX_SLOTS];
   starpu_data_handle_t hstate;
   double *hist;               /* 3 doubles per iteration: cost, monitored value, aux */
-  starpu_data_handle_t hhist;
+  double *ring;               /* the rows since the last test (row k at k % ring_rows), filled by the graph */
+  starpu_data_handle_t hring;
+  int ring_rows;
+  int fetched;                /* the last iteration whose row the host has copied from the ring */
+  int recorded;               /* the last iteration whose row a fused step wrote (solver_after skips it) */
+  int on_device;              /* the scalar steps run on a GPU (every step of the solver is a solver_prog.h step) */
   int printed;                /* last iteration the table has considered */
   int row_printed;            /* last iteration it printed */
   int iter;                   /* iterations done */
@@ -47,6 +42,21 @@ int solver_begin_prox(sl_solver *sv, const char *name, int rc, const char *desc,
                       sl_solver_info *info);
 /** Submits a scalar task fn(state, scalars s[0..ns)) with the state read-write and the scalars read. */
 int solver_step(sl_solver *sv, sl_stask_fn fn, const void *arg, size_t size, int ns, sl_scalar *const *s);
+/** Submits step p of solvers/solver_prog.h (arguments a) on the n variable handles h: on a CUDA worker when
+ *  on_device (CUDA builds), else on a CPU worker. */
+int sl_prog_submit(int on_device, int p, sl_prog_arg a, int n, const starpu_data_handle_t *h,
+                   const enum starpu_data_access_mode *modes);
+/** Submits step p of solver_prog.h with the state read-write and the scalars s[0..ns) read: on a GPU when
+ *  sv->on_device, else on the CPU. */
+int solver_prog(sl_solver *sv, sl_prog p, sl_prog_arg a, int ns, sl_scalar *const *s);
+/** The solver's steps are all solver_prog.h steps: they run where the vector operations run (a GPU when the
+ *  compute codelets are placed on CUDA workers), so the state stays there between tests. Call before the
+ *  first step. */
+void solver_steps_on_device(sl_solver *sv);
+/** The vectors laid out like x (one chunk on this rank, not split over ranks) take the fused steps of
+ *  codelets/codelet_krylov.c: a reduction, its coefficient and the updates in one task. STARLOPS_SOLVER_NO_FUSE=1
+ *  turns them off. */
+int solver_fusable(const sl_array *x);
 /** After iteration k: records the history row, calls the callback, and every check_every iterations (and at
  *  the last) waits for the state and tests convergence; *stop becomes nonzero (the same on every rank). */
 int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop);
@@ -56,8 +66,6 @@ int solver_end(sl_solver *sv, int rc);
 int solver_residual(sl_solver *sv, sl_op *A, const sl_array *y, const sl_array *x, sl_array *r, sl_array *tmp);
 /** A is square with its domain laid out like its range (CG, power iteration); fn names the caller. */
 int solver_check_square(const char *fn, sl_op *A);
-/** Slot i of the state handle, for sl_array_axpby_h (offset in doubles). */
-static inline int slot(int i) { return 2 * i; }
 /** Takes nt work vectors laid out like the domain (side 0) or range (side 1) of A: kept by an earlier solve
  *  on A (zeroed), or new (collective: the verdict is agreed). solver_arrays_free gives them back to A, which
  *  keeps up to SL_OP_WS_MAX per side until sl_op_free_workspace or sl_op_destroy. */

@@ -207,6 +207,26 @@ static void test_cg(sl_dtype dt, int pipelined)
           name, sl_dtype_name(dt), k, got, ref);
   }
   free(xs);
+  /* check_every 4: the history between tests (recorded on the graph, fetched at each test) is the same */
+  {
+    double *cost4 = malloc(sizeof *cost4 * 201);
+    sl_solver_info info4;
+    o.check_every = 4;
+    o.cost = cost4;
+    CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info4));
+    int upto = info4.iterations < info.iterations ? info4.iterations : info.iterations, bad = -1;
+    for (int k = 0; k <= upto && bad < 0; k++)
+      if (!(fabs(cost4[k] - cost[k]) <= 1e-12 * cost[0])) bad = k;
+    CHECK(bad < 0 && info4.iterations >= info.iterations, "%s %s: check_every 4: cost[%d] = %.12e, with check_every 1 %.12e "
+          "(%d and %d iterations)", name, sl_dtype_name(dt), bad, bad < 0 ? 0 : cost4[bad], bad < 0 ? 0 : cost[bad],
+          info4.iterations, info.iterations);
+    for (int k = info4.iterations + 1; k <= 200; k++)
+      if (!isnan(cost4[k])) bad = k;
+    CHECK(bad < 0, "%s: cost[%d] after the last iteration is not NaN", name, bad);
+    free(cost4);
+    o.check_every = 1;
+    o.cost = cost;
+  }
 
   if (dt == SL_FLOAT64 || dt == SL_COMPLEX128) {
     /* x0: the same solution; check_every 3: iterations are a multiple of 3 and waits drop */
