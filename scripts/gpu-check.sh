@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ..."), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ..."), solvers, latency, ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -233,6 +233,10 @@ if want fftbench; then
     mpirun -n 1 --bind-to none "$B/build/bench/bench_fft" --sizes 1024,2048 --reps 3
   STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=4 step "bench_fft, 4 ranks x 4 CPUs" bench-fft-cpu4.log \
     mpirun -n 4 --bind-to none "$B/build/bench/bench_fft" --sizes 2048,4096 --reps 3
+  STEP_TIMEOUT=120 STARLOPS_FFT_THREADS=1 STARPU_NCUDA=0 STARPU_NCPU=4 step "bench_fft, 4 ranks x 4 CPUs, 1 FFTW thread" \
+    bench-fft-cpu4-t1.log mpirun -n 4 --bind-to none "$B/build/bench/bench_fft" --sizes 2048,4096 --reps 3
+  STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=16 step "bench_fft, 1 rank x 16 CPUs" bench-fft-cpu16.log \
+    mpirun -n 1 --bind-to none "$B/build/bench/bench_fft" --sizes 2048,4096 --reps 3
 fi
 if want stencilbench || want keybench; then
   # STENCIL_CHUNK_BYTES and STENCIL_SIZES override the chunk size and the grid sizes

@@ -151,6 +151,7 @@ int sl_init(int *argc, char ***argv, const sl_options *opts)
                 SL_SAME_I("STARLOPS_COMM_STAGE_HOST", s->comm_stage_host),
                 SL_SAME_I("STARLOPS_COMM_GPU_STAGING", s->comm_gpu_staging),
                 SL_SAME_I("STARLOPS_FFTW_PLANNER", s->fftw_estimate),
+                SL_SAME_I("STARLOPS_FFT_THREADS", s->fft_threads),
                 SL_SAME_I("STARLOPS_COMM_BLOCKING_BYTES", s->comm_blocking_bytes),
                 SL_SAME_I("STARLOPS_TRACE (set on some ranks only)", sl_ctx.tracing),
                 SL_SAME_I("STARLOPS_TRACE_REGION", sl_ctx.trace_region));

@@ -92,6 +92,11 @@ int sl_settings_read(const sl_options *o)
   if (v && *v && strcmp(v, "measure") && strcmp(v, "estimate"))
     return sl_error(SL_E_INVALID, "sl_init: STARLOPS_FFTW_PLANNER must be measure or estimate, not '%s'", v);
   s->fftw_estimate = v && !strcmp(v, "estimate");
+  v = getenv("STARLOPS_FFT_THREADS");
+  if (v && *v) {
+    SL_TRY(parse_count("STARLOPS_FFT_THREADS", v, 0, 1024, &n));
+    s->fft_threads = (int)n;
+  }
   s->comm_blocking_bytes = (int64_t)8 << 20;
   v = getenv("STARLOPS_COMM_BLOCKING_BYTES");
   if (v && *v) {

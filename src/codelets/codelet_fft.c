@@ -1,7 +1,9 @@
 /* FFTs over consecutive axes of a contiguous C-order block (outer, dims..., inner): every transform of the
  * block in one task, one multi-dimensional plan for all its axes. CPU: FFTW (guru interface, plans made
  * once per shape under a lock and run with the new-array calls, which are thread-safe; FFTW_MEASURE on
- * scratch arrays unless STARLOPS_FFTW_PLANNER=estimate); CUDA: cuFFT (plans made once per shape and
+ * scratch arrays unless STARLOPS_FFTW_PLANNER=estimate; a transform of 64 Ki elements or more runs on as
+ * many FFTW threads as the rank has CPU workers, or STARLOPS_FFT_THREADS, so one task uses the rank's
+ * cores while its other workers sleep); CUDA: cuFFT (plans made once per shape and
  * worker, on the worker's stream). Kinds: complex forward / backward, in place (one buffer) or out of
  * place (two: the input is only read); real-to-complex (n real samples to n/2 + 1 bins) and
  * complex-to-real, along one axis. After the transform (R2C, C2C) or before it (C2R) every bin is
@@ -39,6 +41,7 @@ typedef struct plan_entry {
 
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
 static plan_entry *plans;
+static int threads_ready; /* fftw_init_threads succeeded */
 
 static int same_shape(const fft_shape *a, const fft_shape *b)
 {
@@ -62,6 +65,15 @@ static plan_entry *add_plan(const fft_shape *s, int kind, int inplace, int worke
   *e = (plan_entry){plans, *s, kind, inplace, worker, plan};
   plans = e;
   return e;
+}
+
+/* FFTW threads for a transform of this shape (a function of the shape and the settings, so the plan cache
+ * needs no other key). */
+static int fftw_threads_for(const fft_shape *s)
+{
+  if (sl_ctx.set.fft_threads > 0) return sl_ctx.set.fft_threads;
+  if (s->outer * s->n * s->inner < ((int64_t)1 << 16)) return 1;
+  return sl_ctx.ncpu > 1 ? sl_ctx.ncpu : 1;
 }
 
 /* The FFTW plan of this shape, made on first use: with FFTW_MEASURE (the default) on scratch arrays of the
@@ -106,6 +118,9 @@ static void *fftw_plan_for(const fft_shape *s, int kind, void *in, void *out)
     fftwf_iodim loopsf[2] = {{(int)s->outer, nall * inner, nallo * inner}, {inner, 1, 1}};
     unsigned flags = (measure ? FFTW_MEASURE : FFTW_ESTIMATE) | (aligned ? 0 : FFTW_UNALIGNED) | (kind == FFT_C2R ? FFTW_DESTROY_INPUT : 0);
     int sign = kind == FFT_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD;
+    int nt = threads_ready ? fftw_threads_for(s) : 1;
+    if (threads_ready && s->dbl) fftw_plan_with_nthreads(nt);
+    else if (threads_ready) fftwf_plan_with_nthreads(nt);
     if (s->dbl) {
       if (kind == FFT_R2C) plan = fftw_plan_guru_dft_r2c(1, dim, 2, loops, pi, po, flags);
       else if (kind == FFT_C2R) plan = fftw_plan_guru_dft_c2r(1, dim, 2, loops, pi, po, flags);
@@ -115,6 +130,8 @@ static void *fftw_plan_for(const fft_shape *s, int kind, void *in, void *out)
       else if (kind == FFT_C2R) plan = fftwf_plan_guru_dft_c2r(1, dimf, 2, loopsf, pi, po, flags);
       else plan = fftwf_plan_guru_dft(rank, dimf, 2, loopsf, pi, po, sign, flags);
     }
+    if (threads_ready && s->dbl) fftw_plan_with_nthreads(1); /* the process's other FFTW users see the default */
+    else if (threads_ready) fftwf_plan_with_nthreads(1);
     if (measure) {
       if (po != pi) s->dbl ? fftw_free(po) : fftwf_free(po);
       s->dbl ? fftw_free(pi) : fftwf_free(pi);
@@ -222,6 +239,8 @@ static void fft_init(struct starpu_codelet *cl, const char *name, int nbuffers, 
 
 void codelet_fft_init(void)
 {
+  if (!threads_ready) /* once per process; on failure FFTW plans run on the calling thread alone */
+    threads_ready = fftw_init_threads() && fftwf_init_threads();
   fft_init(&cl_fft_c2c, "sl_fft", 1, STARPU_RW, STARPU_NONE);
   fft_init(&cl_fft_c2c_oop, "sl_fft", 2, STARPU_R, STARPU_W);
   fft_init(&cl_fft_r2c, "sl_fft_r2c", 2, STARPU_R, STARPU_W);

@@ -116,6 +116,13 @@ Test(many_chunks, mpi_stencils_2_ranks_unbounded, .timeout = 400)
                0);
 }
 
+/* FFTW's threaded plans: every CPU transform on two threads, whatever its size (by default only large
+ * transforms on ranks with several CPU workers take them). */
+Test(mpi, mpi_fft_2_ranks_fftw_threads, .timeout = 400)
+{
+  cr_expect_eq(run_env("STARLOPS_FFT_THREADS=2", 2, "mpi_fft", scratch_dir()), 0);
+}
+
 /* One chunk per block (STARLOPS_MAX_CHUNKS=1, as on a GPU node by default): library temporaries (operator
  * scratch, solver work vectors) are then placed blocks with no host home, zero-filled by a task. */
 #define ONE_CHUNK_TEST(prog)                                                                                    \
