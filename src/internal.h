@@ -273,6 +273,12 @@ starpu_data_handle_t sl_buffer(int64_t n, size_t el);
 void sl_copy_rows(void *dst, int64_t dst_stride, const void *src, int64_t src_stride, int64_t rows,
                   int64_t row_len, size_t elsize);
 
+/* ---- a loop over a few threads (parallel.c) ------------------------------------------------------ */
+typedef void (*sl_range_fn)(int64_t lo, int64_t hi, void *arg);
+/** Runs fn on slices of [0, n) on nt threads (the caller's and nt - 1 new ones) and returns when all are
+ *  done; nt <= 1 runs fn(0, n) on the caller. */
+void sl_parallel_for(int nt, int64_t n, sl_range_fn fn, void *arg);
+
 /* ---- scalars (scalar.c) ------------------------------------------------------------------------- */
 struct sl_scalar {
   double value[2];

@@ -142,12 +142,29 @@ static void *fftw_plan_for(const fft_shape *s, int kind, void *in, void *out)
   return plan;
 }
 
+/* kernel_fft_weights on the transform's threads */
+struct weights_job {
+  const fft_shape *s;
+  void *z;
+  int c2r_input;
+};
+static void weights_range(int64_t lo, int64_t hi, void *p)
+{
+  const struct weights_job *j = p;
+  kernel_fft_weights_range(j->s, j->z, j->c2r_input, lo, hi);
+}
+static void weights(const fft_shape *s, void *z, int c2r_input)
+{
+  struct weights_job j = {s, z, c2r_input};
+  sl_parallel_for(threads_ready ? fftw_threads_for(s) : 1, kernel_fft_weight_lines(s, c2r_input), weights_range, &j);
+}
+
 static void fft_cpu(void *buffers[], void *arg)
 {
   const fft_args *a = arg;
   void *in = (void *)STARPU_VECTOR_GET_PTR(buffers[0]);
   void *out = a->oop ? (void *)STARPU_VECTOR_GET_PTR(buffers[1]) : in;
-  if (a->kind == FFT_C2R) kernel_fft_weights(&a->s, in, 1);
+  if (a->kind == FFT_C2R) weights(&a->s, in, 1);
   void *plan = fftw_plan_for(&a->s, a->kind, in, out);
   if (!plan) {
     sl_async_error(SL_E_RUNTIME, "FFT: FFTW could not plan a transform of %lld x %lld x %lld", (long long)a->s.outer,
@@ -163,7 +180,7 @@ static void fft_cpu(void *buffers[], void *arg)
     else if (a->kind == FFT_C2R) fftwf_execute_dft_c2r(plan, in, out);
     else fftwf_execute_dft(plan, in, out);
   }
-  if (a->kind != FFT_C2R) kernel_fft_weights(&a->s, out, 0);
+  if (a->kind != FFT_C2R) weights(&a->s, out, 0);
 }
 
 #ifdef SL_HAVE_CUDA

@@ -28,6 +28,10 @@ typedef struct fft_shape {
 /** Multiplies the complex side z of s (n bins per line, n / 2 + 1 when real) by the weights; c2r_input
  *  also zeroes the imaginary parts of bins 0 and n / 2 (even n). Nothing when every weight is 1. */
 void kernel_fft_weights(const fft_shape *s, void *z, int c2r_input);
+/** The lines (outer x bins, inner elements each) kernel_fft_weights scales: 0 when every weight is 1. */
+int64_t kernel_fft_weight_lines(const fft_shape *s, int c2r_input);
+/** kernel_fft_weights on the lines [lo, hi) only. */
+void kernel_fft_weights_range(const fft_shape *s, void *z, int c2r_input, int64_t lo, int64_t hi);
 /** The same on the GPU, on stream (a cudaStream_t); returns the cudaError_t. */
 int kernel_fft_weights_cuda(const fft_shape *s, void *z, int c2r_input, void *stream);
 
