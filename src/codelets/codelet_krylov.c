@@ -1,60 +1,101 @@
-/* Fused steps of a Krylov iteration on a block of one chunk: a reduction into the solver's state, the
- * coefficient step of solvers/solver_prog.h, then the vector updates that use the coefficient, all in one
- * task (on a GPU: kernels queued on the worker's stream, the scalars never leaving the device). A solve on
- * a single block thus runs an iteration in a few tasks instead of one per operation. Used when the vectors
- * are one chunk on one rank (no allreduce between the reduction and the step). */
+/* Fused steps of a Krylov iteration on vectors of one chunk: reductions into the solver's state, the
+ * coefficient step of solvers/solver_prog.h, the history row and the vector updates that use the
+ * coefficients, all in one task (on a GPU: kernels queued on the worker's stream, the scalars never leaving
+ * the device). A solve on a single block thus runs an iteration in a few tasks instead of one per
+ * operation. Used when the vectors are one chunk on one rank (no allreduce between a reduction and its
+ * step). Each fused step is a short program of the instructions below, run by the CPU and the CUDA
+ * implementations alike. */
 #include <stdlib.h>
 
 #include "codelets/codelets.h"
 #include "solvers/solver_prog.h"
 
+typedef enum {
+  KI_END,
+  KI_RED,  /* state slot S_RED + a = x^H y (b: x, c: y) or ||x||^2 (c < 0) */
+  KI_STEP, /* solver_prog.h step a on (state, the three reduction slots) */
+  KI_REC,  /* the history row */
+  KI_AXPY, /* vector a = (slot c) vector b + (slot d) vector a; a slot < 0 is the coefficient 1 */
+} kinstr_kind;
+typedef struct {
+  kinstr_kind k;
+  int a, b, c, d;
+} kinstr;
+
+#define KMAX 10
+static const struct {
+  const char *name;
+  int nvec;
+  enum starpu_data_access_mode modes[4];
+  kinstr prog[KMAX];
+} ops[SL_KRY_NOPS] = {
+  [SL_KRY_CG] = {"sl_cg_update", 4, {STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW}, /* c, Ac, x, r */
+                 {{KI_RED, 0, 0, 1, 0}, {KI_STEP, SL_PROG_CG_ALPHA, 0, 0, 0}, {KI_AXPY, 2, 0, CG_ALPHA, -1},
+                  {KI_AXPY, 3, 1, CG_MALPHA, -1}, {KI_RED, 0, 3, -1, 0}, {KI_STEP, SL_PROG_CG_BETA, 0, 0, 0},
+                  {KI_REC, 0, 0, 0, 0}, {KI_AXPY, 0, 3, -1, CG_BETA}, {KI_END, 0, 0, 0, 0}}},
+  [SL_KRY_CGLS_ALPHA] = {"sl_cgls_alpha", 4, {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW}, /* q, c, x, s */
+                         {{KI_RED, 0, 0, -1, 0}, {KI_RED, 1, 1, -1, 0}, {KI_STEP, SL_PROG_CGLS_ALPHA, 0, 0, 0},
+                          {KI_AXPY, 2, 1, CGLS_ALPHA, -1}, {KI_AXPY, 3, 0, CGLS_MALPHA, -1}, {KI_END, 0, 0, 0, 0}}},
+  [SL_KRY_CGLS_BETA] = {"sl_cgls_beta", 4, {STARPU_R, STARPU_R, STARPU_R, STARPU_RW}, /* r, s, x, c */
+                        {{KI_RED, 0, 0, -1, 0}, {KI_RED, 1, 1, -1, 0}, {KI_RED, 2, 2, -1, 0},
+                         {KI_STEP, SL_PROG_CGLS_BETA, 0, 0, 0}, {KI_REC, 0, 0, 0, 0}, {KI_AXPY, 3, 0, -1, CGLS_BETA},
+                         {KI_END, 0, 0, 0, 0}}},
+};
+
 struct krylov_args {
   sl_krylov_op op;
   sl_dtype dt;
-  sl_prog_arg rec; /* SL_KRY_CG_BETA: the history row */
+  sl_prog_arg a; /* the steps' parameter (d) and the history row (k, flag, rows) */
 };
 
 static struct starpu_codelet cl_krylov[SL_KRY_NOPS];
 static struct starpu_perfmodel pm_krylov[SL_KRY_NOPS];
-static const char *const names[SL_KRY_NOPS] = {"sl_cg_update"};
-/* buffers after (state RW, ring RW): the vectors, then the reduction's device scratch */
-static const int nvec[SL_KRY_NOPS] = {4};
-static const enum starpu_data_access_mode vmodes[SL_KRY_NOPS][4] = {
-  {STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW}, /* c, Ac, x, r */
-};
 
+/* buffers: state, ring, the vectors, the reductions' device scratch */
 struct krylov_bufs {
-  int64_t n;
   double *state, *ring, *work;
   void *v[4];
+  int64_t n[4];
 };
 
 static struct krylov_bufs unpack(void *buffers[], sl_krylov_op op)
 {
-  struct krylov_bufs b = {.n = (int64_t)STARPU_VECTOR_GET_NX(buffers[2]),
-                          .state = (double *)STARPU_VARIABLE_GET_PTR(buffers[0]),
+  int nv = ops[op].nvec;
+  struct krylov_bufs b = {.state = (double *)STARPU_VARIABLE_GET_PTR(buffers[0]),
                           .ring = (double *)STARPU_VARIABLE_GET_PTR(buffers[1]),
-                          .work = (double *)STARPU_VECTOR_GET_PTR(buffers[2 + nvec[op]])};
-  for (int i = 0; i < nvec[op]; i++) b.v[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[2 + i]);
+                          .work = (double *)STARPU_VECTOR_GET_PTR(buffers[2 + nv])};
+  for (int i = 0; i < nv; i++) {
+    b.v[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[2 + i]);
+    b.n[i] = (int64_t)STARPU_VECTOR_GET_NX(buffers[2 + i]);
+  }
   return b;
 }
+
+static const double one[2] = {1, 0};
+static const double *coef(const struct krylov_bufs *b, int s) { return s < 0 ? NULL : b->state + slot(s); }
 
 static void krylov_cpu(void *buffers[], void *cl_arg)
 {
   const struct krylov_args *ka = cl_arg;
   struct krylov_bufs b = unpack(buffers, ka->op);
-  double *red = b.state + slot(S_RED), *const step[2] = {b.state, red}, *const rec[2] = {b.state, b.ring};
-  const double one[2] = {1, 0};
-  sl_prog_arg none = {0, 0, 0, 0.0};
-  /* red = c^H A c; alpha; x += alpha c; r -= alpha A c; red = ||r||^2; beta; the history row; c = r + beta c */
-  kernel_reduce(ka->dt, SL_RED_VDOT, b.n, b.v[0], b.v[1], 2.0, red);
-  sl_prog_run(SL_PROG_CG_ALPHA, step, none);
-  kernel_axpby(ka->dt, b.n, b.v[2], b.v[0], b.state + slot(CG_ALPHA), one);
-  kernel_axpby(ka->dt, b.n, b.v[3], b.v[1], b.state + slot(CG_MALPHA), one);
-  kernel_reduce(ka->dt, SL_RED_ABSPOW, b.n, b.v[3], NULL, 2.0, red);
-  sl_prog_run(SL_PROG_CG_BETA, step, none);
-  sl_prog_run(SL_PROG_RECORD, rec, ka->rec);
-  kernel_axpby(ka->dt, b.n, b.v[0], b.v[3], one, b.state + slot(CG_BETA));
+  double *const step[4] = {b.state, b.state + slot(S_RED), b.state + slot(S_RED + 1), b.state + slot(S_RED + 2)};
+  double *const rec[2] = {b.state, b.ring};
+  for (const kinstr *i = ops[ka->op].prog; i->k != KI_END; i++) {
+    switch (i->k) {
+    case KI_RED:
+      kernel_reduce(ka->dt, i->c < 0 ? SL_RED_ABSPOW : SL_RED_VDOT, b.n[i->b], b.v[i->b], i->c < 0 ? NULL : b.v[i->c],
+                    2.0, step[1 + i->a]);
+      break;
+    case KI_STEP: sl_prog_run(i->a, step, ka->a); break;
+    case KI_REC: sl_prog_run(SL_PROG_RECORD, rec, ka->a); break;
+    case KI_AXPY: {
+      const double *ca = coef(&b, i->c), *cb = coef(&b, i->d);
+      kernel_axpby(ka->dt, b.n[i->a], b.v[i->a], b.v[i->b], ca ? ca : one, cb ? cb : one);
+      break;
+    }
+    default: break;
+    }
+  }
 }
 
 #ifdef SL_HAVE_CUDA
@@ -64,18 +105,24 @@ static void krylov_cuda(void *buffers[], void *cl_arg)
   const struct krylov_args *ka = cl_arg;
   struct krylov_bufs b = unpack(buffers, ka->op);
   void *s = starpu_cuda_get_local_stream();
-  double *red = b.state + slot(S_RED), *const step[2] = {b.state, red}, *const rec[2] = {b.state, b.ring};
-  const double one[2] = {1, 0};
-  sl_prog_arg none = {0, 0, 0, 0.0};
-  int rc = kernel_cuda_reduce(ka->dt, SL_RED_VDOT, b.n, b.v[0], b.v[1], 2.0, b.work, red, s);
-  if (rc == cudaSuccess) rc = kernel_cuda_prog(SL_PROG_CG_ALPHA, step, 2, none, s);
-  if (rc == cudaSuccess) rc = kernel_cuda_axpbys(ka->dt, b.n, b.v[2], b.v[0], one, one, b.state + slot(CG_ALPHA), NULL, s);
-  if (rc == cudaSuccess) rc = kernel_cuda_axpbys(ka->dt, b.n, b.v[3], b.v[1], one, one, b.state + slot(CG_MALPHA), NULL, s);
-  if (rc == cudaSuccess) rc = kernel_cuda_reduce(ka->dt, SL_RED_ABSPOW, b.n, b.v[3], NULL, 2.0, b.work, red, s);
-  if (rc == cudaSuccess) rc = kernel_cuda_prog(SL_PROG_CG_BETA, step, 2, none, s);
-  if (rc == cudaSuccess) rc = kernel_cuda_prog(SL_PROG_RECORD, rec, 2, ka->rec, s);
-  if (rc == cudaSuccess) rc = kernel_cuda_axpbys(ka->dt, b.n, b.v[0], b.v[3], one, one, NULL, b.state + slot(CG_BETA), s);
-  if (rc != cudaSuccess) sl_async_error(SL_E_RUNTIME, "%s (CUDA): %s", names[ka->op], cudaGetErrorString((cudaError_t)rc));
+  double *const step[4] = {b.state, b.state + slot(S_RED), b.state + slot(S_RED + 1), b.state + slot(S_RED + 2)};
+  double *const rec[2] = {b.state, b.ring};
+  int rc = cudaSuccess;
+  for (const kinstr *i = ops[ka->op].prog; i->k != KI_END && rc == cudaSuccess; i++) {
+    switch (i->k) {
+    case KI_RED:
+      rc = kernel_cuda_reduce(ka->dt, i->c < 0 ? SL_RED_ABSPOW : SL_RED_VDOT, b.n[i->b], b.v[i->b],
+                              i->c < 0 ? NULL : b.v[i->c], 2.0, b.work, step[1 + i->a], s);
+      break;
+    case KI_STEP: rc = kernel_cuda_prog(i->a, step, 4, ka->a, s); break;
+    case KI_REC: rc = kernel_cuda_prog(SL_PROG_RECORD, rec, 2, ka->a, s); break;
+    case KI_AXPY:
+      rc = kernel_cuda_axpbys(ka->dt, b.n[i->a], b.v[i->a], b.v[i->b], one, one, coef(&b, i->c), coef(&b, i->d), s);
+      break;
+    default: break;
+    }
+  }
+  if (rc != cudaSuccess) sl_async_error(SL_E_RUNTIME, "%s (CUDA): %s", ops[ka->op].name, cudaGetErrorString((cudaError_t)rc));
 }
 #endif
 
@@ -83,10 +130,10 @@ void codelet_krylov_init(void)
 {
   for (int op = 0; op < SL_KRY_NOPS; op++) {
     struct starpu_perfmodel *pm = &pm_krylov[op];
-    *pm = (struct starpu_perfmodel){.type = STARPU_HISTORY_BASED, .symbol = names[op]};
+    *pm = (struct starpu_perfmodel){.type = STARPU_HISTORY_BASED, .symbol = ops[op].name};
     struct starpu_codelet *cl = &cl_krylov[op];
     starpu_codelet_init(cl);
-    cl->name = names[op];
+    cl->name = ops[op].name;
     cl->cpu_funcs[0] = krylov_cpu;
     cl->cpu_funcs_name[0] = "krylov_cpu";
 #ifdef SL_HAVE_CUDA
@@ -96,7 +143,7 @@ void codelet_krylov_init(void)
     int nb = 0;
     cl->modes[nb++] = STARPU_RW; /* state */
     cl->modes[nb++] = STARPU_RW; /* history ring */
-    for (int i = 0; i < nvec[op]; i++) cl->modes[nb++] = vmodes[op][i];
+    for (int i = 0; i < ops[op].nvec; i++) cl->modes[nb++] = ops[op].modes[i];
     cl->modes[nb++] = STARPU_SCRATCH;
     cl->nbuffers = nb;
     cl->model = pm;
@@ -105,11 +152,11 @@ void codelet_krylov_init(void)
 }
 
 int codelet_krylov_submit(sl_krylov_op op, sl_dtype dt, starpu_data_handle_t state, starpu_data_handle_t ring,
-                          const starpu_data_handle_t *vec, sl_prog_arg rec)
+                          const starpu_data_handle_t *vec, sl_prog_arg a)
 {
   struct krylov_args *ka = malloc(sizeof *ka);
-  if (!ka) return sl_error(SL_E_NOMEM, "%s: out of memory", names[op]);
-  *ka = (struct krylov_args){op, dt, rec};
+  if (!ka) return sl_error(SL_E_NOMEM, "%s: out of memory", ops[op].name);
+  *ka = (struct krylov_args){op, dt, a};
   struct starpu_task *t = starpu_task_create();
   t->cl = &cl_krylov[op];
   t->cl_arg = ka;
@@ -119,7 +166,7 @@ int codelet_krylov_submit(sl_krylov_op op, sl_dtype dt, starpu_data_handle_t sta
   int i = 0;
   t->handles[i++] = state;
   t->handles[i++] = ring;
-  for (int j = 0; j < nvec[op]; j++) t->handles[i++] = vec[j];
+  for (int j = 0; j < ops[op].nvec; j++) t->handles[i++] = vec[j];
   t->handles[i++] = codelet_reduce_scratch();
   return codelet_task_submit(t);
 }

@@ -58,15 +58,19 @@ int codelet_vec_submit(sl_vec_op op, sl_dtype dt, starpu_data_handle_t h0, starp
 starpu_data_handle_t codelet_reduce_scratch(void);
 
 /** Fused steps of a Krylov iteration on one chunk (codelet_krylov.c); buffers: the solver's state (RW),
- *  its history ring (RW), then the vectors named. */
+ *  its history ring (RW), then the vectors named; a: the steps' parameter and the history row. */
 typedef enum {
   SL_KRY_CG, /* vectors c (RW), Ac (R), x (RW), r (RW): c^H A c, CG's alpha step, x += alpha c, r -= alpha Ac;
-                ||r||^2, CG's beta step, the history row rec, c = r + beta c: an iteration after its apply */
+                ||r||^2, CG's beta step, the history row, c = r + beta c: an iteration after its apply */
+  SL_KRY_CGLS_ALPHA, /* vectors q (R), c (R), x (RW), s (RW): ||q||^2, ||c||^2, CGLS's alpha step (a.d = damp^2),
+                        x += alpha c, s -= alpha q */
+  SL_KRY_CGLS_BETA,  /* vectors r (R), s (R), x (R), c (RW): ||r||^2, ||s||^2, ||x||^2, CGLS's beta step, the
+                        history row, c = r + beta c */
   SL_KRY_NOPS
 } sl_krylov_op;
 void codelet_krylov_init(void);
 int codelet_krylov_submit(sl_krylov_op op, sl_dtype dt, starpu_data_handle_t state, starpu_data_handle_t ring,
-                          const starpu_data_handle_t *vec, sl_prog_arg rec);
+                          const starpu_data_handle_t *vec, sl_prog_arg a);
 
 /** Submits partial (W, a 2-double variable) = reduction k of x (and y for DOT/VDOT), then its root
  *  1/root_p when root_p is not 0 or 1 (a one-chunk reduction writes the scalar itself). */

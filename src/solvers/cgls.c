@@ -2,6 +2,7 @@
  * s = y - A x, r = A^H s - damp^2 x, c the direction, q = A c. Two fused reductions per iteration; the
  * coefficients are steps of solver_prog.h, on the GPU when the vector operations run there. */
 #include "solvers/solver_internal.h"
+#include "codelets/codelets.h"
 
 /* r = A^H s - damp^2 x */
 static int normal_residual(sl_op *A, const sl_array *s, const sl_array *x, sl_array *r, double damp2)
@@ -17,7 +18,7 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   int rc = solver_arrays(A, 0, d, 2);
   if (rc == SL_SUCCESS) rc = solver_arrays(A, 1, g, 2);
   sl_array *r = d[0], *c = d[1], *s = g[0], *q = g[1];
-  sl_prog_arg arg = {0, 0, 0, sv->o.damp * sv->o.damp};
+  sl_prog_arg arg = {0, sv->cost_inf_ok, sv->ring_rows, sv->o.damp * sv->o.damp};
   const sl_array *rs[3] = {r, s, x}, *qc[2] = {q, c}, *none[3] = {NULL, NULL, NULL};
   if (rc == SL_SUCCESS) rc = solver_residual(sv, A, y, x, s, q);
   if (rc == SL_SUCCESS) rc = normal_residual(A, s, x, r, arg.d);
@@ -27,7 +28,20 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   if (rc == SL_SUCCESS) rc = solver_prog(sv, SL_PROG_CGLS_INIT, arg, 2, sv->sc);
   int stop = 0;
   if (rc == SL_SUCCESS) rc = solver_after(sv, 0, x, &stop);
+  int fuse = rc == SL_SUCCESS && solver_fusable(x) && solver_fusable(s);
   for (int k = 1; rc == SL_SUCCESS && !stop; k++) {
+    if (fuse) { /* the norms, the step and the updates in one task on each side of the adjoint */
+      arg.k = k;
+      starpu_data_handle_t va[4] = {sl_array_chunk(q, 0), sl_array_chunk(c, 0), sl_array_chunk(x, 0), sl_array_chunk(s, 0)};
+      starpu_data_handle_t vb[4] = {sl_array_chunk(r, 0), sl_array_chunk(s, 0), sl_array_chunk(x, 0), sl_array_chunk(c, 0)};
+      rc = codelet_krylov_submit(SL_KRY_CGLS_ALPHA, x->dtype, sv->hstate, sv->hring, va, arg);
+      if (rc == SL_SUCCESS) rc = normal_residual(A, s, x, r, arg.d);
+      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_CGLS_BETA, x->dtype, sv->hstate, sv->hring, vb, arg);
+      sv->recorded = k;
+      if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_FORWARD, c, q);
+      if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
+      continue;
+    }
     rc = sl_array_vdots_fused(2, qc, none, sv->sc);
     if (rc == SL_SUCCESS) rc = solver_prog(sv, SL_PROG_CGLS_ALPHA, arg, 2, sv->sc);
     if (rc == SL_SUCCESS) rc = sl_array_axpby_h(x, SL_REAL(1), sv->hstate, slot(CGLS_ALPHA), c, SL_REAL(1), NULL, 0);

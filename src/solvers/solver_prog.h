@@ -27,8 +27,8 @@ enum {
   S_COST = 3, /* the value recorded in the cost history */
   S_AUX = 4,  /* a second column of the table (CGLS/LSQR r2norm), NaN when unused */
   S_BAD = 5,  /* the first iteration whose recorded values were not finite (-1: none yet) */
-  S_RED = 6,  /* a reduction's result, written by a fused step (codelets/codelet_krylov.c) */
-  S_FIRST = 7 /* the solver's own slots start here */
+  S_RED = 6,  /* three reductions' results, written by a fused step (codelets/codelet_krylov.c) */
+  S_FIRST = 9 /* the solver's own slots start here */
 };
 #define SOLVER_MAX_SLOTS 40
 

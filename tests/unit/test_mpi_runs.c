@@ -130,6 +130,11 @@ Test(mpi, mpi_fft_2_ranks_fftw_threads, .timeout = 400)
   {                                                                                                             \
     cr_expect_eq(run_env("STARLOPS_MAX_CHUNKS=1", 2, #prog, scratch_dir()), 0);                                 \
   }
+/* one rank and one chunk: CG's and CGLS's fused iteration tasks (codelet_krylov.c) */
+Test(one_chunk, mpi_solvers_1_rank, .timeout = 400)
+{
+  cr_expect_eq(run_env("STARLOPS_MAX_CHUNKS=1", 1, "mpi_solvers", scratch_dir()), 0);
+}
 ONE_CHUNK_TEST(mpi_ops)
 ONE_CHUNK_TEST(mpi_solvers)
 ONE_CHUNK_TEST(mpi_stack)
