@@ -16,13 +16,14 @@ typedef enum {
   KI_STEP, /* solver_prog.h step a on (state, the three reduction slots) */
   KI_REC,  /* the history row */
   KI_AXPY, /* vector a = (slot c) vector b + (slot d) vector a; a slot < 0 is the coefficient 1 */
+  KI_SCALE, /* vector a *= slot c */
 } kinstr_kind;
 typedef struct {
   kinstr_kind k;
   int a, b, c, d;
 } kinstr;
 
-#define KMAX 10
+#define KMAX 10 /* instructions per fused step, KI_END included */
 static const struct {
   const char *name;
   int nvec;
@@ -40,12 +41,19 @@ static const struct {
                         {{KI_RED, 0, 0, -1, 0}, {KI_RED, 1, 1, -1, 0}, {KI_RED, 2, 2, -1, 0},
                          {KI_STEP, SL_PROG_CGLS_BETA, 0, 0, 0}, {KI_REC, 0, 0, 0, 0}, {KI_AXPY, 3, 0, -1, CGLS_BETA},
                          {KI_END, 0, 0, 0, 0}}},
+  [SL_KRY_LSQR_U] = {"sl_lsqr_u", 2, {STARPU_RW, STARPU_R}, /* u, A v */
+                     {{KI_AXPY, 0, 1, -1, LSQR_MALPHA}, {KI_RED, 0, 0, -1, 0}, {KI_STEP, SL_PROG_LSQR_STEP_A, 0, 0, 0},
+                      {KI_SCALE, 0, 0, LSQR_INV_BETA, 0}, {KI_END, 0, 0, 0, 0}}},
+  [SL_KRY_LSQR_V] = {"sl_lsqr_v", 4, {STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW}, /* v, A^H u, w, x */
+                     {{KI_AXPY, 0, 1, LSQR_CU, LSQR_CV}, {KI_RED, 0, 0, -1, 0}, {KI_RED, 1, 2, -1, 0},
+                      {KI_STEP, SL_PROG_LSQR_STEP_B, 0, 0, 0}, {KI_SCALE, 0, 0, LSQR_INV_ALPHA, 0},
+                      {KI_AXPY, 3, 2, LSQR_T1, -1}, {KI_AXPY, 2, 0, -1, LSQR_T2}, {KI_REC, 0, 0, 0, 0}, {KI_END, 0, 0, 0, 0}}},
 };
 
 struct krylov_args {
   sl_krylov_op op;
   sl_dtype dt;
-  sl_prog_arg a; /* the steps' parameter (d) and the history row (k, flag, rows) */
+  sl_prog_arg a; /* the steps' parameters and the history row (k, flag, rows) */
 };
 
 static struct starpu_codelet cl_krylov[SL_KRY_NOPS];
@@ -93,6 +101,7 @@ static void krylov_cpu(void *buffers[], void *cl_arg)
       kernel_axpby(ka->dt, b.n[i->a], b.v[i->a], b.v[i->b], ca ? ca : one, cb ? cb : one);
       break;
     }
+    case KI_SCALE: kernel_scale(ka->dt, b.n[i->a], b.v[i->a], coef(&b, i->c)); break;
     default: break;
     }
   }
@@ -119,6 +128,7 @@ static void krylov_cuda(void *buffers[], void *cl_arg)
     case KI_AXPY:
       rc = kernel_cuda_axpbys(ka->dt, b.n[i->a], b.v[i->a], b.v[i->b], one, one, coef(&b, i->c), coef(&b, i->d), s);
       break;
+    case KI_SCALE: rc = kernel_cuda_scales(ka->dt, b.n[i->a], b.v[i->a], one, coef(&b, i->c), s); break;
     default: break;
     }
   }

@@ -66,6 +66,9 @@ typedef enum {
                         x += alpha c, s -= alpha q */
   SL_KRY_CGLS_BETA,  /* vectors r (R), s (R), x (R), c (RW): ||r||^2, ||s||^2, ||x||^2, CGLS's beta step, the
                         history row, c = r + beta c */
+  SL_KRY_LSQR_U, /* vectors u (RW), Av (R): u = Av - alpha u, ||u||^2, LSQR's step A, u /= beta */
+  SL_KRY_LSQR_V, /* vectors v (RW), A^H u (R), w (RW), x (RW): v = cu A^H u + cv v, ||v||^2, ||w||^2, LSQR's step B,
+                    v /= alpha, x += t1 w, w = v + t2 w, the history row */
   SL_KRY_NOPS
 } sl_krylov_op;
 void codelet_krylov_init(void);

@@ -23,7 +23,7 @@ static int residual(sl_solver *sv, sl_op *A, const sl_array *y, const sl_array *
   return sl_array_axpby(r, SL_REAL(-1), tmp, SL_REAL(1));
 }
 
-static const sl_prog_arg noarg = {0, 0, 0, 0.0};
+static const sl_prog_arg noarg = {0};
 
 static int classic(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
 {
@@ -41,7 +41,7 @@ static int classic(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   for (int k = 1; rc == SL_SUCCESS && !stop; k++) {
     rc = apply_damped(sv, A, c, Ac);
     if (rc == SL_SUCCESS && fuse) { /* the rest of the iteration in one task */
-      sl_prog_arg rec = {k, sv->cost_inf_ok, sv->ring_rows, 0.0};
+      sl_prog_arg rec = {.k = k, .flag = sv->cost_inf_ok, .rows = sv->ring_rows};
       starpu_data_handle_t v[4] = {sl_array_chunk(c, 0), sl_array_chunk(Ac, 0), sl_array_chunk(x, 0), sl_array_chunk(r, 0)};
       rc = codelet_krylov_submit(SL_KRY_CG, x->dtype, sv->hstate, sv->hring, v, rec);
       sv->recorded = k;
@@ -78,7 +78,7 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
     int first = k == 1;
     rc = sl_array_vdots_fused(2, xs, ys, sv->sc);     /* gamma = r^H r, delta = w^H r: one allreduce ... */
     if (rc == SL_SUCCESS) rc = apply_damped(sv, A, w, q); /* ... overlapped by q = A w */
-    if (rc == SL_SUCCESS) rc = solver_prog(sv, SL_PROG_PCG_COEFFS, (sl_prog_arg){k, first, 0, 0.0}, 2, sv->sc);
+    if (rc == SL_SUCCESS) rc = solver_prog(sv, SL_PROG_PCG_COEFFS, (sl_prog_arg){.k = k, .flag = first}, 2, sv->sc);
     if (rc == SL_SUCCESS && first) {
       rc = sl_array_copy(z, q);
       if (rc == SL_SUCCESS) rc = sl_array_copy(s, w);

@@ -18,10 +18,10 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   int rc = solver_arrays(A, 0, d, 2);
   if (rc == SL_SUCCESS) rc = solver_arrays(A, 1, g, 2);
   sl_array *r = d[0], *c = d[1], *s = g[0], *q = g[1];
-  sl_prog_arg arg = {0, sv->cost_inf_ok, sv->ring_rows, sv->o.damp * sv->o.damp};
+  sl_prog_arg arg = {.flag = sv->cost_inf_ok, .rows = sv->ring_rows, .d = {sv->o.damp * sv->o.damp}};
   const sl_array *rs[3] = {r, s, x}, *qc[2] = {q, c}, *none[3] = {NULL, NULL, NULL};
   if (rc == SL_SUCCESS) rc = solver_residual(sv, A, y, x, s, q);
-  if (rc == SL_SUCCESS) rc = normal_residual(A, s, x, r, arg.d);
+  if (rc == SL_SUCCESS) rc = normal_residual(A, s, x, r, arg.d[0]);
   if (rc == SL_SUCCESS) rc = sl_array_copy(c, r);
   if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_FORWARD, c, q);
   if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(2, rs, none, sv->sc);
@@ -35,7 +35,7 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
       starpu_data_handle_t va[4] = {sl_array_chunk(q, 0), sl_array_chunk(c, 0), sl_array_chunk(x, 0), sl_array_chunk(s, 0)};
       starpu_data_handle_t vb[4] = {sl_array_chunk(r, 0), sl_array_chunk(s, 0), sl_array_chunk(x, 0), sl_array_chunk(c, 0)};
       rc = codelet_krylov_submit(SL_KRY_CGLS_ALPHA, x->dtype, sv->hstate, sv->hring, va, arg);
-      if (rc == SL_SUCCESS) rc = normal_residual(A, s, x, r, arg.d);
+      if (rc == SL_SUCCESS) rc = normal_residual(A, s, x, r, arg.d[0]);
       if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_CGLS_BETA, x->dtype, sv->hstate, sv->hring, vb, arg);
       sv->recorded = k;
       if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_FORWARD, c, q);
@@ -46,7 +46,7 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
     if (rc == SL_SUCCESS) rc = solver_prog(sv, SL_PROG_CGLS_ALPHA, arg, 2, sv->sc);
     if (rc == SL_SUCCESS) rc = sl_array_axpby_h(x, SL_REAL(1), sv->hstate, slot(CGLS_ALPHA), c, SL_REAL(1), NULL, 0);
     if (rc == SL_SUCCESS) rc = sl_array_axpby_h(s, SL_REAL(1), sv->hstate, slot(CGLS_MALPHA), q, SL_REAL(1), NULL, 0);
-    if (rc == SL_SUCCESS) rc = normal_residual(A, s, x, r, arg.d);
+    if (rc == SL_SUCCESS) rc = normal_residual(A, s, x, r, arg.d[0]);
     if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(3, rs, none, sv->sc);
     if (rc == SL_SUCCESS) rc = solver_prog(sv, SL_PROG_CGLS_BETA, arg, 3, sv->sc);
     if (rc == SL_SUCCESS) rc = sl_array_axpby_h(c, SL_REAL(1), NULL, 0, r, SL_REAL(1), sv->hstate, slot(CGLS_BETA));

@@ -327,7 +327,7 @@ int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop)
 {
   *stop = 0;
   sv->iter = k;
-  sl_prog_arg ra = {k, sv->cost_inf_ok, sv->ring_rows, 0.0};
+  sl_prog_arg ra = {.k = k, .flag = sv->cost_inf_ok, .rows = sv->ring_rows};
   if (sv->recorded != k)
     SL_TRY(sl_prog_submit(sv->on_device, SL_PROG_RECORD, ra, 2, (starpu_data_handle_t[]){sv->hstate, sv->hring},
                         (enum starpu_data_access_mode[]){STARPU_RW, STARPU_RW}));

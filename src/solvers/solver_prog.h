@@ -38,6 +38,11 @@ SL_PROG_FN int slot(int i) { return 2 * i; }
 /* CG's and CGLS's own slots. */
 enum { CG_K_OLD = S_FIRST, CG_ALPHA, CG_BETA, CG_MALPHA, CG_ALPHA_PREV };
 enum { CGLS_K_OLD = S_FIRST, CGLS_ALPHA, CGLS_MALPHA, CGLS_BETA };
+enum {
+  LSQR_ALPHA = S_FIRST, LSQR_BETA, LSQR_MALPHA, LSQR_INV_BETA, LSQR_INV_ALPHA, LSQR_CU, LSQR_CV, LSQR_T1, LSQR_T2,
+  LSQR_RHOBAR, LSQR_PHIBAR, LSQR_ANORM, LSQR_ACOND, LSQR_DDNORM, LSQR_RES2, LSQR_XNORM, LSQR_XXNORM, LSQR_Z, LSQR_CS2,
+  LSQR_SN2, LSQR_BNORM, LSQR_ARNORM, LSQR_INV_RHO
+};
 
 /** The steps. */
 typedef enum {
@@ -47,18 +52,23 @@ typedef enum {
   SL_PROG_CG_BETA,    /* v[1] = ||r||^2: beta = k / kold */
   SL_PROG_PCG_COEFFS, /* pipelined CG: v[1] = gamma = ||r||^2, v[2] = delta = w^H r (flag: first iteration) */
   SL_PROG_CGLS_INIT,  /* v[1] = ||r||^2, v[2] = ||s||^2 */
-  SL_PROG_CGLS_ALPHA, /* v[1] = ||q||^2, v[2] = ||c||^2: alpha = kold / (||q||^2 + damp^2 ||c||^2) (d: damp^2) */
-  SL_PROG_CGLS_BETA,  /* v[1] = ||r||^2, v[2] = ||s||^2, v[3] = ||x||^2 (d: damp^2) */
+  SL_PROG_CGLS_ALPHA, /* v[1] = ||q||^2, v[2] = ||c||^2: alpha = kold / (||q||^2 + damp^2 ||c||^2) (d[0]: damp^2) */
+  SL_PROG_CGLS_BETA,  /* v[1] = ||r||^2, v[2] = ||s||^2, v[3] = ||x||^2 (d[0]: damp^2) */
+  SL_PROG_LSQR_BETA0,  /* LSQR (d: damp, atol, btol, 1 / conlim; k, niter): v[1] = ||y||^2, v[2] = ||u||^2 */
+  SL_PROG_LSQR_ALPHA0, /* v[1] = ||v||^2 */
+  SL_PROG_LSQR_STEP_A, /* v[1] = ||u||^2 after u = A v - alpha u */
+  SL_PROG_LSQR_STEP_B, /* v[1] = ||v||^2 after v = A^H u - beta v, v[2] = ||w||^2: the rest of scipy's iteration */
   SL_PROG_COUNT
 } sl_prog;
 #define SL_PROG_MAXBUF 4
 
 /** A step's arguments, passed by value. */
 typedef struct {
-  int k;    /* the iteration */
-  int flag; /* the step's option (see sl_prog) */
-  int rows; /* SL_PROG_RECORD: the rows of the history ring */
-  double d; /* the step's real parameter (see sl_prog) */
+  int k;       /* the iteration */
+  int flag;    /* the step's option (see sl_prog) */
+  int rows;    /* SL_PROG_RECORD: the rows of the history ring */
+  int niter;   /* LSQR: the iteration limit */
+  double d[4]; /* the step's real parameters (see sl_prog) */
 } sl_prog_arg;
 
 typedef struct {
@@ -195,6 +205,119 @@ SL_PROG_FN void prog_cgls_beta(double *const *v, double damp2)
   v[0][slot(S_AUX)] = sqrt(v[2][0] + damp2 * v[3][0]);
 }
 
+/* LSQR (Paige and Saunders 1982) with the recurrences and stopping rules of scipy.sparse.linalg.lsqr */
+#define LQ(i) s[slot(LSQR_##i)]
+
+SL_PROG_FN void prog_lsqr_beta0(double *const *v)
+{
+  double *s = v[0], beta = sqrt(v[2][0]);
+  LQ(BNORM) = sqrt(v[1][0]);
+  LQ(BETA) = beta;
+  LQ(INV_BETA) = beta > 0 ? 1.0 / beta : 0.0;
+  LQ(PHIBAR) = beta;
+  s[slot(S_MON)] = s[slot(S_COST)] = s[slot(S_AUX)] = s[slot(S_REF)] = beta;
+}
+
+SL_PROG_FN void prog_lsqr_alpha0(double *const *v)
+{
+  double *s = v[0], alpha = sqrt(v[1][0]);
+  LQ(ALPHA) = alpha;
+  LQ(MALPHA) = -alpha;
+  LQ(INV_ALPHA) = alpha > 0 ? 1.0 / alpha : 0.0;
+  LQ(RHOBAR) = alpha;
+  LQ(CS2) = -1.0;
+  if (!prog_finite(alpha)) s[slot(S_STOP)] = SL_STOP_NONFINITE;
+  LQ(ARNORM) = alpha * LQ(BETA);
+  if (LQ(ARNORM) == 0) s[slot(S_STOP)] = SL_STOP_TOL; /* x0 solves the problem already */
+}
+
+SL_PROG_FN void prog_lsqr_step_a(double *const *v, sl_prog_arg a)
+{
+  double *s = v[0], beta = sqrt(v[1][0]), alpha = LQ(ALPHA), damp = a.d[0];
+  LQ(BETA) = beta;
+  if (!prog_finite(beta)) s[slot(S_STOP)] = SL_STOP_NONFINITE;
+  if (beta > 0) {
+    LQ(INV_BETA) = 1.0 / beta;
+    LQ(ANORM) = sqrt(LQ(ANORM) * LQ(ANORM) + alpha * alpha + beta * beta + damp * damp);
+    LQ(CU) = 1.0;
+    LQ(CV) = -beta;
+  } else { /* u = 0: keep u and v */
+    LQ(INV_BETA) = 1.0;
+    LQ(CU) = 0.0;
+    LQ(CV) = 1.0;
+  }
+}
+
+SL_PROG_FN void prog_lsqr_step_b(double *const *v, sl_prog_arg a)
+{
+  double *s = v[0], damp = a.d[0], atol = a.d[1], btol = a.d[2], ctol = a.d[3];
+  double beta = LQ(BETA), alpha = LQ(ALPHA);
+  if (!prog_finite(v[1][0]) || !prog_finite(v[2][0])) s[slot(S_STOP)] = SL_STOP_NONFINITE;
+  if (beta > 0) {
+    alpha = sqrt(v[1][0]);
+    LQ(INV_ALPHA) = alpha > 0 ? 1.0 / alpha : 1.0;
+  } else {
+    LQ(INV_ALPHA) = 1.0;
+  }
+  double rhobar = LQ(RHOBAR), phibar = LQ(PHIBAR), rhobar1 = rhobar, psi = 0.0;
+  if (damp > 0) {
+    rhobar1 = hypot(rhobar, damp);
+    double cs1 = rhobar / rhobar1, sn1 = damp / rhobar1;
+    psi = sn1 * phibar;
+    phibar = cs1 * phibar;
+  }
+  double rho = hypot(rhobar1, beta);
+  double cs = rho > 0 ? rhobar1 / rho : 1.0, sn = rho > 0 ? beta / rho : 0.0;
+  double theta = sn * alpha;
+  rhobar = -cs * alpha;
+  double phi = cs * phibar;
+  phibar = sn * phibar;
+  double tau = sn * phi;
+  LQ(T1) = rho > 0 ? phi / rho : 0.0;
+  LQ(T2) = rho > 0 ? -theta / rho : 0.0;
+  LQ(INV_RHO) = rho > 0 ? 1.0 / rho : 0.0;
+  double ddnorm = LQ(DDNORM) + (rho > 0 ? v[2][0] / (rho * rho) : 0.0);
+  double delta = LQ(SN2) * rho, gambar = -LQ(CS2) * rho, rhs = phi - delta * LQ(Z);
+  double zbar = gambar != 0 ? rhs / gambar : 0.0;
+  double xnorm = sqrt(LQ(XXNORM) + zbar * zbar);
+  double gamma = hypot(gambar, theta);
+  LQ(CS2) = gamma > 0 ? gambar / gamma : 1.0;
+  LQ(SN2) = gamma > 0 ? theta / gamma : 0.0;
+  double z = gamma > 0 ? rhs / gamma : 0.0;
+  LQ(Z) = z;
+  LQ(XXNORM) += z * z;
+  double anorm = LQ(ANORM), acond = anorm * sqrt(ddnorm);
+  double res2 = LQ(RES2) + psi * psi, rnorm = sqrt(phibar * phibar + res2), arnorm = alpha * fabs(tau);
+  double r1sq = rnorm * rnorm - damp * damp * LQ(XXNORM);
+  double r1norm = r1sq < 0 ? -sqrt(-r1sq) : sqrt(r1sq);
+  double bnorm = LQ(BNORM), eps = 2.220446049250313e-16; /* DBL_EPSILON */
+  double test1 = bnorm > 0 ? rnorm / bnorm : 0.0, test2 = arnorm / (anorm * rnorm + eps), test3 = 1.0 / (acond + eps);
+  double t1 = test1 / (1.0 + (bnorm > 0 ? anorm * xnorm / bnorm : 0.0));
+  double rtol = btol + atol * (bnorm > 0 ? anorm * xnorm / bnorm : 0.0);
+  int istop = 0;
+  if (a.k >= a.niter) istop = SL_STOP_NITER;
+  if (1.0 + test3 <= 1.0) istop = SL_STOP_LSQR_EPS;
+  if (1.0 + test2 <= 1.0) istop = SL_STOP_LSQR_EPS;
+  if (1.0 + t1 <= 1.0) istop = SL_STOP_LSQR_EPS;
+  if (test3 <= ctol) istop = SL_STOP_LSQR_CONLIM;
+  if (test2 <= atol) istop = SL_STOP_LSQR_ATOL;
+  if (test1 <= rtol) istop = SL_STOP_TOL;
+  LQ(ALPHA) = alpha;
+  LQ(MALPHA) = -alpha;
+  LQ(RHOBAR) = rhobar;
+  LQ(PHIBAR) = phibar;
+  LQ(DDNORM) = ddnorm;
+  LQ(ACOND) = acond;
+  LQ(RES2) = res2;
+  LQ(XNORM) = xnorm;
+  LQ(ARNORM) = arnorm;
+  s[slot(S_MON)] = r1norm;
+  s[slot(S_COST)] = r1norm;
+  s[slot(S_AUX)] = rnorm;
+  if (istop && s[slot(S_STOP)] != SL_STOP_NONFINITE) s[slot(S_STOP)] = istop;
+}
+#undef LQ
+
 /** Runs step p on the buffers v. */
 SL_PROG_FN void sl_prog_run(int p, double *const *v, sl_prog_arg a)
 {
@@ -205,8 +328,12 @@ SL_PROG_FN void sl_prog_run(int p, double *const *v, sl_prog_arg a)
   case SL_PROG_CG_BETA: prog_cg_beta(v); break;
   case SL_PROG_PCG_COEFFS: prog_pcg_coeffs(v, a.flag); break;
   case SL_PROG_CGLS_INIT: prog_cgls_init(v); break;
-  case SL_PROG_CGLS_ALPHA: prog_cgls_alpha(v, a.d); break;
-  case SL_PROG_CGLS_BETA: prog_cgls_beta(v, a.d); break;
+  case SL_PROG_CGLS_ALPHA: prog_cgls_alpha(v, a.d[0]); break;
+  case SL_PROG_CGLS_BETA: prog_cgls_beta(v, a.d[0]); break;
+  case SL_PROG_LSQR_BETA0: prog_lsqr_beta0(v); break;
+  case SL_PROG_LSQR_ALPHA0: prog_lsqr_alpha0(v); break;
+  case SL_PROG_LSQR_STEP_A: prog_lsqr_step_a(v, a); break;
+  case SL_PROG_LSQR_STEP_B: prog_lsqr_step_b(v, a); break;
   default: break;
   }
 }

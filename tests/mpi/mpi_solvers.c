@@ -426,14 +426,14 @@ static void test_least_squares(sl_dtype dt, const char *name, solver_fn solve)
         for (int64_t j = 0; j < n; j++) xx += pow(cabs(xs[j] - x0g[j]), 2);
       }
       double r2 = sqrt(r1 + damps[d] * damps[d] * xx);
-      if (solve == sl_solve_cgls) { /* the cost history: ||y - A x|| at the start and at the end */
+      if (solve == sl_solve_cgls || solve == sl_solve_lsqr) { /* the cost history: ||y - A x|| at the start and at the end */
         double nb = 0;
         for (int64_t i = 0; i < m; i++) nb += pow(cabs(b[i]), 2);
         double ftol = dt == SL_FLOAT32 ? 1e-3 : 1e-8;
-        CHECK(use_x0 || fabs(cost[0] - sqrt(nb)) <= ftol * sqrt(nb), "CGLS %s damp %g: cost[0] %.10e, ||y|| %.10e",
+        CHECK(use_x0 || fabs(cost[0] - sqrt(nb)) <= ftol * sqrt(nb), "%s %s damp %g: cost[0] %.10e, ||y|| %.10e", name,
               sl_dtype_name(dt), damps[d], cost[0], sqrt(nb));
-        CHECK(fabs(cost[info.iterations] - sqrt(r1)) <= ftol * sqrt(nb), "CGLS %s damp %g x0 %d: cost[%d] %.10e, ||y - A x|| "
-              "%.10e", sl_dtype_name(dt), damps[d], use_x0, info.iterations, cost[info.iterations], sqrt(r1));
+        CHECK(fabs(cost[info.iterations] - sqrt(r1)) <= ftol * sqrt(nb), "%s %s damp %g x0 %d: cost[%d] %.10e, ||y - A x|| "
+              "%.10e", name, sl_dtype_name(dt), damps[d], use_x0, info.iterations, cost[info.iterations], sqrt(r1));
       }
       CHECK(fabs(info.r2norm - r2) <= 1e-6 * r2 + (dt == SL_FLOAT32 ? 1e-3 : 0), "%s %s: r2norm %.10e, direct %.10e", name,
             sl_dtype_name(dt), info.r2norm, r2);
