@@ -1,10 +1,11 @@
-/* Fused steps of a Krylov iteration on vectors of one chunk: reductions into the solver's state, the
- * coefficient step of solvers/solver_prog.h, the history row and the vector updates that use the
- * coefficients, all in one task (on a GPU: kernels queued on the worker's stream, the scalars never leaving
- * the device). A solve on a single block thus runs an iteration in a few tasks instead of one per
- * operation. Used when the vectors are one chunk on one rank (no allreduce between a reduction and its
- * step). Each fused step is a short program of the instructions below, run by the CPU and the CUDA
- * implementations alike. */
+/* Fused steps of a Krylov iteration on vectors of one chunk: reductions, the coefficient step of
+ * solvers/solver_prog.h, the history row and the vector updates that use the coefficients, all in one task
+ * (on a GPU: kernels queued on the worker's stream, the scalars never leaving the device). A solve thus
+ * runs an iteration in a few tasks instead of one per operation. On one rank the reductions land in the
+ * solver's state (no allreduce between a reduction and its step); on several ranks (one chunk each) a fused
+ * step reads the allreduced scalars of the previous reduction and writes its own partial into a scalar
+ * handle, which the solver then allreduces. Each fused step is a short program of the instructions below,
+ * run by the CPU and the CUDA implementations alike. */
 #include <stdlib.h>
 
 #include "codelets/codelets.h"
@@ -12,8 +13,8 @@
 
 typedef enum {
   KI_END,
-  KI_RED,  /* state slot S_RED + a = x^H y (b: x, c: y) or ||x||^2 (c < 0) */
-  KI_STEP, /* solver_prog.h step a on (state, the three reduction slots) */
+  KI_RED,  /* reduction result a (state slot S_RED + a, or scalar handle a) = x^H y (b: x, c: y), ||x||^2 (c < 0) */
+  KI_STEP, /* solver_prog.h step a on (state, the three reduction results) */
   KI_REC,  /* the history row */
   KI_AXPY, /* vector a = (slot c) vector b + (slot d) vector a; a slot < 0 is the coefficient 1 */
   KI_SCALE, /* vector a *= slot c */
@@ -29,6 +30,8 @@ static const struct {
   int nvec;
   enum starpu_data_access_mode modes[4];
   kinstr prog[KMAX];
+  int nsc; /* scalar handles holding the reduction results (0: the state's slots) */
+  enum starpu_data_access_mode scmodes[2];
 } ops[SL_KRY_NOPS] = {
   [SL_KRY_CG] = {"sl_cg_update", 4, {STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW}, /* c, Ac, x, r */
                  {{KI_RED, 0, 0, 1, 0}, {KI_STEP, SL_PROG_CG_ALPHA, 0, 0, 0}, {KI_AXPY, 2, 0, CG_ALPHA, -1},
@@ -48,6 +51,16 @@ static const struct {
                      {{KI_AXPY, 0, 1, LSQR_CU, LSQR_CV}, {KI_RED, 0, 0, -1, 0}, {KI_RED, 1, 2, -1, 0},
                       {KI_STEP, SL_PROG_LSQR_STEP_B, 0, 0, 0}, {KI_SCALE, 0, 0, LSQR_INV_ALPHA, 0},
                       {KI_AXPY, 3, 2, LSQR_T1, -1}, {KI_AXPY, 2, 0, -1, LSQR_T2}, {KI_REC, 0, 0, 0, 0}, {KI_END, 0, 0, 0, 0}}},
+  /* several ranks: scalars c^H A c (allreduced, R) and ||r||^2 (this rank's part, W) */
+  [SL_KRY_CG_DIST_A] = {"sl_cg_update_x_r", 4, {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW}, /* c, Ac, x, r */
+                        {{KI_STEP, SL_PROG_CG_ALPHA, 0, 0, 0}, {KI_AXPY, 2, 0, CG_ALPHA, -1}, {KI_AXPY, 3, 1, CG_MALPHA, -1},
+                         {KI_RED, 1, 3, -1, 0}, {KI_END, 0, 0, 0, 0}},
+                        2, {STARPU_R, STARPU_W}},
+  /* scalar ||r||^2 (allreduced, R) */
+  [SL_KRY_CG_DIST_B] = {"sl_cg_update_c", 2, {STARPU_R, STARPU_RW}, /* r, c */
+                        {{KI_STEP, SL_PROG_CG_BETA, 0, 0, 0}, {KI_REC, 0, 0, 0, 0}, {KI_AXPY, 1, 0, -1, CG_BETA},
+                         {KI_END, 0, 0, 0, 0}},
+                        1, {STARPU_R}},
 };
 
 struct krylov_args {
@@ -59,22 +72,25 @@ struct krylov_args {
 static struct starpu_codelet cl_krylov[SL_KRY_NOPS];
 static struct starpu_perfmodel pm_krylov[SL_KRY_NOPS];
 
-/* buffers: state, ring, the vectors, the reductions' device scratch */
+/* buffers: state, ring, the scalar handles, the vectors, the reductions' device scratch */
 struct krylov_bufs {
   double *state, *ring, *work;
+  double *red[3]; /* the reduction results: (re, im) pairs */
   void *v[4];
   int64_t n[4];
 };
 
 static struct krylov_bufs unpack(void *buffers[], sl_krylov_op op)
 {
-  int nv = ops[op].nvec;
+  int nv = ops[op].nvec, ns = ops[op].nsc;
   struct krylov_bufs b = {.state = (double *)STARPU_VARIABLE_GET_PTR(buffers[0]),
                           .ring = (double *)STARPU_VARIABLE_GET_PTR(buffers[1]),
-                          .work = (double *)STARPU_VECTOR_GET_PTR(buffers[2 + nv])};
+                          .work = (double *)STARPU_VECTOR_GET_PTR(buffers[2 + ns + nv])};
+  for (int i = 0; i < 3; i++)
+    b.red[i] = i < ns ? (double *)STARPU_VARIABLE_GET_PTR(buffers[2 + i]) : ns ? NULL : b.state + slot(S_RED + i);
   for (int i = 0; i < nv; i++) {
-    b.v[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[2 + i]);
-    b.n[i] = (int64_t)STARPU_VECTOR_GET_NX(buffers[2 + i]);
+    b.v[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[2 + ns + i]);
+    b.n[i] = (int64_t)STARPU_VECTOR_GET_NX(buffers[2 + ns + i]);
   }
   return b;
 }
@@ -86,7 +102,7 @@ static void krylov_cpu(void *buffers[], void *cl_arg)
 {
   const struct krylov_args *ka = cl_arg;
   struct krylov_bufs b = unpack(buffers, ka->op);
-  double *const step[4] = {b.state, b.state + slot(S_RED), b.state + slot(S_RED + 1), b.state + slot(S_RED + 2)};
+  double *const step[4] = {b.state, b.red[0], b.red[1], b.red[2]};
   double *const rec[2] = {b.state, b.ring};
   for (const kinstr *i = ops[ka->op].prog; i->k != KI_END; i++) {
     switch (i->k) {
@@ -114,7 +130,7 @@ static void krylov_cuda(void *buffers[], void *cl_arg)
   const struct krylov_args *ka = cl_arg;
   struct krylov_bufs b = unpack(buffers, ka->op);
   void *s = starpu_cuda_get_local_stream();
-  double *const step[4] = {b.state, b.state + slot(S_RED), b.state + slot(S_RED + 1), b.state + slot(S_RED + 2)};
+  double *const step[4] = {b.state, b.red[0], b.red[1], b.red[2]};
   double *const rec[2] = {b.state, b.ring};
   int rc = cudaSuccess;
   for (const kinstr *i = ops[ka->op].prog; i->k != KI_END && rc == cudaSuccess; i++) {
@@ -153,6 +169,7 @@ void codelet_krylov_init(void)
     int nb = 0;
     cl->modes[nb++] = STARPU_RW; /* state */
     cl->modes[nb++] = STARPU_RW; /* history ring */
+    for (int i = 0; i < ops[op].nsc; i++) cl->modes[nb++] = ops[op].scmodes[i];
     for (int i = 0; i < ops[op].nvec; i++) cl->modes[nb++] = ops[op].modes[i];
     cl->modes[nb++] = STARPU_SCRATCH;
     cl->nbuffers = nb;
@@ -162,7 +179,7 @@ void codelet_krylov_init(void)
 }
 
 int codelet_krylov_submit(sl_krylov_op op, sl_dtype dt, starpu_data_handle_t state, starpu_data_handle_t ring,
-                          const starpu_data_handle_t *vec, sl_prog_arg a)
+                          const starpu_data_handle_t *sc, const starpu_data_handle_t *vec, sl_prog_arg a)
 {
   struct krylov_args *ka = malloc(sizeof *ka);
   if (!ka) return sl_error(SL_E_NOMEM, "%s: out of memory", ops[op].name);
@@ -176,6 +193,7 @@ int codelet_krylov_submit(sl_krylov_op op, sl_dtype dt, starpu_data_handle_t sta
   int i = 0;
   t->handles[i++] = state;
   t->handles[i++] = ring;
+  for (int j = 0; j < ops[op].nsc; j++) t->handles[i++] = sc[j];
   for (int j = 0; j < ops[op].nvec; j++) t->handles[i++] = vec[j];
   t->handles[i++] = codelet_reduce_scratch();
   return codelet_task_submit(t);

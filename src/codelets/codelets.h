@@ -58,7 +58,8 @@ int codelet_vec_submit(sl_vec_op op, sl_dtype dt, starpu_data_handle_t h0, starp
 starpu_data_handle_t codelet_reduce_scratch(void);
 
 /** Fused steps of a Krylov iteration on one chunk (codelet_krylov.c); buffers: the solver's state (RW),
- *  its history ring (RW), then the vectors named; a: the steps' parameter and the history row. */
+ *  its history ring (RW), the scalar handles sc named (NULL when none), then the vectors named; a: the
+ *  steps' parameters and the history row. */
 typedef enum {
   SL_KRY_CG, /* vectors c (RW), Ac (R), x (RW), r (RW): c^H A c, CG's alpha step, x += alpha c, r -= alpha Ac;
                 ||r||^2, CG's beta step, the history row, c = r + beta c: an iteration after its apply */
@@ -69,11 +70,15 @@ typedef enum {
   SL_KRY_LSQR_U, /* vectors u (RW), Av (R): u = Av - alpha u, ||u||^2, LSQR's step A, u /= beta */
   SL_KRY_LSQR_V, /* vectors v (RW), A^H u (R), w (RW), x (RW): v = cu A^H u + cv v, ||v||^2, ||w||^2, LSQR's step B,
                     v /= alpha, x += t1 w, w = v + t2 w, the history row */
+  SL_KRY_CG_DIST_A, /* several ranks; scalars c^H A c (R, allreduced), ||r||^2 (W, this rank's part); vectors c (R),
+                       Ac (R), x (RW), r (RW): CG's alpha step, x += alpha c, r -= alpha Ac, ||r||^2 */
+  SL_KRY_CG_DIST_B, /* scalar ||r||^2 (R, allreduced); vectors r (R), c (RW): CG's beta step, the history row,
+                       c = r + beta c */
   SL_KRY_NOPS
 } sl_krylov_op;
 void codelet_krylov_init(void);
 int codelet_krylov_submit(sl_krylov_op op, sl_dtype dt, starpu_data_handle_t state, starpu_data_handle_t ring,
-                          const starpu_data_handle_t *vec, sl_prog_arg a);
+                          const starpu_data_handle_t *sc, const starpu_data_handle_t *vec, sl_prog_arg a);
 
 /** Submits partial (W, a 2-double variable) = reduction k of x (and y for DOT/VDOT), then its root
  *  1/root_p when root_p is not 0 or 1 (a one-chunk reduction writes the scalar itself). */

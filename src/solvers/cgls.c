@@ -34,9 +34,9 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
       arg.k = k;
       starpu_data_handle_t va[4] = {sl_array_chunk(q, 0), sl_array_chunk(c, 0), sl_array_chunk(x, 0), sl_array_chunk(s, 0)};
       starpu_data_handle_t vb[4] = {sl_array_chunk(r, 0), sl_array_chunk(s, 0), sl_array_chunk(x, 0), sl_array_chunk(c, 0)};
-      rc = codelet_krylov_submit(SL_KRY_CGLS_ALPHA, x->dtype, sv->hstate, sv->hring, va, arg);
+      rc = codelet_krylov_submit(SL_KRY_CGLS_ALPHA, x->dtype, sv->hstate, sv->hring, NULL, va, arg);
       if (rc == SL_SUCCESS) rc = normal_residual(A, s, x, r, arg.d[0]);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_CGLS_BETA, x->dtype, sv->hstate, sv->hring, vb, arg);
+      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_CGLS_BETA, x->dtype, sv->hstate, sv->hring, NULL, vb, arg);
       sv->recorded = k;
       if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_FORWARD, c, q);
       if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);

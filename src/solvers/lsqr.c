@@ -38,9 +38,9 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
       starpu_data_handle_t va[2] = {sl_array_chunk(u, 0), sl_array_chunk(av, 0)};
       starpu_data_handle_t vb[4] = {sl_array_chunk(v, 0), sl_array_chunk(atu, 0), sl_array_chunk(w, 0), sl_array_chunk(x, 0)};
       rc = sl_op_apply(A, SL_FORWARD, v, av);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_LSQR_U, x->dtype, sv->hstate, sv->hring, va, arg);
+      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_LSQR_U, x->dtype, sv->hstate, sv->hring, NULL, va, arg);
       if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_ADJOINT, u, atu);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_LSQR_V, x->dtype, sv->hstate, sv->hring, vb, arg);
+      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_LSQR_V, x->dtype, sv->hstate, sv->hring, NULL, vb, arg);
       sv->recorded = k;
       if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
       continue;

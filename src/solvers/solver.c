@@ -264,6 +264,13 @@ int solver_fusable(const sl_array *x)
   return !sl_ctx.set.no_fuse && x->nparts == 0 && x->nchunks == 1 && !(x->partition == SL_SCATTER && x->group->size > 1);
 }
 
+int solver_fusable_dist(const sl_array *x, int *yes)
+{
+  int mine = !sl_ctx.set.no_fuse && x->nparts == 0 && x->nchunks == 1 && x->partition == SL_SCATTER && x->group->size > 1;
+  SL_CHECK_MPI(MPI_Allreduce(&mine, yes, 1, MPI_INT, MPI_MIN, sl_ctx.comm));
+  return SL_SUCCESS;
+}
+
 void solver_steps_on_device(sl_solver *sv) { sv->on_device = sl_ctx.where == STARPU_CUDA; }
 
 /* Prints the rows since the last printed one: the first ten, every niter/10-th, and the last. */

@@ -57,6 +57,9 @@ void solver_steps_on_device(sl_solver *sv);
  *  codelets/codelet_krylov.c: a reduction, its coefficient and the updates in one task. STARLOPS_SOLVER_NO_FUSE=1
  *  turns them off. */
 int solver_fusable(const sl_array *x);
+/** Collective. *yes becomes nonzero when the vectors laid out like x are one chunk on every rank of a
+ *  group of several (none owning nothing): fused steps then sit between the reductions' allreduces. */
+int solver_fusable_dist(const sl_array *x, int *yes);
 /** After iteration k: records the history row, calls the callback, and every check_every iterations (and at
  *  the last) waits for the state and tests convergence; *stop becomes nonzero (the same on every rank). */
 int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop);
