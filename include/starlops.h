@@ -431,6 +431,17 @@ typedef enum { SL_TAPER_NONE = 0, SL_TAPER_HANNING = 1, SL_TAPER_COSINE = 2, SL_
  *  (M^H, tapers, windows gathered). */
 int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, int64_t nm, int64_t nwin, int64_t nover,
                     sl_taper taper);
+/** Collective. pylops' Patch2D with a separable operator on every patch: patches of nwin0 x nwin1 samples
+ *  starting every (nwin0 - nover0, nwin1 - nover1) over axes[0] and axes[1] of the data laid out like `like`
+ *  (neither the distributed axis), the operator on each patch the Kronecker product of M0 (nwin0 x nop0)
+ *  and M1 (nwin1 x nop1) (row-major, like's dtype, the same on every rank: a 2-D FFT's two 1-D transforms,
+ *  for instance), the tapers pylops' 2-D tapers (the outer product of the 1-D ones; an edge patch keeps its
+ *  edge; with a taper, nover at most nwin / 2 on each axis). The model is the data's layout with axes[0]
+ *  replaced by (nwins0, nop0) and axes[1] by (nwins1, nop1), distributed as the data (pylops orders the
+ *  model's patch axes (nwins0, nwins1, nop0, nop1)). pylops' Sliding2D with a separable operator is the case
+ *  nwin1 = the length of axes[1], nover1 = 0 (one window along it). Built as two Sliding1D operators. */
+int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const void *M0, int64_t nop0, int64_t nwin0,
+                  int64_t nover0, const void *M1, int64_t nop1, int64_t nwin1, int64_t nover1, sl_taper taper);
 
 /** Normalisation of the FFT (pylops' norm): 1/sqrt(N) both ways (default), none, or 1/N both ways (N the
  *  product of the transformed lengths); the adjoint is always the true adjoint. */

@@ -234,6 +234,18 @@ def Sliding1D(like, M, nwin, nover, axis=-1, tapertype="hanning"):
                     int(nover), _TAPERS[tapertype])
 
 
+def Patch2D(like, M0, M1, nwin, nover, axes=(-2, -1), tapertype="hanning"):
+    """pylops' Patch2D with the separable operator kron(M0, M1) on every patch (M0: nwin[0] x nop0, M1: nwin[1] x
+    nop1), patches over two axes of the data laid out like `like` (neither the distributed one); the model has
+    each patch axis replaced by (nwins, nop). Sliding2D: nwin[1] the length of the second axis, nover[1] = 0."""
+    m0 = np.ascontiguousarray(np.atleast_2d(M0), dtype=like.dtype)
+    m1 = np.ascontiguousarray(np.atleast_2d(M1), dtype=like.dtype)
+    ax = (ctypes.c_int * 2)(int(axes[0]), int(axes[1]))
+    return Op._make(lib.sl_op_patch2d, like._h, ax, m0.ctypes.data_as(ctypes.c_void_p), m0.shape[1], int(nwin[0]),
+                    int(nover[0]), m1.ctypes.data_as(ctypes.c_void_p), m1.shape[1], int(nwin[1]), int(nover[1]),
+                    _TAPERS[tapertype])
+
+
 def RestrictionLocal(like, idx_local):
     """sl_op_restriction: this rank's flat indices into its local block of `like`; the range is 1-D."""
     idx = np.ascontiguousarray(idx_local, dtype=np.int64)

@@ -263,6 +263,22 @@ def test_sliding1d():
     assert sl.dottest(S) < 1e-13
 
 
+def test_patch2d():
+    d = sl.Array.from_numpy(np.zeros((3, 12, 10)))  # slices over the ranks, patches over the last two axes
+    M0 = np.cos(np.add.outer(0.3 * np.arange(6), 0.7 * np.arange(4)))
+    M1 = np.sin(np.add.outer(0.2 * np.arange(5), 0.5 * np.arange(3)) + 0.1)
+    S = sl.Patch2D(d, M0, M1, nwin=(6, 5), nover=(0, 0), tapertype=None)
+    assert S.shape == (3 * 12 * 10, 3 * 2 * 4 * 2 * 3)
+    m = sl.Array.from_numpy(values((3, 2, 4, 2, 3), np.float64, 4))
+    y = (S @ m).to_numpy()
+    mm, ref = m.to_numpy(), np.zeros((3, 12, 10))
+    for w0 in range(2):
+        for w1 in range(2):
+            ref[:, 6 * w0:6 * w0 + 6, 5 * w1:5 * w1 + 5] = np.einsum("qj,rk,ajk->aqr", M0, M1, mm[:, w0, :, w1, :])
+    np.testing.assert_allclose(y, ref, atol=1e-12)
+    assert sl.dottest(sl.Patch2D(d, M0, M1, nwin=(6, 5), nover=(3, 2), tapertype="hanning")) < 1e-13
+
+
 def test_more_constructors():
     # Fredholm1: this rank's slices; CSR: this rank's sparse block; both block diagonal over the ranks
     G = values((2 + R, 3, 4), np.complex128, 5 + R)

@@ -2,7 +2,8 @@
  * the distributed one, each window's data taper * (M m_w) added where windows overlap, against pylops'
  * definition written out here (its _slidingsteps, hanning and cosine tapers, the first window keeping its
  * start and the last its end), with data not fully covered by the windows; forward, adjoint, dot tests, the
- * model's layout, bad input. */
+ * model's layout, bad input. Patch2D (separable patch operators) the same way on 3-D data, the patch axes
+ * in either order around the distributed one. */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
@@ -43,6 +44,34 @@ static cplx mval(sl_dtype dt, int64_t q, int64_t j)
   return sin(0.3 * (double)q + 0.7 * (double)j + 0.2) + (sl_dtype_is_complex(dt) ? I * cos(0.5 * (double)q - 0.4 * (double)j) : 0);
 }
 
+/* 1-D tapers of every window along one axis (pylops: edge windows keep their edges) */
+static double *window_tapers(int kind, int64_t nwin, int64_t nover, int64_t nwins)
+{
+  double *tap = malloc(sizeof *tap * (size_t)nwin), *T = malloc(sizeof *T * (size_t)(nwins * nwin));
+  pylops_taper(kind, nwin, nover, tap);
+  for (int64_t w = 0; w < nwins; w++)
+    for (int64_t q = 0; q < nwin; q++) {
+      T[w * nwin + q] = tap[q];
+      if (w == 0 && q < nover) T[w * nwin + q] = 1;
+      if (w == nwins - 1 && q >= nwin - nover) T[w * nwin + q] = 1;
+    }
+  free(tap);
+  return T;
+}
+
+/* x = test values (rounded to dt; the same on every rank), returned as complex doubles */
+static cplx *model_values(sl_dtype dt, sl_array *x, int64_t nx, int seed)
+{
+  cplx *xg = malloc(sizeof *xg * (size_t)nx);
+  for (int64_t i = 0; i < nx; i++) xg[i] = mc_value(dt, i, seed);
+  void *buf = malloc(sl_dtype_size(dt) * (size_t)nx);
+  mc_to_dtype(dt, nx, xg, buf);
+  mc_from_dtype(dt, nx, buf, xg);
+  CHECK_OK(sl_array_scatter(x, -1, buf));
+  free(buf);
+  return xg;
+}
+
 /* data 2-D (n0 x n1) split along dist_axis, windows along the other axis */
 static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, int64_t nover, int64_t nm, int kind)
 {
@@ -72,26 +101,13 @@ static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, 
   int64_t step = nwin - nover, nwins = (nslide - nwin) / step + 1;
   const int64_t *md = sl_array_dims(sl_op_domain(op));
   CHECK(sl_array_ndim(sl_op_domain(op)) == 3 && md[axis] == nwins && md[axis + 1] == nm, "Sliding1D model layout");
-  double *tap = malloc(sizeof *tap * (size_t)nwin), *T = malloc(sizeof *T * (size_t)(nwins * nwin));
-  pylops_taper(kind, nwin, nover, tap);
-  for (int64_t w = 0; w < nwins; w++)
-    for (int64_t q = 0; q < nwin; q++) {
-      T[w * nwin + q] = tap[q];
-      if (w == 0 && q < nover) T[w * nwin + q] = 1;
-      if (w == nwins - 1 && q >= nwin - nover) T[w * nwin + q] = 1;
-    }
+  double *T = window_tapers(kind, nwin, nover, nwins);
   sl_array *x = NULL, *y = NULL, *z = NULL;
   CHECK_OK(sl_op_create_domain(op, &x));
   CHECK_OK(sl_op_create_range(op, &y));
   CHECK_OK(sl_op_create_domain(op, &z));
   int64_t nx = nother * nwins * nm, ny = nother * nslide;
-  cplx *xg = malloc(sizeof *xg * (size_t)nx), *yref = calloc((size_t)ny, sizeof *yref), *zref = calloc((size_t)nx, sizeof *zref);
-  for (int64_t i = 0; i < nx; i++) xg[i] = mc_value(dt, i, 3);
-  void *buf = malloc(sl_dtype_size(dt) * (size_t)nx);
-  mc_to_dtype(dt, nx, xg, buf);
-  mc_from_dtype(dt, nx, buf, xg);
-  CHECK_OK(sl_array_scatter(x, -1, buf));
-  free(buf);
+  cplx *xg = model_values(dt, x, nx, 3), *yref = calloc((size_t)ny, sizeof *yref), *zref = calloc((size_t)nx, sizeof *zref);
   /* index helpers: data (a, t) with t the sliding index, model (a, w, j), a the other axis */
 #define DIDX(a, t) (axis == 1 ? (a) * nslide + (t) : (t) * nother + (a))
 #define MIDX(a, w, j) (axis == 1 ? ((a) * nwins + (w)) * nm + (j) : ((w) * nm + (j)) * nother + (a))
@@ -127,7 +143,159 @@ static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, 
   sl_op_destroy(&op);
   sl_array *arrs[4] = {like, x, y, z};
   for (int i = 0; i < 4; i++) sl_array_destroy(&arrs[i]);
-  free(Mz), free(M), free(tap), free(T), free(xg), free(yref), free(zref);
+  free(Mz), free(M), free(T), free(xg), free(yref), free(zref);
+}
+
+/* row-major flat index of coordinates c over dims d (n axes) */
+static int64_t flat(int n, const int64_t *d, const int64_t *c)
+{
+  int64_t f = 0;
+  for (int k = 0; k < n; k++) f = f * d[k] + c[k];
+  return f;
+}
+
+/* Patch2D on 3-D data (dims dd, split along dist), patches over axes ax[0], ax[1]: y(.., w0 s0 + q0, .., w1 s1 +
+ * q1, ..) += T0[w0][q0] T1[w1][q1] sum_{j0, j1} M0[q0][j0] M1[q1][j1] x(.., w0, j0, .., w1, j1, ..) */
+static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int ax[2], const int64_t nwin[2],
+                         const int64_t nover[2], const int64_t nop[2], int kind)
+{
+  int64_t ln = mc_share(dd[dist]);
+  sl_dist d = sl_dist_scatter(dist);
+  d.local_n = &ln;
+  sl_array *like = NULL;
+  CHECK_OK(sl_array_create(&like, 3, dd, dt, &d));
+  cplx *Mz[2];
+  void *M[2];
+  for (int a = 0; a < 2; a++) {
+    Mz[a] = malloc(sizeof(cplx) * (size_t)(nwin[a] * nop[a]));
+    for (int64_t q = 0; q < nwin[a]; q++)
+      for (int64_t j = 0; j < nop[a]; j++) Mz[a][q * nop[a] + j] = mval(dt, q + 3 * a, j - a);
+    M[a] = malloc(sl_dtype_size(dt) * (size_t)(nwin[a] * nop[a]));
+    mc_to_dtype(dt, nwin[a] * nop[a], Mz[a], M[a]);
+    mc_from_dtype(dt, nwin[a] * nop[a], M[a], Mz[a]);
+  }
+  sl_op *op = NULL;
+  CHECK_OK(sl_op_patch2d(&op, like, ax, M[0], nop[0], nwin[0], nover[0], M[1], nop[1], nwin[1], nover[1], (sl_taper)kind));
+  int64_t step[2], nw[2];
+  double *T[2];
+  for (int a = 0; a < 2; a++) {
+    step[a] = nwin[a] - nover[a];
+    nw[a] = (dd[ax[a]] - nwin[a]) / step[a] + 1;
+    T[a] = window_tapers(kind, nwin[a], nover[a], nw[a]);
+  }
+  /* the model: each patch axis replaced by (nwins, nop) */
+  int64_t md[5];
+  for (int k = 0, e = 0; k < 3; k++) {
+    if (k == ax[0] || k == ax[1]) {
+      int a = k == ax[1];
+      md[e++] = nw[a];
+      md[e++] = nop[a];
+    } else {
+      md[e++] = dd[k];
+    }
+  }
+  int lay_ok = op && sl_array_ndim(sl_op_domain(op)) == 5;
+  for (int k = 0; lay_ok && k < 5; k++) lay_ok = sl_array_dims(sl_op_domain(op))[k] == md[k];
+  CHECK(lay_ok && op && !strcmp(sl_op_name(op), "Patch2D"), "Patch2D model layout %lld x %lld x %lld x %lld x %lld",
+        (long long)md[0], (long long)md[1], (long long)md[2], (long long)md[3], (long long)md[4]);
+  if (!lay_ok) {
+    sl_op_destroy(&op);
+    sl_array_destroy(&like);
+    for (int a = 0; a < 2; a++) free(Mz[a]), free(M[a]), free(T[a]);
+    return;
+  }
+  sl_array *x = NULL, *y = NULL, *z = NULL;
+  CHECK_OK(sl_op_create_domain(op, &x));
+  CHECK_OK(sl_op_create_range(op, &y));
+  CHECK_OK(sl_op_create_domain(op, &z));
+  int64_t nx = md[0] * md[1] * md[2] * md[3] * md[4], ny = dd[0] * dd[1] * dd[2];
+  cplx *xg = model_values(dt, x, nx, 5), *yref = calloc((size_t)ny, sizeof *yref), *zref = calloc((size_t)nx, sizeof *zref);
+  int other = 3 - ax[0] - ax[1];
+  for (int64_t a = 0; a < dd[other]; a++)
+    for (int64_t w0 = 0; w0 < nw[0]; w0++)
+      for (int64_t w1 = 0; w1 < nw[1]; w1++)
+        for (int64_t q0 = 0; q0 < nwin[0]; q0++)
+          for (int64_t q1 = 0; q1 < nwin[1]; q1++) {
+            int64_t dc[3], mc[5];
+            dc[other] = a, dc[ax[0]] = w0 * step[0] + q0, dc[ax[1]] = w1 * step[1] + q1;
+            int64_t iy = flat(3, dd, dc);
+            double t = T[0][w0 * nwin[0] + q0] * T[1][w1 * nwin[1] + q1];
+            cplx acc = 0;
+            for (int64_t j0 = 0; j0 < nop[0]; j0++)
+              for (int64_t j1 = 0; j1 < nop[1]; j1++) {
+                for (int k = 0, e = 0; k < 3; k++) {
+                  if (k == ax[0]) mc[e++] = w0, mc[e++] = j0;
+                  else if (k == ax[1]) mc[e++] = w1, mc[e++] = j1;
+                  else mc[e++] = a;
+                }
+                acc += Mz[0][q0 * nop[0] + j0] * Mz[1][q1 * nop[1] + j1] * xg[flat(5, md, mc)];
+              }
+            yref[iy] += t * acc;
+          }
+  /* adjoint of yref, term by term */
+  for (int64_t a = 0; a < dd[other]; a++)
+    for (int64_t w0 = 0; w0 < nw[0]; w0++)
+      for (int64_t w1 = 0; w1 < nw[1]; w1++)
+        for (int64_t j0 = 0; j0 < nop[0]; j0++)
+          for (int64_t j1 = 0; j1 < nop[1]; j1++) {
+            int64_t dc[3], mc[5];
+            for (int k = 0, e = 0; k < 3; k++) {
+              if (k == ax[0]) mc[e++] = w0, mc[e++] = j0;
+              else if (k == ax[1]) mc[e++] = w1, mc[e++] = j1;
+              else mc[e++] = a;
+            }
+            cplx acc = 0;
+            for (int64_t q0 = 0; q0 < nwin[0]; q0++)
+              for (int64_t q1 = 0; q1 < nwin[1]; q1++) {
+                dc[other] = a, dc[ax[0]] = w0 * step[0] + q0, dc[ax[1]] = w1 * step[1] + q1;
+                acc += conj(Mz[0][q0 * nop[0] + j0] * Mz[1][q1 * nop[1] + j1]) * T[0][w0 * nwin[0] + q0] *
+                       T[1][w1 * nwin[1] + q1] * yref[flat(3, dd, dc)];
+              }
+            zref[flat(5, md, mc)] = acc;
+          }
+  CHECK_OK(sl_op_apply(op, SL_FORWARD, x, y));
+  char what[128];
+  snprintf(what, sizeof what, "Patch2D forward (axes %d %d, nwin %lld %lld, nover %lld %lld, taper %d)", ax[0], ax[1],
+           (long long)nwin[0], (long long)nwin[1], (long long)nover[0], (long long)nover[1], kind);
+  mc_compare(y, yref, what);
+  CHECK_OK(sl_op_apply(op, SL_ADJOINT, y, z));
+  snprintf(what, sizeof what, "Patch2D adjoint (axes %d %d, nwin %lld %lld, nover %lld %lld, taper %d)", ax[0], ax[1],
+           (long long)nwin[0], (long long)nwin[1], (long long)nover[0], (long long)nover[1], kind);
+  mc_compare(z, zref, what);
+  double err = 1;
+  CHECK_OK(sl_dottest(op, 4, &err));
+  CHECK(err < (dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-5 : 1e-13), "Patch2D dot test %s: %.3g", sl_dtype_name(dt), err);
+  sl_op_destroy(&op);
+  sl_array *arrs[4] = {like, x, y, z};
+  for (int i = 0; i < 4; i++) sl_array_destroy(&arrs[i]);
+  for (int a = 0; a < 2; a++) free(Mz[a]), free(M[a]), free(T[a]);
+  free(xg), free(yref), free(zref);
+}
+
+static void test_patch2d_bad_input(void)
+{
+  int64_t dims[3] = {5, 12, 10};
+  sl_array *x = NULL;
+  CHECK_OK(sl_array_create(&x, 3, dims, SL_FLOAT64, NULL)); /* split along axis 0 */
+  double M0[6 * 3] = {0}, M1[4 * 2] = {0};
+  sl_op *op = NULL;
+  int ax[2] = {0, 2};
+  int rc = sl_op_patch2d(&op, x, ax, M0, 3, 4, 1, M1, 2, 4, 1, SL_TAPER_HANNING);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST) && strstr(sl_last_error(), "sl_op_patch2d"),
+        "a patch axis distributed: %s", sl_last_error());
+  sl_op_destroy(&op);
+  int same[2] = {1, 1};
+  rc = sl_op_patch2d(&op, x, same, M0, 3, 6, 2, M1, 2, 4, 1, SL_TAPER_HANNING);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "axes"), "the same axis twice: %s", sl_last_error());
+  int ok[2] = {1, 2};
+  rc = sl_op_patch2d(&op, x, ok, M0, 3, 6, 4, M1, 2, 4, 1, SL_TAPER_COSINE);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nover"), "overlap above half a patch: %s",
+        sl_last_error());
+  rc = sl_op_patch2d(&op, x, ok, M0, 3, 6, 2, M1, 2, 11, 1, SL_TAPER_NONE);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nwin"), "patch longer than the axis: %s",
+        sl_last_error());
+  CHECK(op == NULL, "a failed Patch2D leaves op NULL");
+  sl_array_destroy(&x);
 }
 
 static void test_bad_input(void)
@@ -168,6 +336,14 @@ int main(int argc, char **argv)
     test_case(dts[t], 1, 19, 6, 2, 4, SL_TAPER_COSINESQUARE);
     test_case(dts[t], 1, 16, 4, 0, 5, SL_TAPER_NONE);    /* no overlap, nm > nwin */
   }
+  for (int t = 0; t < 4; t++) {
+    const int64_t d1[3] = {5, 14, 11}, w1[2] = {6, 5}, o1[2] = {2, 1}, p1[2] = {4, 3};
+    const int a1[2] = {1, 2}, a2[2] = {2, 0};
+    test_patch2d(dts[t], 0, d1, a1, w1, o1, p1, SL_TAPER_HANNING); /* the last row and column uncovered */
+    const int64_t d2[3] = {13, 5, 9}, w2[2] = {9, 4}, o2[2] = {0, 2}, p2[2] = {5, 6};
+    test_patch2d(dts[t], 1, d2, a2, w2, o2, p2, SL_TAPER_COSINE); /* Sliding2D: one window over axis 2 */
+  }
   test_bad_input();
+  test_patch2d_bad_input();
   return mc_finish("mpi_sliding");
 }
