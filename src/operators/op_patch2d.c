@@ -14,6 +14,7 @@ int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const voi
   SL_CHECK_INIT();
   const char *fn = "sl_op_patch2d";
   int rc = SL_SUCCESS, a0 = 0, a1 = 0;
+  if (op) *op = NULL;
   if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like, the data) is NULL", fn);
   else if (!axes) rc = sl_error(SL_E_INVALID, "%s: argument 3 (axes) is NULL", fn);
@@ -54,7 +55,5 @@ int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const voi
   sl_op_destroy(&s0);
   sl_op_destroy(&s1);
   if (rc == SL_SUCCESS) snprintf(p->name, sizeof p->name, "Patch2D");
-  else sl_op_destroy(&p);
-  *op = p;
-  return rc;
+  return sl_op_finish(op, p, rc); /* the product's local allocations: one verdict for every rank */
 }

@@ -38,8 +38,10 @@ static int classic(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   if (rc == SL_SUCCESS) rc = solver_prog(sv, SL_PROG_CG_INIT, noarg, 1, &sv->sc[0]);
   int stop = 0;
   if (rc == SL_SUCCESS) rc = solver_after(sv, 0, x, &stop);
+  /* every rank takes part in the agreement (a rank alone in a masked group fuses locally: then none fuses
+   * around the allreduces) */
   int fuse = rc == SL_SUCCESS && solver_fusable(x), dist = 0;
-  if (rc == SL_SUCCESS && !fuse) rc = solver_fusable_dist(x, &dist);
+  if (rc == SL_SUCCESS) rc = solver_fusable_dist(x, &dist);
   for (int k = 1; rc == SL_SUCCESS && !stop; k++) {
     rc = apply_damped(sv, A, c, Ac);
     if (rc == SL_SUCCESS && dist) { /* c^H A c allreduced; alpha, x, r, ||r||^2 in one task; allreduced; beta, c */

@@ -266,7 +266,8 @@ int solver_fusable(const sl_array *x)
 
 int solver_fusable_dist(const sl_array *x, int *yes)
 {
-  int mine = !sl_ctx.set.no_fuse && x->nparts == 0 && x->nchunks == 1 && x->partition == SL_SCATTER && x->group->size > 1;
+  int mine = !sl_ctx.set.no_fuse && x->nparts == 0 && x->nchunks == 1 && x->partition == SL_SCATTER && x->group->size > 1 &&
+             !x->group->mask; /* no mask: every rank in the array's group */
   SL_CHECK_MPI(MPI_Allreduce(&mine, yes, 1, MPI_INT, MPI_MIN, sl_ctx.comm));
   return SL_SUCCESS;
 }

@@ -130,10 +130,15 @@ Test(mpi, mpi_fft_2_ranks_fftw_threads, .timeout = 400)
   {                                                                                                             \
     cr_expect_eq(run_env("STARLOPS_MAX_CHUNKS=1", 2, #prog, scratch_dir()), 0);                                 \
   }
-/* one rank and one chunk: CG's and CGLS's fused iteration tasks (codelet_krylov.c) */
+/* one chunk: the fused Krylov tasks (codelet_krylov.c) on one rank, and on 3 ranks with a masked group
+ * beside a lone replica (every rank agrees whether CG fuses around its allreduces) */
 Test(one_chunk, mpi_solvers_1_rank, .timeout = 400)
 {
   cr_expect_eq(run_env("STARLOPS_MAX_CHUNKS=1", 1, "mpi_solvers", scratch_dir()), 0);
+}
+Test(one_chunk, mpi_solvers_3_ranks, .timeout = 400)
+{
+  cr_expect_eq(run_env("STARLOPS_MAX_CHUNKS=1", 3, "mpi_solvers", scratch_dir()), 0);
 }
 ONE_CHUNK_TEST(mpi_ops)
 ONE_CHUNK_TEST(mpi_solvers)
