@@ -24,11 +24,12 @@ typedef struct {
   int a, b, c, d;
 } kinstr;
 
-#define KMAX 10 /* instructions per fused step, KI_END included */
+#define KMAX 12 /* instructions per fused step, KI_END included */
+#define KVEC 8  /* vectors per fused step */
 static const struct {
   const char *name;
   int nvec;
-  enum starpu_data_access_mode modes[4];
+  enum starpu_data_access_mode modes[KVEC];
   kinstr prog[KMAX];
   int nsc; /* scalar handles holding the reduction results (0: the state's slots) */
   enum starpu_data_access_mode scmodes[2];
@@ -51,6 +52,13 @@ static const struct {
                      {{KI_AXPY, 0, 1, LSQR_CU, LSQR_CV}, {KI_RED, 0, 0, -1, 0}, {KI_RED, 1, 2, -1, 0},
                       {KI_STEP, SL_PROG_LSQR_STEP_B, 0, 0, 0}, {KI_SCALE, 0, 0, LSQR_INV_ALPHA, 0},
                       {KI_AXPY, 3, 2, LSQR_T1, -1}, {KI_AXPY, 2, 0, -1, LSQR_T2}, {KI_REC, 0, 0, 0, 0}, {KI_END, 0, 0, 0, 0}}},
+  /* pipelined CG after the first iteration, after q = A w */
+  [SL_KRY_PCG] = {"sl_pcg_update", 7, {STARPU_RW, STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW, STARPU_RW, STARPU_RW},
+                  /* r, w, q, z, s, p, x */
+                  {{KI_RED, 0, 0, -1, 0}, {KI_RED, 1, 1, 0, 0}, {KI_STEP, SL_PROG_PCG_COEFFS, 0, 0, 0},
+                   {KI_AXPY, 3, 2, -1, CG_BETA}, {KI_AXPY, 4, 1, -1, CG_BETA}, {KI_AXPY, 5, 0, -1, CG_BETA},
+                   {KI_AXPY, 6, 5, CG_ALPHA, -1}, {KI_AXPY, 0, 4, CG_MALPHA, -1}, {KI_AXPY, 1, 3, CG_MALPHA, -1},
+                   {KI_REC, 0, 0, 0, 0}, {KI_END, 0, 0, 0, 0}}},
   /* several ranks: scalars c^H A c (allreduced, R) and ||r||^2 (this rank's part, W) */
   [SL_KRY_CG_DIST_A] = {"sl_cg_update_x_r", 4, {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW}, /* c, Ac, x, r */
                         {{KI_STEP, SL_PROG_CG_ALPHA, 0, 0, 0}, {KI_AXPY, 2, 0, CG_ALPHA, -1}, {KI_AXPY, 3, 1, CG_MALPHA, -1},
@@ -76,8 +84,8 @@ static struct starpu_perfmodel pm_krylov[SL_KRY_NOPS];
 struct krylov_bufs {
   double *state, *ring, *work;
   double *red[3]; /* the reduction results: (re, im) pairs */
-  void *v[4];
-  int64_t n[4];
+  void *v[KVEC];
+  int64_t n[KVEC];
 };
 
 static struct krylov_bufs unpack(void *buffers[], sl_krylov_op op)

@@ -70,6 +70,8 @@ typedef enum {
   SL_KRY_LSQR_U, /* vectors u (RW), Av (R): u = Av - alpha u, ||u||^2, LSQR's step A, u /= beta */
   SL_KRY_LSQR_V, /* vectors v (RW), A^H u (R), w (RW), x (RW): v = cu A^H u + cv v, ||v||^2, ||w||^2, LSQR's step B,
                     v /= alpha, x += t1 w, w = v + t2 w, the history row */
+  SL_KRY_PCG, /* vectors r (RW), w (RW), q (R), z (RW), s (RW), p (RW), x (RW): pipelined CG after q = A w (not the
+                 first iteration): ||r||^2, w^H r, its step (a.flag 0), z, s, p, x, r, w updated, the history row */
   SL_KRY_CG_DIST_A, /* several ranks; scalars c^H A c (R, allreduced), ||r||^2 (W, this rank's part); vectors c (R),
                        Ac (R), x (RW), r (RW): CG's alpha step, x += alpha c, r -= alpha Ac, ||r||^2 */
   SL_KRY_CG_DIST_B, /* scalar ||r||^2 (R, allreduced); vectors r (R), c (RW): CG's beta step, the history row,

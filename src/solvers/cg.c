@@ -91,8 +91,19 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   if (rc == SL_SUCCESS) rc = solver_prog(sv, SL_PROG_CG_INIT, noarg, 1, &sv->sc[0]);
   int stop = 0;
   if (rc == SL_SUCCESS) rc = solver_after(sv, 0, x, &stop);
+  int fuse = rc == SL_SUCCESS && solver_fusable(x);
   for (int k = 1; rc == SL_SUCCESS && !stop; k++) {
     int first = k == 1;
+    if (fuse && !first) { /* one rank, one chunk: q = A w, then the rest of the iteration in one task */
+      sl_prog_arg rec = {.k = k, .flag = 0, .rows = sv->ring_rows}; /* flag: not the first; no +Inf cost */
+      starpu_data_handle_t v[7] = {sl_array_chunk(r, 0), sl_array_chunk(w, 0), sl_array_chunk(q, 0), sl_array_chunk(z, 0),
+                                   sl_array_chunk(s, 0), sl_array_chunk(p, 0), sl_array_chunk(x, 0)};
+      rc = apply_damped(sv, A, w, q);
+      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_PCG, x->dtype, sv->hstate, sv->hring, NULL, v, rec);
+      sv->recorded = k;
+      if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
+      continue;
+    }
     rc = sl_array_vdots_fused(2, xs, ys, sv->sc);     /* gamma = r^H r, delta = w^H r: one allreduce ... */
     if (rc == SL_SUCCESS) rc = apply_damped(sv, A, w, q); /* ... overlapped by q = A w */
     if (rc == SL_SUCCESS) rc = solver_prog(sv, SL_PROG_PCG_COEFFS, (sl_prog_arg){.k = k, .flag = first}, 2, sv->sc);
