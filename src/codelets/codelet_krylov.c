@@ -13,7 +13,7 @@
 
 typedef enum {
   KI_END,
-  KI_RED,  /* reduction result a (state slot S_RED + a, or scalar handle a) = x^H y (b: x, c: y), ||x||^2 (c < 0) */
+  KI_RED,  /* reduction result a (a state slot or a scalar handle: scred) = x^H y (b: x, c: y), ||x||^2 (c < 0) */
   KI_STEP, /* solver_prog.h step a on (state, the three reduction results) */
   KI_REC,  /* the history row */
   KI_AXPY, /* vector a = (slot c) vector b + (slot d) vector a; a slot < 0 is the coefficient 1 */
@@ -31,8 +31,9 @@ static const struct {
   int nvec;
   enum starpu_data_access_mode modes[KVEC];
   kinstr prog[KMAX];
-  int nsc; /* scalar handles holding the reduction results (0: the state's slots) */
+  int nsc; /* scalar handles holding reduction results */
   enum starpu_data_access_mode scmodes[2];
+  int scred[3]; /* reduction result i: scalar handle scred[i] - 1, or the state's slot S_RED + i when 0 */
 } ops[SL_KRY_NOPS] = {
   [SL_KRY_CG] = {"sl_cg_update", 4, {STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW}, /* c, Ac, x, r */
                  {{KI_RED, 0, 0, 1, 0}, {KI_STEP, SL_PROG_CG_ALPHA, 0, 0, 0}, {KI_AXPY, 2, 0, CG_ALPHA, -1},
@@ -63,12 +64,22 @@ static const struct {
   [SL_KRY_CG_DIST_A] = {"sl_cg_update_x_r", 4, {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW}, /* c, Ac, x, r */
                         {{KI_STEP, SL_PROG_CG_ALPHA, 0, 0, 0}, {KI_AXPY, 2, 0, CG_ALPHA, -1}, {KI_AXPY, 3, 1, CG_MALPHA, -1},
                          {KI_RED, 1, 3, -1, 0}, {KI_END, 0, 0, 0, 0}},
-                        2, {STARPU_R, STARPU_W}},
+                        2, {STARPU_R, STARPU_W}, {1, 2, 0}},
   /* scalar ||r||^2 (allreduced, R) */
   [SL_KRY_CG_DIST_B] = {"sl_cg_update_c", 2, {STARPU_R, STARPU_RW}, /* r, c */
                         {{KI_STEP, SL_PROG_CG_BETA, 0, 0, 0}, {KI_REC, 0, 0, 0, 0}, {KI_AXPY, 1, 0, -1, CG_BETA},
                          {KI_END, 0, 0, 0, 0}},
-                        1, {STARPU_R}},
+                        1, {STARPU_R}, {1, 0, 0}},
+  /* CGLS on several ranks, the domain's vectors whole on every rank, the range's split: ||q||^2 (allreduced, R) */
+  [SL_KRY_CGLS_DIST_A] = {"sl_cgls_alpha_dist", 4, {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW}, /* q, c, x, s */
+                          {{KI_RED, 1, 1, -1, 0}, {KI_STEP, SL_PROG_CGLS_ALPHA, 0, 0, 0}, {KI_AXPY, 2, 1, CGLS_ALPHA, -1},
+                           {KI_AXPY, 3, 0, CGLS_MALPHA, -1}, {KI_END, 0, 0, 0, 0}},
+                          1, {STARPU_R}, {1, 0, 0}},
+  /* ||s||^2 (allreduced, R) */
+  [SL_KRY_CGLS_DIST_B] = {"sl_cgls_beta_dist", 4, {STARPU_R, STARPU_R, STARPU_R, STARPU_RW}, /* r, s, x, c */
+                          {{KI_RED, 0, 0, -1, 0}, {KI_RED, 2, 2, -1, 0}, {KI_STEP, SL_PROG_CGLS_BETA, 0, 0, 0},
+                           {KI_REC, 0, 0, 0, 0}, {KI_AXPY, 3, 0, -1, CGLS_BETA}, {KI_END, 0, 0, 0, 0}},
+                          1, {STARPU_R}, {0, 1, 0}},
 };
 
 struct krylov_args {
@@ -95,7 +106,7 @@ static struct krylov_bufs unpack(void *buffers[], sl_krylov_op op)
                           .ring = (double *)STARPU_VARIABLE_GET_PTR(buffers[1]),
                           .work = (double *)STARPU_VECTOR_GET_PTR(buffers[2 + ns + nv])};
   for (int i = 0; i < 3; i++)
-    b.red[i] = i < ns ? (double *)STARPU_VARIABLE_GET_PTR(buffers[2 + i]) : ns ? NULL : b.state + slot(S_RED + i);
+    b.red[i] = ops[op].scred[i] ? (double *)STARPU_VARIABLE_GET_PTR(buffers[2 + ops[op].scred[i] - 1]) : b.state + slot(S_RED + i);
   for (int i = 0; i < nv; i++) {
     b.v[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[2 + ns + i]);
     b.n[i] = (int64_t)STARPU_VECTOR_GET_NX(buffers[2 + ns + i]);

@@ -76,6 +76,10 @@ typedef enum {
                        Ac (R), x (RW), r (RW): CG's alpha step, x += alpha c, r -= alpha Ac, ||r||^2 */
   SL_KRY_CG_DIST_B, /* scalar ||r||^2 (R, allreduced); vectors r (R), c (RW): CG's beta step, the history row,
                        c = r + beta c */
+  SL_KRY_CGLS_DIST_A, /* several ranks, domain whole on each, range split; scalar ||q||^2 (R, allreduced); vectors
+                         q (R), c (R), x (RW), s (RW): ||c||^2, CGLS's alpha step, x += alpha c, s -= alpha q */
+  SL_KRY_CGLS_DIST_B, /* scalar ||s||^2 (R, allreduced); vectors r (R), s (R), x (R), c (RW): ||r||^2, ||x||^2, CGLS's
+                         beta step, the history row, c = r + beta c */
   SL_KRY_NOPS
 } sl_krylov_op;
 void codelet_krylov_init(void);

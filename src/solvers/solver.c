@@ -272,6 +272,15 @@ int solver_fusable_dist(const sl_array *x, int *yes)
   return SL_SUCCESS;
 }
 
+int solver_fusable_split(const sl_array *x, const sl_array *s, int *yes)
+{
+  int whole = x->nparts == 0 && x->nchunks == 1 && !(x->partition == SL_SCATTER && x->group->size > 1);
+  int split = s->nparts == 0 && s->nchunks == 1 && s->partition == SL_SCATTER && s->group->size > 1 && !s->group->mask;
+  int mine = !sl_ctx.set.no_fuse && whole && split;
+  SL_CHECK_MPI(MPI_Allreduce(&mine, yes, 1, MPI_INT, MPI_MIN, sl_ctx.comm));
+  return SL_SUCCESS;
+}
+
 void solver_steps_on_device(sl_solver *sv) { sv->on_device = sl_ctx.where == STARPU_CUDA; }
 
 /* Prints the rows since the last printed one: the first ten, every niter/10-th, and the last. */

@@ -60,6 +60,11 @@ int solver_fusable(const sl_array *x);
 /** Collective. *yes becomes nonzero when the vectors laid out like x are one chunk on every rank of a
  *  group of several (none owning nothing): fused steps then sit between the reductions' allreduces. */
 int solver_fusable_dist(const sl_array *x, int *yes);
+/** Collective. *yes becomes nonzero when on every rank the vectors laid out like x are whole (one chunk,
+ *  reduced without an allreduce: replicated or on one rank) and those laid out like s are one chunk split
+ *  over a group of several ranks without a mask (a VStack's domain and range): CGLS then fuses its steps
+ *  between the allreduces of the split vectors' norms. */
+int solver_fusable_split(const sl_array *x, const sl_array *s, int *yes);
 /** After iteration k: records the history row, calls the callback, and every check_every iterations (and at
  *  the last) waits for the state and tests convergence; *stop becomes nonzero (the same on every rank). */
 int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop);
