@@ -75,6 +75,14 @@ static const struct {
                           {{KI_RED, 1, 1, -1, 0}, {KI_STEP, SL_PROG_CGLS_ALPHA, 0, 0, 0}, {KI_AXPY, 2, 1, CGLS_ALPHA, -1},
                            {KI_AXPY, 3, 0, CGLS_MALPHA, -1}, {KI_END, 0, 0, 0, 0}},
                           1, {STARPU_R}, {1, 0, 0}},
+  /* LSQR on several ranks, the range split: u = Av - alpha u and this rank's part of ||u||^2 (W) ... */
+  [SL_KRY_LSQR_DIST_U1] = {"sl_lsqr_u_update", 2, {STARPU_RW, STARPU_R}, /* u, A v */
+                           {{KI_AXPY, 0, 1, -1, LSQR_MALPHA}, {KI_RED, 0, 0, -1, 0}, {KI_END, 0, 0, 0, 0}},
+                           1, {STARPU_W}, {1, 0, 0}},
+  /* ... then, ||u||^2 allreduced (R): step A, u /= beta */
+  [SL_KRY_LSQR_DIST_U2] = {"sl_lsqr_u_scale", 1, {STARPU_RW}, /* u */
+                           {{KI_STEP, SL_PROG_LSQR_STEP_A, 0, 0, 0}, {KI_SCALE, 0, 0, LSQR_INV_BETA, 0}, {KI_END, 0, 0, 0, 0}},
+                           1, {STARPU_R}, {1, 0, 0}},
   /* ||s||^2 (allreduced, R) */
   [SL_KRY_CGLS_DIST_B] = {"sl_cgls_beta_dist", 4, {STARPU_R, STARPU_R, STARPU_R, STARPU_RW}, /* r, s, x, c */
                           {{KI_RED, 0, 0, -1, 0}, {KI_RED, 2, 2, -1, 0}, {KI_STEP, SL_PROG_CGLS_BETA, 0, 0, 0},

@@ -80,6 +80,9 @@ typedef enum {
                          q (R), c (R), x (RW), s (RW): ||c||^2, CGLS's alpha step, x += alpha c, s -= alpha q */
   SL_KRY_CGLS_DIST_B, /* scalar ||s||^2 (R, allreduced); vectors r (R), s (R), x (R), c (RW): ||r||^2, ||x||^2, CGLS's
                          beta step, the history row, c = r + beta c */
+  SL_KRY_LSQR_DIST_U1, /* several ranks, range split; scalar ||u||^2 (W, this rank's part); vectors u (RW), Av (R):
+                          u = Av - alpha u, ||u||^2 */
+  SL_KRY_LSQR_DIST_U2, /* scalar ||u||^2 (R, allreduced); vector u (RW): LSQR's step A, u /= beta */
   SL_KRY_NOPS
 } sl_krylov_op;
 void codelet_krylov_init(void);
