@@ -44,23 +44,20 @@ static int classic(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   if (rc == SL_SUCCESS) rc = solver_fusable_dist(x, &dist);
   for (int k = 1; rc == SL_SUCCESS && !stop; k++) {
     rc = apply_damped(sv, A, c, Ac);
-    if (rc == SL_SUCCESS && dist) { /* c^H A c allreduced; alpha, x, r, ||r||^2 in one task; allreduced; beta, c */
+    if (rc == SL_SUCCESS && (fuse || dist)) { /* the rest of the iteration in one task (dist: c^H A c allreduced;
+                                                  alpha, x, r, ||r||^2 in one task; allreduced; beta, c) */
       sl_prog_arg rec = {.k = k, .flag = sv->cost_inf_ok, .rows = sv->ring_rows};
       starpu_data_handle_t va[4] = {sl_array_chunk(c, 0), sl_array_chunk(Ac, 0), sl_array_chunk(x, 0), sl_array_chunk(r, 0)};
       starpu_data_handle_t vb[2] = {sl_array_chunk(r, 0), sl_array_chunk(c, 0)};
       starpu_data_handle_t sa[2] = {sv->sc[1]->handle, sv->sc[0]->handle};
-      rc = sl_array_vdots_fused(1, cv, acv, &sv->sc[1]);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_CG_DIST_A, x->dtype, sv->hstate, sv->hring, sa, va, rec);
-      if (rc == SL_SUCCESS) rc = comm_allreduce(x->group->channel, SL_FLOAT64, COMM_SUM, sv->sc[0]->handle);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_CG_DIST_B, x->dtype, sv->hstate, sv->hring, &sa[1], vb, rec);
-      sv->recorded = k;
-      if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
-      continue;
-    }
-    if (rc == SL_SUCCESS && fuse) { /* the rest of the iteration in one task */
-      sl_prog_arg rec = {.k = k, .flag = sv->cost_inf_ok, .rows = sv->ring_rows};
-      starpu_data_handle_t v[4] = {sl_array_chunk(c, 0), sl_array_chunk(Ac, 0), sl_array_chunk(x, 0), sl_array_chunk(r, 0)};
-      rc = codelet_krylov_submit(SL_KRY_CG, x->dtype, sv->hstate, sv->hring, NULL, v, rec);
+      if (!dist) {
+        rc = codelet_krylov_submit(SL_KRY_CG, x->dtype, sv->hstate, sv->hring, NULL, va, rec);
+      } else {
+        rc = sl_array_vdots_fused(1, cv, acv, &sv->sc[1]);
+        if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_CG_DIST_A, x->dtype, sv->hstate, sv->hring, sa, va, rec);
+        if (rc == SL_SUCCESS) rc = comm_allreduce(x->group->channel, SL_FLOAT64, COMM_SUM, sv->sc[0]->handle);
+        if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_CG_DIST_B, x->dtype, sv->hstate, sv->hring, &sa[1], vb, rec);
+      }
       sv->recorded = k;
       if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
       continue;

@@ -32,27 +32,20 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   if (rc == SL_SUCCESS) rc = solver_fusable_split(x, s, &split); /* every rank takes part */
   const sl_array *qv[1] = {q}, *sv1[1] = {s};
   for (int k = 1; rc == SL_SUCCESS && !stop; k++) {
-    if (split) { /* ||q||^2 allreduced; ||c||^2, alpha, x, s; the adjoint; ||s||^2 allreduced; the rest, c */
+    if (fuse || split) { /* one task on each side of the adjoint: the norms, the step, the updates (split: the
+                          range's norms reduced and allreduced before each, the domain's in the task) */
       arg.k = k;
       starpu_data_handle_t va[4] = {sl_array_chunk(q, 0), sl_array_chunk(c, 0), sl_array_chunk(x, 0), sl_array_chunk(s, 0)};
       starpu_data_handle_t vb[4] = {sl_array_chunk(r, 0), sl_array_chunk(s, 0), sl_array_chunk(x, 0), sl_array_chunk(c, 0)};
-      rc = sl_array_vdots_fused(1, qv, none, &sv->sc[0]);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_CGLS_DIST_A, x->dtype, sv->hstate, sv->hring, &sv->sc[0]->handle, va, arg);
+      if (split) rc = sl_array_vdots_fused(1, qv, none, &sv->sc[0]);
+      if (rc == SL_SUCCESS)
+        rc = codelet_krylov_submit(split ? SL_KRY_CGLS_DIST_A : SL_KRY_CGLS_ALPHA, x->dtype, sv->hstate, sv->hring,
+                                   split ? &sv->sc[0]->handle : NULL, va, arg);
       if (rc == SL_SUCCESS) rc = normal_residual(A, s, x, r, arg.d[0]);
-      if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(1, sv1, none, &sv->sc[1]);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_CGLS_DIST_B, x->dtype, sv->hstate, sv->hring, &sv->sc[1]->handle, vb, arg);
-      sv->recorded = k;
-      if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_FORWARD, c, q);
-      if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
-      continue;
-    }
-    if (fuse) { /* the norms, the step and the updates in one task on each side of the adjoint */
-      arg.k = k;
-      starpu_data_handle_t va[4] = {sl_array_chunk(q, 0), sl_array_chunk(c, 0), sl_array_chunk(x, 0), sl_array_chunk(s, 0)};
-      starpu_data_handle_t vb[4] = {sl_array_chunk(r, 0), sl_array_chunk(s, 0), sl_array_chunk(x, 0), sl_array_chunk(c, 0)};
-      rc = codelet_krylov_submit(SL_KRY_CGLS_ALPHA, x->dtype, sv->hstate, sv->hring, NULL, va, arg);
-      if (rc == SL_SUCCESS) rc = normal_residual(A, s, x, r, arg.d[0]);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_CGLS_BETA, x->dtype, sv->hstate, sv->hring, NULL, vb, arg);
+      if (rc == SL_SUCCESS && split) rc = sl_array_vdots_fused(1, sv1, none, &sv->sc[1]);
+      if (rc == SL_SUCCESS)
+        rc = codelet_krylov_submit(split ? SL_KRY_CGLS_DIST_B : SL_KRY_CGLS_BETA, x->dtype, sv->hstate, sv->hring,
+                                   split ? &sv->sc[1]->handle : NULL, vb, arg);
       sv->recorded = k;
       if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_FORWARD, c, q);
       if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);

@@ -37,24 +37,17 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   split = split && !var;
   for (int k = 1; rc == SL_SUCCESS && !stop; k++) {
     arg.k = k;
-    if (split) { /* the range split: u's update and norm, the allreduce, step A and u's scaling; then as below */
-      starpu_data_handle_t va[2] = {sl_array_chunk(u, 0), sl_array_chunk(av, 0)}, vu[1] = {sl_array_chunk(u, 0)};
+    if (fuse || split) { /* each side of the bidiagonalisation after its apply in one task (split: u's update
+                          and norm, the allreduce, then step A and u's scaling) */
+      starpu_data_handle_t va[2] = {sl_array_chunk(u, 0), sl_array_chunk(av, 0)}, *hn = &sv->sc[0]->handle;
       starpu_data_handle_t vb[4] = {sl_array_chunk(v, 0), sl_array_chunk(atu, 0), sl_array_chunk(w, 0), sl_array_chunk(x, 0)};
       rc = sl_op_apply(A, SL_FORWARD, v, av);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_LSQR_DIST_U1, x->dtype, sv->hstate, sv->hring, &sv->sc[0]->handle, va, arg);
-      if (rc == SL_SUCCESS) rc = comm_allreduce(u->group->channel, SL_FLOAT64, COMM_SUM, sv->sc[0]->handle);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_LSQR_DIST_U2, x->dtype, sv->hstate, sv->hring, &sv->sc[0]->handle, vu, arg);
-      if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_ADJOINT, u, atu);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_LSQR_V, x->dtype, sv->hstate, sv->hring, NULL, vb, arg);
-      sv->recorded = k;
-      if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
-      continue;
-    }
-    if (fuse) { /* each side of the bidiagonalisation after its apply in one task */
-      starpu_data_handle_t va[2] = {sl_array_chunk(u, 0), sl_array_chunk(av, 0)};
-      starpu_data_handle_t vb[4] = {sl_array_chunk(v, 0), sl_array_chunk(atu, 0), sl_array_chunk(w, 0), sl_array_chunk(x, 0)};
-      rc = sl_op_apply(A, SL_FORWARD, v, av);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_LSQR_U, x->dtype, sv->hstate, sv->hring, NULL, va, arg);
+      if (rc == SL_SUCCESS && !split) rc = codelet_krylov_submit(SL_KRY_LSQR_U, x->dtype, sv->hstate, sv->hring, NULL, va, arg);
+      if (rc == SL_SUCCESS && split) {
+        rc = codelet_krylov_submit(SL_KRY_LSQR_DIST_U1, x->dtype, sv->hstate, sv->hring, hn, va, arg);
+        if (rc == SL_SUCCESS) rc = comm_allreduce(u->group->channel, SL_FLOAT64, COMM_SUM, *hn);
+        if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_LSQR_DIST_U2, x->dtype, sv->hstate, sv->hring, hn, va, arg);
+      }
       if (rc == SL_SUCCESS) rc = sl_op_apply(A, SL_ADJOINT, u, atu);
       if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_LSQR_V, x->dtype, sv->hstate, sv->hring, NULL, vb, arg);
       sv->recorded = k;

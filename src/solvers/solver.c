@@ -259,26 +259,26 @@ int solver_prog(sl_solver *sv, sl_prog p, sl_prog_arg a, int ns, sl_scalar *cons
   return sl_prog_submit(sv->on_device, p, a, ns + 1 < SL_PROG_MAXBUF ? ns + 1 : SL_PROG_MAXBUF, h, m);
 }
 
-int solver_fusable(const sl_array *x)
-{
-  return !sl_ctx.set.no_fuse && x->nparts == 0 && x->nchunks == 1 && !(x->partition == SL_SCATTER && x->group->size > 1);
-}
+/* one chunk of a plain array on this rank; split over several ranks (its reductions need an allreduce) */
+static int one_chunk(const sl_array *x) { return x->nparts == 0 && x->nchunks == 1; }
+static int over_ranks(const sl_array *x) { return x->partition == SL_SCATTER && x->group->size > 1; }
 
-int solver_fusable_dist(const sl_array *x, int *yes)
+int solver_fusable(const sl_array *x) { return !sl_ctx.set.no_fuse && one_chunk(x) && !over_ranks(x); }
+
+/* *yes = every rank's mine is nonzero (fusion off everywhere with STARLOPS_SOLVER_NO_FUSE) */
+static int agree_all(int mine, int *yes)
 {
-  int mine = !sl_ctx.set.no_fuse && x->nparts == 0 && x->nchunks == 1 && x->partition == SL_SCATTER && x->group->size > 1 &&
-             !x->group->mask; /* no mask: every rank in the array's group */
+  mine = mine && !sl_ctx.set.no_fuse;
   SL_CHECK_MPI(MPI_Allreduce(&mine, yes, 1, MPI_INT, MPI_MIN, sl_ctx.comm));
   return SL_SUCCESS;
 }
+
+/* no mask: every rank in the array's group */
+int solver_fusable_dist(const sl_array *x, int *yes) { return agree_all(one_chunk(x) && over_ranks(x) && !x->group->mask, yes); }
 
 int solver_fusable_split(const sl_array *x, const sl_array *s, int *yes)
 {
-  int whole = x->nparts == 0 && x->nchunks == 1 && !(x->partition == SL_SCATTER && x->group->size > 1);
-  int split = s->nparts == 0 && s->nchunks == 1 && s->partition == SL_SCATTER && s->group->size > 1 && !s->group->mask;
-  int mine = !sl_ctx.set.no_fuse && whole && split;
-  SL_CHECK_MPI(MPI_Allreduce(&mine, yes, 1, MPI_INT, MPI_MIN, sl_ctx.comm));
-  return SL_SUCCESS;
+  return agree_all(solver_fusable(x) && one_chunk(s) && over_ranks(s) && !s->group->mask, yes);
 }
 
 void solver_steps_on_device(sl_solver *sv) { sv->on_device = sl_ctx.where == STARPU_CUDA; }
