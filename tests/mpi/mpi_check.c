@@ -77,6 +77,8 @@ void mc_from_dtype(sl_dtype dt, int64_t n, const void *src, double complex *dst)
   }
 }
 
+const sl_dtype mc_dtypes[4] = {SL_FLOAT64, SL_COMPLEX128, SL_FLOAT32, SL_COMPLEX64};
+
 double mc_tol(sl_dtype dt) { return dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 2e-5 : 1e-12; }
 
 int mc_compare(sl_array *a, const double complex *ref, const char *what)

@@ -36,6 +36,8 @@ void mc_to_dtype(sl_dtype dt, int64_t n, const double complex *src, void *dst);
 void mc_from_dtype(sl_dtype dt, int64_t n, const void *src, double complex *dst);
 /** Relative tolerance of dt for results of modest condition. */
 double mc_tol(sl_dtype dt);
+/** The four dtypes, in the order the test programs run them. */
+extern const sl_dtype mc_dtypes[4];
 /** Gathers a to every rank and compares with ref (n elements); returns the number of mismatches. */
 int mc_compare(sl_array *a, const double complex *ref, const char *what);
 /** Creates a and sets it to mc_value(dt, g, seed) for every global g (scatter from every rank). */

@@ -156,7 +156,7 @@ int main(int argc, char **argv)
   mc_init(&argc, &argv);
   P = sl_size();
   R = sl_rank();
-  const sl_dtype dts[4] = {SL_FLOAT64, SL_COMPLEX128, SL_FLOAT32, SL_COMPLEX64};
+  const sl_dtype *dts = mc_dtypes;
   for (int t = 0; t < 4; t++) {
     test_roll(dts[t], 1, 0, 3);   /* the distributed axis: slabs move between ranks */
     test_roll(dts[t], 1, 0, -15);

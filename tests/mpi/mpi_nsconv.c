@@ -137,7 +137,7 @@ int main(int argc, char **argv)
   mc_init(&argc, &argv);
   P = sl_size();
   R = sl_rank();
-  const sl_dtype dts[4] = {SL_FLOAT64, SL_COMPLEX128, SL_FLOAT32, SL_COMPLEX64};
+  const sl_dtype *dts = mc_dtypes;
   for (int t = 0; t < 4; t++) {
     test_case(dts[t], 0, 0, 1);
     test_case(dts[t], 0, 0, 2);

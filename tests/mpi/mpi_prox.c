@@ -610,7 +610,7 @@ int main(int argc, char **argv)
   mc_init(&argc, &argv);
   MPI_Comm_size(sl_comm(), &P);
   MPI_Comm_rank(sl_comm(), &R);
-  const sl_dtype dts[] = {SL_FLOAT64, SL_COMPLEX128, SL_FLOAT32, SL_COMPLEX64};
+  const sl_dtype *dts = mc_dtypes;
   for (int i = 0; i < 4; i++) {
     test_elementwise(dts[i]);
     test_l21(dts[i]);

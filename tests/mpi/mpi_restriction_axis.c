@@ -94,7 +94,7 @@ int main(int argc, char **argv)
   mc_init(&argc, &argv);
   P = sl_size();
   R = sl_rank();
-  const sl_dtype dts[4] = {SL_FLOAT64, SL_COMPLEX128, SL_FLOAT32, SL_COMPLEX64};
+  const sl_dtype *dts = mc_dtypes;
   const int64_t inc[4] = {0, 3, 4, 8}, any[5] = {6, 1, 1, 0, 3};
   for (int t = 0; t < 4; t++) {
     test_case(dts[t], 0, 0, 0, inc, 4); /* the distributed axis: ranks keep 0 to 2 planes */

@@ -329,7 +329,7 @@ int main(int argc, char **argv)
   mc_init(&argc, &argv);
   P = sl_size();
   R = sl_rank();
-  const sl_dtype dts[4] = {SL_FLOAT64, SL_COMPLEX128, SL_FLOAT32, SL_COMPLEX64};
+  const sl_dtype *dts = mc_dtypes;
   for (int t = 0; t < 4; t++) {
     test_case(dts[t], 0, 23, 8, 3, 6, SL_TAPER_HANNING); /* windows at 0, 5, 10, 15: the axis covered */
     test_case(dts[t], 0, 25, 8, 3, 6, SL_TAPER_COSINE);  /* the last 2 samples uncovered */
