@@ -462,6 +462,25 @@ starpu_data_handle_t sl_array_chunk(const sl_array *a, int c)
   return a->nchunks > 1 ? starpu_data_get_sub_data(a->handle, 1, c) : a->handle;
 }
 
+int sl_array_same_split(const sl_array *a, const sl_array *b)
+{
+  return a->partition == b->partition && a->axis == b->axis && !memcmp(a->counts, b->counts, sizeof(int64_t) * (size_t)sl_ctx.size);
+}
+
+static int same_dims(const sl_array *a, const sl_array *b)
+{
+  return a->ndim == b->ndim && !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim);
+}
+
+int sl_array_same_layout(const sl_array *a, const sl_array *b)
+{
+  if (a->nparts != b->nparts) return 0;
+  for (int i = 0; i < a->nparts; i++)
+    if (!sl_array_same_layout(a->parts[i], b->parts[i])) return 0;
+  return a->nparts || (same_dims(a, b) && a->dtype == b->dtype && sl_array_same_split(a, b) && a->group == b->group &&
+                       a->nchunks == b->nchunks);
+}
+
 int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, const char *bn)
 {
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s is NULL", an);
@@ -475,12 +494,10 @@ int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, co
     }
     return SL_SUCCESS;
   }
-  if (a->ndim != b->ndim || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim) != 0)
-    return sl_error(SL_E_DIMS, "%s and %s have different dims", an, bn);
+  if (!same_dims(a, b)) return sl_error(SL_E_DIMS, "%s and %s have different dims", an, bn);
   if (a->dtype != b->dtype)
     return sl_error(SL_E_DTYPE, "%s is %s but %s is %s", an, sl_dtype_name(a->dtype), bn, sl_dtype_name(b->dtype));
-  if (a->partition != b->partition || a->axis != b->axis || a->group != b->group ||
-      memcmp(a->counts, b->counts, sizeof(int64_t) * (size_t)sl_ctx.size) != 0)
+  if (!sl_array_same_split(a, b) || a->group != b->group)
     return sl_error(SL_E_DIST, "%s and %s are distributed differently (partition, axis, local dims or mask)", an, bn);
   return SL_SUCCESS;
 }

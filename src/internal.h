@@ -229,6 +229,11 @@ int sl_array_ghost_fill(const sl_array *a, const int width[2], const starpu_data
 starpu_data_handle_t sl_array_chunk(const sl_array *a, int c);
 /** 0 if a and b agree in dims, dtype and distribution; else an error naming arguments an and bn. */
 int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, const char *bn);
+/** Quiet twins of sl_array_check_same's tests: the same split of the elements over the ranks (partition,
+ *  axis, counts; not the group), and the same layout and chunking (parts, dims, dtype, split, group, chunks:
+ *  one array can stand for the other in a task). */
+int sl_array_same_split(const sl_array *a, const sl_array *b);
+int sl_array_same_layout(const sl_array *a, const sl_array *b);
 
 /* ---- element-wise operations of the proximal layer (array_prox.c); arguments already checked ------- */
 /** dst = clip of src (sl_kclip: SL_KCLIP_BOX into [lo, hi] per component, SL_KCLIP_BALL onto |x| <= t);

@@ -34,11 +34,6 @@ static int resized(sl_array **out, const sl_array *like, int axis, int64_t m)
   return sl_layout_create(out, like->ndim, dims, like->dtype, &d);
 }
 
-static int same_split(const sl_array *a, const sl_array *b)
-{
-  return a->partition == b->partition && a->axis == b->axis && !memcmp(a->counts, b->counts, sizeof(int64_t) * (size_t)sl_ctx.size);
-}
-
 /* x (laid out like cur) -> x padded with zeros or truncated to m planes along axis, laid out as resized() */
 static int pad_or_cut(sl_op **chain, const sl_array *cur, int axis, int64_t m, sl_array **next)
 {
@@ -51,7 +46,7 @@ static int pad_or_cut(sl_op **chain, const sl_array *cur, int axis, int64_t m, s
   sl_op *r = NULL, *step = NULL, *mv = NULL;
   if (m > n) { /* pad: the adjoint of keeping the first n planes of the padded layout */
     if (rc == SL_SUCCESS) rc = sl_op_restriction_axis(&r, *next, first, n, axis);
-    if (rc == SL_SUCCESS && !same_split(cur, sl_op_range(r))) {
+    if (rc == SL_SUCCESS && !sl_array_same_split(cur, sl_op_range(r))) {
       rc = sl_op_redistribute(&mv, cur, sl_op_range(r));
       if (rc == SL_SUCCESS) rc = then(chain, mv);
     }
@@ -63,7 +58,7 @@ static int pad_or_cut(sl_op **chain, const sl_array *cur, int axis, int64_t m, s
       sl_op_ref(r);
       rc = then(chain, r);
     }
-    if (rc == SL_SUCCESS && !same_split(sl_op_range(r), *next)) {
+    if (rc == SL_SUCCESS && !sl_array_same_split(sl_op_range(r), *next)) {
       rc = sl_op_redistribute(&mv, sl_op_range(r), *next);
       if (rc == SL_SUCCESS) rc = then(chain, mv);
     }

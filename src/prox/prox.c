@@ -4,7 +4,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "prox/prox_internal.h"
 
@@ -22,21 +21,9 @@ int prox_new(sl_prox **p, const sl_prox_ops *ops, const char *fmt, ...)
   return SL_SUCCESS;
 }
 
-/* 1 when a and b have the same layout (no error raised). */
-static int same_layout(const sl_array *a, const sl_array *b)
-{
-  if (a->nparts != b->nparts) return 0;
-  for (int i = 0; i < a->nparts; i++)
-    if (!same_layout(a->parts[i], b->parts[i])) return 0;
-  if (a->nparts) return 1;
-  return a->ndim == b->ndim && !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim) && a->dtype == b->dtype &&
-         a->partition == b->partition && a->axis == b->axis && a->group == b->group && a->nchunks == b->nchunks &&
-         !memcmp(a->counts, b->counts, sizeof(int64_t) * (size_t)sl_ctx.size);
-}
-
 int prox_scratch(sl_prox *p, int i, const sl_array *like, sl_array **out)
 {
-  if (p->scratch[i] && !same_layout(p->scratch[i], like)) sl_array_destroy(&p->scratch[i]);
+  if (p->scratch[i] && !sl_array_same_layout(p->scratch[i], like)) sl_array_destroy(&p->scratch[i]);
   int rc = SL_SUCCESS;
   if (!p->scratch[i]) rc = sl_agree(sl_ctx.comm, sl_array_clone(&p->scratch[i], like, SL_STORE_TEMP));
   *out = p->scratch[i];
