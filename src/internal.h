@@ -79,6 +79,8 @@ typedef struct {
   double comm_spin_s;        /* STARLOPS_COMM_SPIN_US, in seconds */
   int64_t comm_blocking_bytes; /* STARLOPS_COMM_BLOCKING_BYTES: host-MPI collectives from this size block
                                   on their channel's thread; 0 never */
+  int64_t comm_ring_bytes;   /* STARLOPS_COMM_RING_BYTES: host-MPI allreduce and reduce-scatter of this size
+                                per rank or more run as a ring of point-to-point messages; 0 never */
   char comm[16];             /* STARLOPS_COMM */
   double timeout_s;          /* STARLOPS_TIMEOUT: the watchdog's limit in seconds, 0 off */
 } sl_settings;

@@ -103,6 +103,12 @@ int sl_settings_read(const sl_options *o)
     SL_TRY(parse_count("STARLOPS_COMM_BLOCKING_BYTES", v, 0, (unsigned long long)1 << 50, &n));
     s->comm_blocking_bytes = (int64_t)n;
   }
+  s->comm_ring_bytes = (int64_t)16 << 10;
+  v = getenv("STARLOPS_COMM_RING_BYTES");
+  if (v && *v) {
+    SL_TRY(parse_count("STARLOPS_COMM_RING_BYTES", v, 0, (unsigned long long)1 << 50, &n));
+    s->comm_ring_bytes = (int64_t)n;
+  }
   double us = 0;
   SL_TRY(parse_real("STARLOPS_COMM_SPIN_US", "microseconds", 0, 1e6, &us, &s->comm_spin_set));
   s->comm_spin_s = us * 1e-6;

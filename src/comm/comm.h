@@ -85,8 +85,9 @@ void comm_pool_put(void *p);
 /** Buffers the pool allocated so far and requests it served (for tests and benchmarks). */
 void comm_pool_stats(long *allocated, long *served);
 
-/** Work the progress thread waits on: when every request has completed it calls finish(arg) (if any),
- *  then releases task's end dependency. */
+/** Work the progress thread waits on: when every request has completed it calls advance(arg) (if any),
+ *  which may post more; once nothing more is posted it calls finish(arg) (if any), then releases task's
+ *  end dependency. */
 typedef struct comm_pending {
   struct comm_pending *next;
   struct starpu_task *task;
@@ -94,6 +95,8 @@ typedef struct comm_pending {
   MPI_Request *reqs;
   void (*finish)(void *arg);
   void *arg;
+  int (*advance)(void *arg); /* if set: called when the requests completed; returns the requests it posted
+                                next into reqs, 0 when the work is over */
   const char *what;     /* the collective, for the watchdog */
   double posted;        /* when it was handed over (sl_watch_now) */
 } comm_pending;

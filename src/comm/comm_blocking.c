@@ -2,7 +2,7 @@
  * Open MPI (libnbc) moves a few MiB at half the bandwidth of the blocking call, whose algorithms are tuned;
  * so from STARLOPS_COMM_BLOCKING_BYTES (8 MiB by default; 0: never) the task hands its collective to its
  * channel's thread, which makes the blocking call and then has the task released as the progress thread
- * does. No worker is held, and the progress thread keeps completing the other channels' requests. Order
+ * does (allreduce and reduce-scatter above the ring's threshold take the ring instead, comm_ring.c). No worker is held, and the progress thread keeps completing the other channels' requests. Order
  * is safe: a channel's collectives run one at a time in submission order on every rank (its order token),
  * and its thread takes them first in, first out; each channel has its own thread, so a call blocked on one
  * communicator never delays another's. The size that decides is the same on every rank (the reduced or

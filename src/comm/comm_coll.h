@@ -9,6 +9,8 @@ typedef enum { K_ALLREDUCE, K_ALLGATHERV, K_BCAST, K_REDUCE_SCATTER, K_ALLTOALLV
 
 enum { COLL_MAXBUF = 64 };
 
+typedef struct comm_ring comm_ring;
+
 typedef struct coll_pair {
   int peer, send_tag, recv_tag;
   int send, recv;         /* buffer indices, -1 for none */
@@ -42,6 +44,7 @@ typedef struct coll {
   void *dev[COLL_MAXBUF];
   int devid;
   MPI_Request *reqs;
+  comm_ring *ring;        /* a ring allreduce or reduce-scatter in progress (comm_ring.c) */
   comm_pending pending;
 } coll;
 
@@ -58,6 +61,17 @@ int coll_post_nccl(coll *c, void *stream);
 /** The bytes that decide whether c is a blocking call on its channel thread (comm_blocking.c): the same on every rank; -1 for
  *  the kinds that are never blocking. */
 int64_t coll_blocking_size(const coll *c);
+/** Whether c (host buffers in c->ptr or c->concat) runs as a ring of point-to-point messages
+ *  (comm_ring.c): an allreduce or reduce-scatter of STARLOPS_COMM_RING_BYTES or more per rank on 2 or more
+ *  ranks. */
+int coll_ring_wanted(const coll *c);
+/** Posts the ring's first step into c->reqs; *nreq = the requests to wait on. */
+int coll_ring_start(coll *c, int *nreq);
+/** Called when the requests of a step completed: reduces, posts the next step; returns its request count,
+ *  or 0 when the collective is complete. */
+int coll_ring_advance(void *c);
+/** Releases a ring's buffers (a collective abandoned on an error). */
+void coll_ring_free(coll *c);
 /** MPI requests c can post at most. */
 int coll_max_requests(const coll *c);
 const char *coll_kind_name(coll_kind k);

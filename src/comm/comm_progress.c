@@ -77,6 +77,11 @@ static void *progress_main(void *unused)
         sl_async_error(SL_E_COMM, "collective: MPI_Testall failed (MPI error %d)", rc);
         done = 1;
       }
+      if (done && rc == MPI_SUCCESS && p->advance) {
+        p->nreq = p->advance(p->arg);
+        done = p->nreq == 0;
+        if (!done) progressed = 1;
+      }
       if (!done) {
         double limit = sl_watch_limit(), waited = limit > 0 ? sl_watch_now() - p->posted : 0;
         if (limit > 0 && waited > limit) {

@@ -34,6 +34,7 @@ void coll_free(void *arg)
   free(c->sdispls);
   free(c->pairs);
   free(c->reqs);
+  coll_ring_free(c);
   free(c);
 }
 
@@ -51,7 +52,8 @@ static double spin_seconds = 20e-6;
  * once everything completed. */
 static void run_mpi(coll *c, void (*finish)(void *))
 {
-  int64_t bytes = sl_ctx.set.comm_blocking_bytes > 0 ? coll_blocking_size(c) : -1;
+  int ring = coll_ring_wanted(c); /* before the blocking calls: the ring is faster at every size it takes */
+  int64_t bytes = sl_ctx.set.comm_blocking_bytes > 0 && !ring ? coll_blocking_size(c) : -1;
   if (bytes >= 0 && bytes >= sl_ctx.set.comm_blocking_bytes) { /* a large one: the channel's thread */
     struct starpu_task *task = starpu_task_get_current();
     starpu_task_end_dep_add(task, 1);
@@ -65,12 +67,16 @@ static void run_mpi(coll *c, void (*finish)(void *))
   }
   for (int i = 0; i < coll_max_requests(c); i++) c->reqs[i] = MPI_REQUEST_NULL;
   int nreq = 0, done = 0;
-  int rc = coll_post_mpi(c, &nreq);
+  int rc = ring ? coll_ring_start(c, &nreq) : coll_post_mpi(c, &nreq);
   if (rc != SL_SUCCESS) sl_async_error(rc, "%s: %s", coll_kind_name(c->kind), sl_last_error());
   double t0 = sl_watch_now();
-  while (nreq > 0 && !done) {
+  while (nreq > 0) {
     if (MPI_Testall(nreq, c->reqs, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) break;
-    if (sl_watch_now() - t0 > spin_seconds) break;
+    if (done && ring) {
+      nreq = coll_ring_advance(c);
+      done = nreq == 0;
+    }
+    if (done || sl_watch_now() - t0 > spin_seconds) break;
   }
   if (nreq == 0 || done) {
     if (finish) finish(c);
@@ -79,7 +85,8 @@ static void run_mpi(coll *c, void (*finish)(void *))
   struct starpu_task *task = starpu_task_get_current();
   starpu_task_end_dep_add(task, 1);
   c->pending = (comm_pending){.task = task, .nreq = nreq, .reqs = c->reqs, .finish = finish, .arg = c,
-                              .what = coll_kind_name(c->kind), .posted = sl_watch_now()};
+                              .advance = ring ? coll_ring_advance : NULL, .what = coll_kind_name(c->kind),
+                              .posted = sl_watch_now()};
   comm_progress_add(&c->pending);
 }
 

@@ -155,6 +155,15 @@ Test(mpi, collectives_blocking_on_channel_threads, .timeout = 600)
   cr_expect_eq(run_env("STARLOPS_COMM_BLOCKING_BYTES=1", 2, "mpi_solvers", scratch_dir()), 0);
 }
 
+/* Every allreduce and reduce-scatter of a byte per rank or more a ring of point-to-point messages
+ * (comm_ring.c): odd sizes, empty blocks, sub-communicators of one rank, the solvers' scalars. */
+Test(mpi, collectives_as_rings, .timeout = 600)
+{
+  cr_expect_eq(run_env("STARLOPS_COMM_RING_BYTES=1", 3, "mpi_comm", scratch_dir()), 0);
+  cr_expect_eq(run_env("STARLOPS_COMM_RING_BYTES=1", 4, "mpi_comm", scratch_dir()), 0);
+  cr_expect_eq(run_env("STARLOPS_COMM_RING_BYTES=1", 2, "mpi_solvers", scratch_dir()), 0);
+}
+
 Test(mpi, mpi_comm_under_dmdas_2_ranks, .timeout = 400)
 {
   cr_expect_eq(run_env("STARPU_SCHED=dmdas", 2, "mpi_comm", NULL), 0);
@@ -179,7 +188,8 @@ Test(mpi, settings_are_validated, .timeout = 400)
                           {"STARLOPS_STENCIL_NO_OVERLAP=yes", "STARLOPS_STENCIL_NO_OVERLAP"},
                           {"STARLOPS_FFTW_PLANNER=fast", "STARLOPS_FFTW_PLANNER"},
                           {"STARLOPS_COMM_SPIN_US=-1", "STARLOPS_COMM_SPIN_US"},
-                          {"STARLOPS_COMM_BLOCKING_BYTES=big", "STARLOPS_COMM_BLOCKING_BYTES"}};
+                          {"STARLOPS_COMM_BLOCKING_BYTES=big", "STARLOPS_COMM_BLOCKING_BYTES"},
+                          {"STARLOPS_COMM_RING_BYTES=-1", "STARLOPS_COMM_RING_BYTES"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[128];
     snprintf(args, sizeof args, "-1 %s", bad[i][1]);
@@ -214,6 +224,7 @@ Test(mpi, settings_must_match_across_ranks, .timeout = 400)
   cr_expect_eq(run_last_env("STARLOPS_CHUNK_BYTES=-5", 3, "mpi_comm_select", "-1 STARLOPS_CHUNK_BYTES"), 0);
   cr_expect_eq(run_last_env("STARLOPS_CODELET_WHERE=cpu", 2, "mpi_comm_select", "-1 STARLOPS_CODELET_WHERE"), 0);
   cr_expect_eq(run_last_env("STARLOPS_COMM_BLOCKING_BYTES=1", 2, "mpi_comm_select", "-1 STARLOPS_COMM_BLOCKING_BYTES"), 0);
+  cr_expect_eq(run_last_env("STARLOPS_COMM_RING_BYTES=0", 2, "mpi_comm_select", "-1 STARLOPS_COMM_RING_BYTES"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=-1", 2, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=0", 1, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARLOPS_TIMEOUT=soon", 2, "mpi_comm_select", "-1 STARLOPS_TIMEOUT"), 0);
