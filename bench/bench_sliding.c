@@ -3,7 +3,10 @@
  * GFLOP/s (2 nwin nm flops per window and way) and GB/s (data and model read and written), beside a ceiling
  * measured in the same run: on the CPUs a plain loop doing the same windows on the same local block (one
  * thread); with CUDA workers a device-to-device copy of the same bytes.
- *   mpirun -n P bench_sliding [--traces n] [--samples nt1,nt2,...] [--nwin w1,w2,...] [--reps R]
+ * --along: the samples are the distributed axis instead (data nt x traces split along the samples, windows
+ * along them, ghost windows and rows exchanged between ranks); the ceiling is then the same windows local
+ * (traces over the ranks) timed in the same run, so the ratio is what the exchanges and the layout cost.
+ *   mpirun -n P bench_sliding [--traces n] [--samples nt1,nt2,...] [--nwin w1,w2,...] [--reps R] [--along]
  * Time: median of R after a warm-up, slowest rank. */
 #include <math.h>
 #include <stdio.h>
@@ -53,14 +56,15 @@ static double time_loop(int64_t m, int64_t nt, int64_t nwin, int64_t step, int64
 int main(int argc, char **argv)
 {
   int64_t traces = 256, samples[8] = {4096}, wins[8] = {32, 128};
-  int nsamples = 1, nwins_l = 2, reps = 5;
+  int nsamples = 1, nwins_l = 2, reps = 5, along = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--traces") && i + 1 < argc) traces = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--samples") && i + 1 < argc) nsamples = bench_parse_list(argv[++i], samples, 8);
     else if (!strcmp(argv[i], "--nwin") && i + 1 < argc) nwins_l = bench_parse_list(argv[++i], wins, 8);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--along")) along = 1;
     else {
-      printf("usage: bench_sliding [--traces n] [--samples nt1,...] [--nwin w1,...] [--reps R]\n");
+      printf("usage: bench_sliding [--traces n] [--samples nt1,...] [--nwin w1,...] [--reps R] [--along]\n");
       return 2;
     }
   }
@@ -70,7 +74,8 @@ int main(int argc, char **argv)
   if (sl_rank() == 0) {
     printf("# bench_sliding: %d ranks, %d CPU + %d CUDA workers on rank 0, float64, %lld traces, forward + adjoint, median of %d\n",
            sl_size(), sl_ncpu_workers(), sl_ncuda_workers(), (long long)traces, reps);
-    printf("# ceiling: %s\n", gpu ? "device-to-device copy of the same bytes (GB/s)" : "plain loop on the local block, one thread (GFLOP/s)");
+    printf("# ceiling: %s\n", along ? "the same windows along a non-distributed axis (traces over the ranks), GFLOP/s"
+                               : gpu ? "device-to-device copy of the same bytes (GB/s)" : "plain loop on the local block, one thread (GFLOP/s)");
     printf("| samples | nwin | windows | time (ms) | GFLOP/s | GB/s | ceiling | ratio |\n|---|---|---|---|---|---|---|---|\n");
   }
   for (int s = 0; s < nsamples; s++)
@@ -92,20 +97,37 @@ int main(int argc, char **argv)
       double flops = 2.0 * 2.0 * (double)(traces * nwins * nwin * nwin);
       double bytes = 2.0 * 8.0 * (double)(traces * (nt + nwins * nwin)), ceil = NAN;
 #ifdef SL_HAVE_CUDA
-      if (gpu) {
+      if (gpu && !along) {
         int64_t mine = sl_array_local_size(x) + sl_array_local_size(y);
         ceil = 2.0 * 8.0 * (double)mine / bench_time_d2d((size_t)mine * 8, 1, reps) * 1e-9 * sl_size();
       }
 #endif
-      if (!gpu) {
+      if (!gpu && !along) {
         int64_t m = sl_array_local_dims(d)[0];
         double tl = bench_slowest(time_loop(m, nt, nwin, step, nwins, M, reps));
         ceil = 2.0 * 2.0 * (double)(m * nwins * nwin * nwin) / tl * 1e-9 * sl_size();
       }
+      if (along) { /* the windows along the distributed axis: (nt, traces) split along the samples */
+        int64_t da[2] = {nt, traces};
+        sl_array *d2 = NULL, *x2 = NULL, *y2 = NULL;
+        sl_op *op2 = NULL;
+        if (sl_array_create(&d2, 2, da, SL_FLOAT64, NULL) || sl_op_sliding1d(&op2, d2, 0, M, nwin, nwin, nover, SL_TAPER_HANNING) ||
+            sl_op_create_domain(op2, &x2) || sl_op_create_range(op2, &y2)) {
+          fprintf(stderr, "bench_sliding: %s\n", sl_last_error());
+          return 1;
+        }
+        sl_array_fill_random(x2, 3);
+        ceil = flops / tt * 1e-9; /* the local windows above */
+        tt = bench_time_fwd_adj(op2, x2, y2, reps);
+        sl_op_destroy(&op2);
+        sl_array_destroy(&d2);
+        sl_array_destroy(&x2);
+        sl_array_destroy(&y2);
+      }
       double gf = flops / tt * 1e-9, gb = bytes / tt * 1e-9;
       if (sl_rank() == 0)
         printf("| %lld | %lld | %lld | %.3f | %.1f | %.1f | %.1f | %.2f |\n", (long long)nt, (long long)nwin, (long long)nwins,
-               tt * 1e3, gf, gb, ceil, (gpu ? gb : gf) / ceil);
+               tt * 1e3, gf, gb, ceil, (gpu && !along ? gb : gf) / ceil);
       sl_op_destroy(&op);
       sl_array_destroy(&d);
       sl_array_destroy(&x);

@@ -423,17 +423,21 @@ int sl_op_nonstationary_convolve1d(sl_op **op, const sl_array *like, const void 
 /** Tapers of Sliding1D (pylops' tapertype): none, hanning, cosine, cosinesquare. */
 typedef enum { SL_TAPER_NONE = 0, SL_TAPER_HANNING = 1, SL_TAPER_COSINE = 2, SL_TAPER_COSINESQUARE = 3 } sl_taper;
 /** Collective. pylops' Sliding1D with one dense matrix M (nwin x nm, row-major, like's dtype, the same on every
- *  rank) for every window, along `axis` of the data laid out like `like` (not the distributed axis: the windows
- *  are local): windows of nwin samples start every nwin - nover samples (as many as fit: samples past the
- *  last window are not covered), window w's data are taper_w * (M m_w), added where windows overlap; the
- *  first window's taper keeps its start, the last's its end (pylops' tapers). The model is the data's
- *  layout with `axis` replaced by (nwins, nm), distributed as the data; the adjoint is the true adjoint
- *  (M^H, tapers, windows gathered). */
+ *  rank) for every window, along `axis` of the data laid out like `like`: windows of nwin samples start every
+ *  nwin - nover samples (as many as fit: samples past the last window are not covered), window w's data are
+ *  taper_w * (M m_w), added where windows overlap; the first window's taper keeps its start, the last's its
+ *  end (pylops' tapers). The model is the data's layout with `axis` replaced by (nwins, nm); the adjoint is
+ *  the true adjoint (M^H, tapers, windows gathered). Along an axis that is not the distributed one the
+ *  windows are local and the model is distributed as the data. Along the distributed axis (which must be the
+ *  first axis, or the axes before it of length 1; SL_E_DIST otherwise) each rank owns the windows that
+ *  start in its rows, so the model is split by the windows' starts (create it with sl_op_create_domain); the
+ *  windows reaching into the next ranks' rows travel as ghost layers through neighbour exchanges. */
 int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, int64_t nm, int64_t nwin, int64_t nover,
                     sl_taper taper);
 /** Collective. pylops' Patch2D with a separable operator on every patch: patches of nwin0 x nwin1 samples
  *  starting every (nwin0 - nover0, nwin1 - nover1) over axes[0] and axes[1] of the data laid out like `like`
- *  (neither the distributed axis), the operator on each patch the Kronecker product of M0 (nwin0 x nop0)
+ *  (one of them the distributed axis only if it is the first: see sl_op_sliding1d for the model's split
+ *  then), the operator on each patch the Kronecker product of M0 (nwin0 x nop0)
  *  and M1 (nwin1 x nop1) (row-major, like's dtype, the same on every rank: a 2-D FFT's two 1-D transforms,
  *  for instance), the tapers pylops' 2-D tapers (the outer product of the 1-D ones; an edge patch keeps its
  *  edge; with a taper, nover at most nwin / 2 on each axis). The model is the data's layout with axes[0]

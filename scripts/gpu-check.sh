@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ..."), solvers, latency, ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ..."), solvers, latency, ringbench, alongbench, ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -140,6 +140,18 @@ if want latency; then
       "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
   done
 fi
+# ---- host-MPI reductions: the ring (default) against libnbc and the blocking calls, 2 ranks x 6 CPU workers ----
+if want ringbench; then
+  for cfg in "ring:" "noring:STARLOPS_COMM_RING_BYTES=0" "noring-blocking1m:STARLOPS_COMM_RING_BYTES=0 STARLOPS_COMM_BLOCKING_BYTES=1048576"; do
+    label=${cfg%%:*} envs=${cfg#*:}
+    STEP_TIMEOUT=120 STARLOPS_COMM=mpi STARPU_NCUDA=0 STARPU_NCPU=6 step "bench_comm reductions, $label" "bench-ring-$label.log" \
+      env $envs mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --kinds allreduce,reduce_scatter \
+      --min-bytes 65536 --max-bytes 268435456 --reps 10 --overlap-mib 0
+  done
+  STEP_TIMEOUT=120 STARLOPS_COMM=mpi STARPU_NCUDA=0 STARPU_NCPU=3 step "bench_comm reductions, 4 ranks, ring" bench-ring-4ranks.log \
+    mpirun -n 4 --bind-to none "$B/build/bench/bench_comm" --kinds allreduce,reduce_scatter \
+    --min-bytes 65536 --max-bytes 268435456 --reps 10 --overlap-mib 0
+fi
 # ---- the proximal layer: TV denoising (PrimalDual, Gradient, L21) on the GPU and on the CPUs, with its time
 # per iteration beside the sum of its steps ----
 if want prox; then
@@ -165,6 +177,13 @@ if want nsbench; then
     mpirun -n 1 --bind-to none "$B/build/bench/bench_sliding" --traces 2048 --samples 4096 --nwin 32,128
   STEP_TIMEOUT=180 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_sliding, 8 ranks x 1 CPU core" bench-sliding-cpu8.log \
     mpirun -n 8 --bind-to none "$B/build/bench/bench_sliding" --traces 256 --samples 4096 --nwin 32,128
+fi
+# ---- Sliding1D along the distributed axis (ghost windows and rows) against the same windows local ----
+if want alongbench; then
+  STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_sliding --along, 8 ranks x 1 CPU core" bench-sliding-along-cpu8.log \
+    mpirun -n 8 --bind-to none "$B/build/bench/bench_sliding" --traces 256 --samples 4096 --nwin 32,128 --along
+  STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_sliding --along, 2 ranks x 1 CPU core" bench-sliding-along-cpu2.log \
+    mpirun -n 2 --bind-to none "$B/build/bench/bench_sliding" --traces 256 --samples 4096 --nwin 32,128 --along
 fi
 # ---- the Python interface: the NumPy-vs-starlops example (forced CUDA and default placement) and CuPy
 # arrays in and out (the node's python3 with NumPy and CuPy; no mpi4py needed) ----

@@ -228,7 +228,8 @@ _TAPERS = {None: 0, "none": 0, "hanning": 1, "cosine": 2, "cosinesquare": 3}
 
 def Sliding1D(like, M, nwin, nover, axis=-1, tapertype="hanning"):
     """pylops' Sliding1D with the dense matrix M (nwin x nm) on every window, along axis of the data laid out like
-    `like` (not its distributed axis); the model has the axis replaced by (nwins, nm)."""
+    `like`; the model has the axis replaced by (nwins, nm). Along the distributed axis (which must then be the
+    first) each rank owns the windows that start in its rows; ghost windows and rows travel between ranks."""
     m = np.ascontiguousarray(np.atleast_2d(M), dtype=like.dtype)
     return Op._make(lib.sl_op_sliding1d, like._h, int(axis), m.ctypes.data_as(ctypes.c_void_p), m.shape[1], int(nwin),
                     int(nover), _TAPERS[tapertype])
@@ -236,7 +237,7 @@ def Sliding1D(like, M, nwin, nover, axis=-1, tapertype="hanning"):
 
 def Patch2D(like, M0, M1, nwin, nover, axes=(-2, -1), tapertype="hanning"):
     """pylops' Patch2D with the separable operator kron(M0, M1) on every patch (M0: nwin[0] x nop0, M1: nwin[1] x
-    nop1), patches over two axes of the data laid out like `like` (neither the distributed one); the model has
+    nop1), patches over two axes of the data laid out like `like` (the distributed one only if it is the first); the model has
     each patch axis replaced by (nwins, nop). Sliding2D: nwin[1] the length of the second axis, nover[1] = 0."""
     m0 = np.ascontiguousarray(np.atleast_2d(M0), dtype=like.dtype)
     m1 = np.ascontiguousarray(np.atleast_2d(M1), dtype=like.dtype)

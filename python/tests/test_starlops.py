@@ -263,6 +263,22 @@ def test_sliding1d():
     assert sl.dottest(S) < 1e-13
 
 
+def test_sliding1d_distributed_axis():
+    d = sl.Array.from_numpy(np.zeros(37))  # one long trace over the ranks, windows across their boundaries
+    M = np.cos(np.add.outer(0.3 * np.arange(9), 0.7 * np.arange(4)))
+    S = sl.Sliding1D(d, M, nwin=9, nover=3, axis=0, tapertype=None)
+    nwins = (37 - 9) // 6 + 1
+    assert S.shape == (37, nwins * 4)
+    # the model is split by the windows' starts: take its local extents from the operator's domain
+    m = sl.Array.from_numpy(values((nwins, 4), np.float64, 3), local_n=S.domain_array().local_shape[0])
+    y = (S @ m).to_numpy()
+    ref = np.zeros(37)
+    for w in range(nwins):
+        ref[6 * w:6 * w + 9] += M @ m.to_numpy()[w]
+    np.testing.assert_allclose(y, ref, atol=1e-12)
+    assert sl.dottest(sl.Sliding1D(d, M, nwin=9, nover=3, axis=0, tapertype="hanning")) < 1e-13
+
+
 def test_patch2d():
     d = sl.Array.from_numpy(np.zeros((3, 12, 10)))  # slices over the ranks, patches over the last two axes
     M0 = np.cos(np.add.outer(0.3 * np.arange(6), 0.7 * np.arange(4)))

@@ -122,9 +122,10 @@ void codelet_select_init(void);
 void codelet_nsconv_init(void);
 void codelet_sliding_init(void);
 /** Submits Sliding1D (kernel_sliding.h) on a rank's blocks given as chunks: tables holds M then the tapers,
- *  scratch a home-less vector of the data plus the model block (used when a side has several chunks). */
+ *  scratch a home-less vector of the data plus the model buffers (used when a side has several chunks);
+ *  ghost: one of the nin inputs is a ghost layer (the CUDA version then packs its two inputs). */
 int codelet_sliding_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data_handle_t tables, starpu_data_handle_t scratch,
-                           int nin, const starpu_data_handle_t *in, int nout, const starpu_data_handle_t *out);
+                           int nin, const starpu_data_handle_t *in, int ghost, int nout, const starpu_data_handle_t *out);
 /** Submits NonStationaryConvolve1D on a rank's block seen as (outer, n, inner), H the n x L filter table,
  *  scratch a home-less vector of twice the block (used when the block has several chunks); nothing when nout
  *  is 0. */

@@ -1,5 +1,5 @@
 /* CUDA Sliding1D: forward one thread per data element (the windows covering its row), adjoint one thread per
- * model element (its window's rows); the same semantics as kernel_sliding.c. */
+ * model element (its window's rows); the same semantics as kernel_sliding.c (buffer origins r0, w0). */
 #include <cuda_runtime.h>
 
 #include "kernel_cuda_ops.cuh"
@@ -9,15 +9,18 @@ template <typename T> __global__ void sliding_fwd(sl_sliding_dims d, const T *m,
 {
   const int64_t total = d.outer * d.n * d.inner;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
-    int64_t i = e % d.inner, r = (e / d.inner) % d.n, o = e / (d.inner * d.n);
-    int64_t w0 = r - d.nwin + 1 <= 0 ? 0 : (r - d.nwin + 1 + d.step - 1) / d.step, w1 = r / d.step;
-    if (w1 > d.nwins - 1) w1 = d.nwins - 1;
+    int64_t i = e % d.inner, r = (e / d.inner) % d.n, o = e / (d.inner * d.n), R = d.r0 + r;
+    /* the global windows covering global row R, within the buffer's windows and the axis's */
+    int64_t W0 = R - d.nwin + 1 <= 0 ? 0 : (R - d.nwin + 1 + d.step - 1) / d.step, W1 = R / d.step;
+    if (W0 < d.w0) W0 = d.w0;
+    if (W1 > d.w0 + d.nwins - 1) W1 = d.w0 + d.nwins - 1;
+    if (W1 > d.nwtot - 1) W1 = d.nwtot - 1;
     T acc = ops<T>::zero();
-    for (int64_t w = w0; w <= w1; w++) {
-      int64_t q = r - w * d.step;
+    for (int64_t W = W0; W <= W1; W++) {
+      int64_t q = R - W * d.step, w = W - d.w0;
       T s = ops<T>::zero();
       for (int64_t j = 0; j < d.nm; j++) s = ops<T>::add(s, ops<T>::mul(m[q * d.nm + j], x[((o * d.nwins + w) * d.nm + j) * d.inner + i]));
-      acc = ops<T>::add(acc, ops<T>::mul(t[w * d.nwin + q], s));
+      acc = ops<T>::add(acc, ops<T>::mul(t[W * d.nwin + q], s));
     }
     y[e] = acc;
   }
@@ -28,10 +31,11 @@ template <typename T> __global__ void sliding_adj(sl_sliding_dims d, const T *m,
   const int64_t total = d.outer * d.nwins * d.nm * d.inner;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
     int64_t i = e % d.inner, j = (e / d.inner) % d.nm, w = (e / (d.inner * d.nm)) % d.nwins, o = e / (d.inner * d.nm * d.nwins);
+    int64_t W = d.w0 + w, s = W * d.step - d.r0, qa = s < 0 ? -s : 0, qb = s + d.nwin > d.n ? d.n - s : d.nwin;
     T acc = ops<T>::zero();
-    for (int64_t q = 0; q < d.nwin; q++)
-      acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(t[w * d.nwin + q], ops<T>::conj(m[q * d.nm + j])),
-                                           x[(o * d.n + w * d.step + q) * d.inner + i]));
+    for (int64_t q = qa; W >= 0 && W < d.nwtot && q < qb; q++)
+      acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(t[W * d.nwin + q], ops<T>::conj(m[q * d.nm + j])),
+                                           x[(o * d.n + s + q) * d.inner + i]));
     y[e] = acc;
   }
 }

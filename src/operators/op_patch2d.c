@@ -1,5 +1,6 @@
 /* Patch2D (pylops' Patch2D with a separable operator on every patch): patches of nwin0 x nwin1 samples
- * overlapping by (nover0, nover1) over two axes that are not the distributed one, the operator on each
+ * overlapping by (nover0, nover1) over two axes (one of them may be the distributed axis when it is the
+ * first: its Sliding1D exchanges ghost windows and rows, op_sliding.c), the operator on each
  * patch the Kronecker product M0 (x) M1 of two dense matrices, pylops' 2-D tapers (the outer product of
  * the 1-D tapers, edge patches keeping their edges). Built as the product of two Sliding1D operators: along
  * axis1 from the model to an intermediate array, then along axis0 to the data; on a patch that product is
@@ -38,8 +39,10 @@ int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const voi
       rc = sl_error(SL_E_INVALID, "%s: nwin%d = %lld and nover%d = %lld must satisfy 1 <= nwin%d <= %lld (axis %d) and 0 <= "
                     "nover%d < nwin%d", fn, a, (long long)nwin[a], a, (long long)nover[a], a, (long long)n, ax, a, a);
     else if (like->partition == SL_SCATTER && like->axis == ax && like->group->size > 1)
-      rc = sl_error(SL_E_DIST, "%s: argument 3 (axes[%d] = %d) is the distributed axis of argument 2 (like): patches lie "
-                    "over two other axes (redistribute first: sl_op_redistribute)", fn, a, ax);
+      for (int d = 0; d < ax && rc == SL_SUCCESS; d++)
+        if (like->dims[d] != 1)
+          rc = sl_error(SL_E_DIST, "%s: argument 3 (axes[%d] = %d) is the distributed axis of argument 2 (like) but not its "
+                        "first axis: patches over the distributed axis need it first (sl_op_redistribute can move it)", fn, a, ax);
   }
   /* pylops keeps an edge patch's edge at the taper's middle value, which is 1 when the ramps do not meet */
   if (rc == SL_SUCCESS && taper != SL_TAPER_NONE && (2 * nover0 > nwin0 || 2 * nover1 > nwin1))

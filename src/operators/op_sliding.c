@@ -1,8 +1,13 @@
 /* Sliding1D (pylops' Sliding1D with one dense matrix for every window): windows of nwin samples overlapping by
- * nover along an axis that is not the distributed one (every window local: one task per rank, no
- * communication); the model holds, for every window, nm coefficients (the axis replaced by (nwins, nm)).
- * The tapers are pylops' (hanning, cosine, cosinesquare or none; the first window keeps its start, the last
- * its end). */
+ * nover along an axis; the model holds, for every window, nm coefficients (the axis replaced by (nwins,
+ * nm)). The tapers are pylops' (hanning, cosine, cosinesquare or none; the first window keeps its start, the
+ * last its end).
+ * Along an axis that is not the distributed one every window is local: one task per rank, no communication.
+ * Along the distributed axis (the first axis) a rank owns the windows that start in its rows, and the model is
+ * split that way; a window reaches up to nwin - 1 rows into the next ranks, so the forward reads the
+ * ceil(nwin / step) windows before its own (ghost windows of the model) and the adjoint the nwin - 1 rows
+ * after its block (ghost rows of the data), both filled through the comm layer's neighbour exchange
+ * (sl_array_ghost_fill) and read by the same task as the block: every output is a gather, written once. */
 #include <complex.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,15 +18,21 @@
 #include "codelets/kernel_sliding.h"
 
 typedef struct {
-  sl_sliding_dims d;
+  sl_sliding_dims d;            /* the forward's buffers (the adjoint's too when the windows are local) */
+  sl_sliding_dims da;           /* along the distributed axis: the adjoint's buffers */
+  int dist;                     /* windows along the distributed axis */
+  int gw[2];                    /* along it: ghost windows of the model (forward), ghost rows of the data (adjoint) */
+  starpu_data_handle_t ghost[2];
   sl_kept tables;               /* M (nwin x nm) then the tapers (nwins x nwin), in the dtype */
-  starpu_data_handle_t scratch; /* packing space when a block has several chunks */
+  starpu_data_handle_t scratch; /* packing space when a block has several chunks (always along the distributed axis) */
 } sliding_t;
 
 static void sliding_free(void *p)
 {
   sliding_t *c = p;
   sl_kept_free(&c->tables);
+  for (int s = 0; s < 2; s++)
+    if (c->ghost[s]) starpu_data_unregister_submit(c->ghost[s]);
   if (c->scratch) starpu_data_unregister_submit(c->scratch);
   free(c);
 }
@@ -30,11 +41,37 @@ static int sliding_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const
                           const starpu_data_handle_t *hy)
 {
   sliding_t *c = op->data;
-  return codelet_sliding_submit(op->dtype, mode == SL_ADJOINT, &c->d, c->tables.h, c->scratch, nx, hx, ny, hy);
+  return codelet_sliding_submit(op->dtype, mode == SL_ADJOINT, &c->d, c->tables.h, c->scratch, nx, hx, 0, ny, hy);
+}
+
+/* Along the distributed axis: the ghost layer, then one task reading it with the block (before the model's
+ * chunks, after the data's). */
+static int sliding_dist_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  sliding_t *c = op->data;
+  int adj = mode == SL_ADJOINT, side = adj ? 1 : 0, width[2] = {0, 0}, g = c->gw[side] > 0;
+  starpu_data_handle_t dst[2] = {NULL, NULL}, *hx = NULL, *hy = NULL, *in = NULL;
+  width[side] = c->gw[side];
+  dst[side] = c->ghost[side];
+  int nx = 0, ny = 0, rc = g ? sl_array_ghost_fill(x, width, dst) : SL_SUCCESS;
+  if (rc == SL_SUCCESS) rc = sl_op_chunks(x, &hx, &nx);
+  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
+  if (rc == SL_SUCCESS && !(in = malloc(sizeof *in * (size_t)(nx + 1)))) rc = sl_error(SL_E_NOMEM, "Sliding1D: out of memory");
+  if (rc == SL_SUCCESS) {
+    for (int k = 0; k < nx; k++) in[k + (g && !adj)] = hx[k];
+    if (g) in[adj ? nx : 0] = c->ghost[side];
+    rc = codelet_sliding_submit(op->dtype, adj, adj ? &c->da : &c->d, c->tables.h, c->scratch, nx + g, in, g, ny, hy);
+  }
+  free(in);
+  free(hx);
+  free(hy);
+  return rc;
 }
 
 static int sliding_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
+  sliding_t *c = op->data;
+  if (c->dist) return sliding_dist_apply(op, mode, x, y);
   return sl_op_apply_chunked(op, mode, x, y, sliding_submit);
 }
 static const sl_op_ops sliding_ops = {sliding_apply, NULL, sliding_free};
@@ -81,9 +118,12 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   if (rc == SL_SUCCESS && kind == SL_TAPER_HANNING && nover > 0 && nwin / nover < 2)
     rc = sl_error(SL_E_INVALID, "%s: argument 7 (nover = %lld) must be at most nwin / 2 = %lld for the hanning taper", fn,
                   (long long)nover, (long long)(nwin / 2));
-  if (rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1)
-    rc = sl_error(SL_E_DIST, "%s: argument 3 (axis = %d) is the distributed axis of argument 2 (like): windows slide along "
-                  "another axis (redistribute first: sl_op_redistribute)", fn, axis);
+  int dist = rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1;
+  for (int d = 0; dist && rc == SL_SUCCESS && d < axis; d++)
+    if (like->dims[d] != 1)
+      rc = sl_error(SL_E_DIST, "%s: argument 3 (axis = %d) is the distributed axis of argument 2 (like) but not its first "
+                    "axis (axis %d has length %lld): windows along the distributed axis need it first (sl_op_redistribute "
+                    "or sl_op_transpose can move it)", fn, axis, d, (long long)like->dims[d]);
   int64_t bad = rc == SL_SUCCESS ? sl_first_nonfinite(M, nwin * nm, like->dtype) : -1;
   if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)bad);
   uint64_t digest = rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, M, (size_t)(nwin * nm) * like->elsize) : 0;
@@ -101,8 +141,16 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
     }
   }
   sl_dist md = {.partition = like->partition, .axis = like->axis > axis ? like->axis + 1 : like->axis};
-  int64_t ln = like->ldims[like->axis];
+  int64_t ln = like->ldims[like->axis], off = 0, nrow = like->ldims[axis], wl = 0;
   if (like->axis == axis) ln = nwins; /* one rank holding the whole axis: it holds every window */
+  if (dist) { /* the windows that start in this rank's rows */
+    for (int m = 0; m < like->group->rank; m++) off += like->counts[like->group->members[m]];
+    int64_t wh = (off + nrow + step - 1) / step;
+    wl = (off + step - 1) / step;
+    if (wl > nwins) wl = nwins;
+    if (wh > nwins) wh = nwins;
+    ln = wh - wl;
+  }
   if (like->partition == SL_SCATTER) md.local_n = &ln;
   sl_array *model = NULL;
   rc = sl_layout_create(&model, like->ndim + 1, mdims, like->dtype, &md);
@@ -112,9 +160,19 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   double *tp = malloc(sizeof *tp * (size_t)nwin);
   if (rc == SL_SUCCESS && (!c || !tab || !tp)) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   if (rc == SL_SUCCESS) {
-    c->d = (sl_sliding_dims){1, n, 1, nwins, nm, nwin, step};
+    c->d = (sl_sliding_dims){1, n, 1, nwins, nm, nwin, step, 0, 0, nwins};
     for (int d = 0; d < axis; d++) c->d.outer *= like->ldims[d];
     for (int d = axis + 1; d < like->ndim; d++) c->d.inner *= like->ldims[d];
+    if (dist) {
+      int64_t gl = (nwin + step - 1) / step, gh = nwin - 1, in_ = c->d.inner;
+      c->dist = 1;
+      c->gw[0] = (int)gl;
+      c->gw[1] = (int)gh;
+      c->d = (sl_sliding_dims){1, nrow, in_, gl + ln, nm, nwin, step, off, wl - gl, nwins};
+      c->da = (sl_sliding_dims){1, nrow + gh, in_, ln, nm, nwin, step, off, wl, nwins};
+      starpu_vector_data_register(&c->ghost[0], -1, 0, (uint32_t)(gl * nm * in_), el);
+      if (gh > 0) starpu_vector_data_register(&c->ghost[1], -1, 0, (uint32_t)(gh * in_), el);
+    }
     memcpy(tab, M, (size_t)(nwin * nm) * el);
     taper(tp, nwin, nover, kind);
     int cplx = sl_dtype_is_complex(like->dtype), single = like->dtype == SL_FLOAT32 || like->dtype == SL_COMPLEX64;
@@ -130,7 +188,9 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
         if (cplx && !single) ((double *)tab)[2 * k + 1] = 0;
       }
     rc = sl_kept_copy(&c->tables, tab, nwin * nm + nwins * nwin, el);
-    if (rc == SL_SUCCESS && (like->nchunks > 1 || model->nchunks > 1))
+    if (rc == SL_SUCCESS && dist) /* the data with its ghost rows and the model with its ghost windows */
+      starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)((nrow + c->gw[1]) * c->d.inner + c->d.nwins * nm * c->d.inner), el);
+    else if (rc == SL_SUCCESS && (like->nchunks > 1 || model->nchunks > 1))
       starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)(like->nlocal + model->nlocal), el);
   }
   free(tab);

@@ -1,5 +1,6 @@
 /* Sliding1D on 1 to 4 ranks (the last of 4 owning nothing), four dtypes: windows along an axis that is not
- * the distributed one, each window's data taper * (M m_w) added where windows overlap, against pylops'
+ * the distributed one and along the distributed one, each window's data taper * (M m_w) added where windows
+ * overlap, against pylops'
  * definition written out here (its _slidingsteps, hanning and cosine tapers, the first window keeping its
  * start and the last its end), with data not fully covered by the windows; forward, adjoint, dot tests, the
  * model's layout, bad input. Patch2D (separable patch operators) the same way on 3-D data, the patch axes
@@ -72,14 +73,17 @@ static cplx *model_values(sl_dtype dt, sl_array *x, int64_t nx, int seed)
   return xg;
 }
 
-/* data 2-D (n0 x n1) split along dist_axis, windows along the other axis */
+/* data 2-D (n0 x n1) split along dist_axis, windows along the other axis; dist_axis -1: split along axis 0
+ * and windows along it too (the model split by the windows' starts, ghost windows and rows between ranks) */
 static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, int64_t nover, int64_t nm, int kind)
 {
-  int axis = 1 - dist_axis;
-  int64_t dims[2], nother = 7;
+  int along = dist_axis < 0;
+  if (along) dist_axis = 0;
+  int axis = along ? 0 : 1 - dist_axis;
+  int64_t dims[2], nother = along ? 3 : 7;
+  dims[1 - axis] = nother;
   dims[axis] = nslide;
-  dims[dist_axis] = nother;
-  int64_t ln = mc_share(nother);
+  int64_t ln = mc_share(along ? nslide : nother);
   sl_dist d = sl_dist_scatter(dist_axis);
   d.local_n = &ln;
   sl_array *like = NULL;
@@ -120,8 +124,8 @@ static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, 
       }
   CHECK_OK(sl_op_apply(op, SL_FORWARD, x, y));
   char what[96];
-  snprintf(what, sizeof what, "Sliding1D forward (axis %d, nwin %lld, nover %lld, taper %d)", axis, (long long)nwin,
-           (long long)nover, kind);
+  snprintf(what, sizeof what, "Sliding1D forward (axis %d%s, nwin %lld, nover %lld, taper %d)", axis, along ? " distributed" : "",
+           (long long)nwin, (long long)nover, kind);
   mc_compare(y, yref, what);
   /* adjoint of y: model (a, w, j) = sum_q conj(M[q][j]) T[w][q] y(a, w step + q) */
   for (int64_t a = 0; a < nother; a++)
@@ -132,8 +136,8 @@ static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, 
         zref[MIDX(a, w, j)] = s;
       }
   CHECK_OK(sl_op_apply(op, SL_ADJOINT, y, z));
-  snprintf(what, sizeof what, "Sliding1D adjoint (axis %d, nwin %lld, nover %lld, taper %d)", axis, (long long)nwin,
-           (long long)nover, kind);
+  snprintf(what, sizeof what, "Sliding1D adjoint (axis %d%s, nwin %lld, nover %lld, taper %d)", axis, along ? " distributed" : "",
+           (long long)nwin, (long long)nover, kind);
   mc_compare(z, zref, what);
   double err = 1;
   CHECK_OK(sl_dottest(op, 4, &err));
@@ -263,7 +267,9 @@ static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int a
            (long long)nwin[0], (long long)nwin[1], (long long)nover[0], (long long)nover[1], kind);
   mc_compare(z, zref, what);
   double err = 1;
-  CHECK_OK(sl_dottest(op, 4, &err));
+  /* seed 5: with seed 4 the two inner products of the patches over the distributed axis on 2 ranks nearly
+   * cancel for the real dtypes (relative difference 500 eps in float32 and float64 alike) */
+  CHECK_OK(sl_dottest(op, 5, &err));
   CHECK(err < (dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-5 : 1e-13), "Patch2D dot test %s: %.3g", sl_dtype_name(dt), err);
   sl_op_destroy(&op);
   sl_array *arrs[4] = {like, x, y, z};
@@ -275,15 +281,18 @@ static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int a
 static void test_patch2d_bad_input(void)
 {
   int64_t dims[3] = {5, 12, 10};
-  sl_array *x = NULL;
+  sl_array *x = NULL, *xt = NULL;
   CHECK_OK(sl_array_create(&x, 3, dims, SL_FLOAT64, NULL)); /* split along axis 0 */
+  sl_dist d1 = sl_dist_scatter(1);
+  CHECK_OK(sl_array_create(&xt, 3, dims, SL_FLOAT64, &d1)); /* split along axis 1 */
   double M0[6 * 3] = {0}, M1[4 * 2] = {0};
   sl_op *op = NULL;
-  int ax[2] = {0, 2};
-  int rc = sl_op_patch2d(&op, x, ax, M0, 3, 4, 1, M1, 2, 4, 1, SL_TAPER_HANNING);
+  int ax[2] = {1, 2};
+  int rc = sl_op_patch2d(&op, xt, ax, M0, 3, 4, 1, M1, 2, 4, 1, SL_TAPER_HANNING);
   CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST) && strstr(sl_last_error(), "sl_op_patch2d"),
-        "a patch axis distributed: %s", sl_last_error());
+        "a patch axis distributed, not the first: %s", sl_last_error());
   sl_op_destroy(&op);
+  sl_array_destroy(&xt);
   int same[2] = {1, 1};
   rc = sl_op_patch2d(&op, x, same, M0, 3, 6, 2, M1, 2, 4, 1, SL_TAPER_HANNING);
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "axes"), "the same axis twice: %s", sl_last_error());
@@ -306,9 +315,17 @@ static void test_bad_input(void)
   double M[8 * 2] = {0};
   sl_op *op = NULL;
   int rc = sl_op_sliding1d(&op, x, 0, M, 2, 4, 1, SL_TAPER_HANNING);
-  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST), "sliding along the distributed axis: %s",
-        sl_last_error());
+  CHECK(rc == SL_SUCCESS, "sliding along the distributed axis 0: %s", sl_last_error());
   sl_op_destroy(&op);
+  sl_array *xt = NULL;
+  int64_t dt2[2] = {4, 9};
+  sl_dist d1 = sl_dist_scatter(1);
+  CHECK_OK(sl_array_create(&xt, 2, dt2, SL_FLOAT64, &d1));
+  rc = sl_op_sliding1d(&op, xt, 1, M, 2, 4, 1, SL_TAPER_HANNING);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST) && strstr(sl_last_error(), "first"),
+        "sliding along the distributed axis 1: %s", sl_last_error());
+  sl_op_destroy(&op);
+  sl_array_destroy(&xt);
   rc = sl_op_sliding1d(&op, x, 1, M, 2, 8, 5, SL_TAPER_HANNING);
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nover"), "hanning overlap above nwin / 2: %s",
         sl_last_error());
@@ -335,6 +352,12 @@ int main(int argc, char **argv)
     test_case(dts[t], 0, 25, 8, 3, 6, SL_TAPER_COSINE);  /* the last 2 samples uncovered */
     test_case(dts[t], 1, 19, 6, 2, 4, SL_TAPER_COSINESQUARE);
     test_case(dts[t], 1, 16, 4, 0, 5, SL_TAPER_NONE);    /* no overlap, nm > nwin */
+    /* along the distributed axis: windows reaching over one or more ranks' rows, a rank with rows but no window
+     * start, the last rows uncovered, one-row windows */
+    test_case(dts[t], -1, 23, 8, 3, 6, SL_TAPER_HANNING);
+    test_case(dts[t], -1, 26, 11, 2, 4, SL_TAPER_COSINE);
+    test_case(dts[t], -1, 17, 3, 0, 2, SL_TAPER_NONE);
+    test_case(dts[t], -1, 9, 1, 0, 3, SL_TAPER_NONE);
   }
   for (int t = 0; t < 4; t++) {
     const int64_t d1[3] = {5, 14, 11}, w1[2] = {6, 5}, o1[2] = {2, 1}, p1[2] = {4, 3};
@@ -342,6 +365,11 @@ int main(int argc, char **argv)
     test_patch2d(dts[t], 0, d1, a1, w1, o1, p1, SL_TAPER_HANNING); /* the last row and column uncovered */
     const int64_t d2[3] = {13, 5, 9}, w2[2] = {9, 4}, o2[2] = {0, 2}, p2[2] = {5, 6};
     test_patch2d(dts[t], 1, d2, a2, w2, o2, p2, SL_TAPER_COSINE); /* Sliding2D: one window over axis 2 */
+    /* patches over the distributed axis 0, as the first or the second patch axis */
+    const int64_t d3[3] = {17, 4, 10}, w3[2] = {6, 4}, o3[2] = {2, 1}, p3[2] = {3, 5};
+    const int a3[2] = {0, 2}, a4[2] = {2, 0};
+    test_patch2d(dts[t], 0, d3, a3, w3, o3, p3, SL_TAPER_HANNING);
+    test_patch2d(dts[t], 0, d3, a4, w3, o3, p3, SL_TAPER_COSINESQUARE);
   }
   test_bad_input();
   test_patch2d_bad_input();
