@@ -15,8 +15,8 @@ static void *buf(coll *c, int i) { return i >= 0 && c->ptr[i] ? c->ptr[i] : (voi
 int coll_max_requests(const coll *c)
 {
   if (c->kind == K_EXCHANGE) return 2 * c->npairs;
-  if (c->kind == K_ALLREDUCE) return c->nbuf > 2 ? c->nbuf : 2; /* the ring: a send and a receive */
-  return c->kind == K_REDUCE_SCATTER ? 2 : 1;
+  if (c->kind == K_ALLREDUCE) return c->nbuf > 4 ? c->nbuf : 4; /* the ring: two units of a send and a receive */
+  return c->kind == K_REDUCE_SCATTER ? 4 : 1;
 }
 
 static int64_t sum_counts(const int *counts, int n)
