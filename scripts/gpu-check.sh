@@ -148,6 +148,11 @@ if want ringbench; then
       env $envs mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --kinds allreduce,reduce_scatter \
       --min-bytes 65536 --max-bytes 268435456 --reps 10 --overlap-mib 0
   done
+  for seg in ${RING_SEGMENTS:-}; do
+    STEP_TIMEOUT=120 STARLOPS_COMM_RING_SEGMENT_BYTES=$seg STARLOPS_COMM=mpi STARPU_NCUDA=0 STARPU_NCPU=6 step "bench_comm reductions, segments $seg" \
+      "bench-ring-seg$seg.log" mpirun -n 2 --bind-to none "$B/build/bench/bench_comm" --kinds allreduce,reduce_scatter \
+      --min-bytes 65536 --max-bytes 268435456 --reps 10 --overlap-mib 0
+  done
   STEP_TIMEOUT=120 STARLOPS_COMM=mpi STARPU_NCUDA=0 STARPU_NCPU=3 step "bench_comm reductions, 4 ranks, ring" bench-ring-4ranks.log \
     mpirun -n 4 --bind-to none "$B/build/bench/bench_comm" --kinds allreduce,reduce_scatter \
     --min-bytes 65536 --max-bytes 268435456 --reps 10 --overlap-mib 0

@@ -81,6 +81,7 @@ typedef struct {
                                   on their channel's thread; 0 never */
   int64_t comm_ring_bytes;   /* STARLOPS_COMM_RING_BYTES: host-MPI allreduce and reduce-scatter of this size
                                 per rank or more run as a ring of point-to-point messages; 0 never */
+  int64_t comm_ring_segment_bytes; /* STARLOPS_COMM_RING_SEGMENT_BYTES: the ring's segments (at most 64 per block) */
   char comm[16];             /* STARLOPS_COMM */
   double timeout_s;          /* STARLOPS_TIMEOUT: the watchdog's limit in seconds, 0 off */
 } sl_settings;

@@ -109,6 +109,12 @@ int sl_settings_read(const sl_options *o)
     SL_TRY(parse_count("STARLOPS_COMM_RING_BYTES", v, 0, (unsigned long long)1 << 50, &n));
     s->comm_ring_bytes = (int64_t)n;
   }
+  s->comm_ring_segment_bytes = (int64_t)256 << 10;
+  v = getenv("STARLOPS_COMM_RING_SEGMENT_BYTES");
+  if (v && *v) {
+    SL_TRY(parse_count("STARLOPS_COMM_RING_SEGMENT_BYTES", v, 1, (unsigned long long)1 << 40, &n));
+    s->comm_ring_segment_bytes = (int64_t)n;
+  }
   double us = 0;
   SL_TRY(parse_real("STARLOPS_COMM_SPIN_US", "microseconds", 0, 1e6, &us, &s->comm_spin_set));
   s->comm_spin_s = us * 1e-6;

@@ -4,7 +4,7 @@
  * 2 (P - 1) / P of the vector per rank in 2 (P - 1) steps (P blocks): in step s of the reduce-scatter half
  * rank r sends block r - 1 - s to r + 1 and receives block r - 2 - s from r - 1, which it reduces into its
  * own (so after P - 1 steps it holds the reduction of block r); the allgather half then passes the reduced
- * blocks around. Each block is cut into S segments (of 16 x STARLOPS_COMM_RING_BYTES, 256 KiB by default,
+ * blocks around. Each block is cut into S segments (of STARLOPS_COMM_RING_SEGMENT_BYTES, 256 KiB by default,
  * at most 64), and a segment's send and receive in one step is a unit; two units are in flight, so the
  * reduction of one segment (by the progress thread, or the task's own short poll, as its requests
  * complete) overlaps the next segment's transfer, and no worker waits.
@@ -208,9 +208,9 @@ int coll_ring_start(coll *c, int *nreq)
     at += g->len[k];
     if (g->len[k] > most) most = g->len[k];
   }
-  /* segments of 16 x STARLOPS_COMM_RING_BYTES (256 KiB by default), at most 64 per block: the same on every
-   * rank (the largest block is) */
-  int64_t seg = 16 * sl_ctx.set.comm_ring_bytes / (int64_t)c->unit_bytes;
+  /* segments of STARLOPS_COMM_RING_SEGMENT_BYTES (256 KiB by default), at most 64 per block: the same on every
+   * rank (the largest block and the agreed setting are) */
+  int64_t seg = sl_ctx.set.comm_ring_segment_bytes / (int64_t)c->unit_bytes;
   if (seg < 1) seg = 1;
   int64_t nseg = (most + seg - 1) / seg;
   g->S = nseg < 1 ? 1 : (nseg > 64 ? 64 : (int)nseg);

@@ -156,12 +156,15 @@ Test(mpi, collectives_blocking_on_channel_threads, .timeout = 600)
 }
 
 /* Every allreduce and reduce-scatter of a byte per rank or more a ring of point-to-point messages
- * (comm_ring.c): odd sizes, empty blocks, sub-communicators of one rank, the solvers' scalars. */
+ * (comm_ring.c), in segments of 16 bytes (up to 64 per block, two in flight): odd sizes, empty blocks and
+ * segments, sub-communicators of one rank, the solvers' scalars. */
 Test(mpi, collectives_as_rings, .timeout = 600)
 {
-  cr_expect_eq(run_env("STARLOPS_COMM_RING_BYTES=1", 3, "mpi_comm", scratch_dir()), 0);
-  cr_expect_eq(run_env("STARLOPS_COMM_RING_BYTES=1", 4, "mpi_comm", scratch_dir()), 0);
-  cr_expect_eq(run_env("STARLOPS_COMM_RING_BYTES=1", 2, "mpi_solvers", scratch_dir()), 0);
+  const char *env = "STARLOPS_COMM_RING_BYTES=1 STARLOPS_COMM_RING_SEGMENT_BYTES=16";
+  cr_expect_eq(run_env(env, 3, "mpi_comm", scratch_dir()), 0);
+  cr_expect_eq(run_env(env, 4, "mpi_comm", scratch_dir()), 0);
+  cr_expect_eq(run_env(env, 2, "mpi_solvers", scratch_dir()), 0);
+  cr_expect_eq(run_env("STARLOPS_COMM_RING_BYTES=1 STARLOPS_COMM_RING_SEGMENT_BYTES=1000000", 3, "mpi_comm", scratch_dir()), 0);
 }
 
 Test(mpi, mpi_comm_under_dmdas_2_ranks, .timeout = 400)
@@ -189,7 +192,8 @@ Test(mpi, settings_are_validated, .timeout = 400)
                           {"STARLOPS_FFTW_PLANNER=fast", "STARLOPS_FFTW_PLANNER"},
                           {"STARLOPS_COMM_SPIN_US=-1", "STARLOPS_COMM_SPIN_US"},
                           {"STARLOPS_COMM_BLOCKING_BYTES=big", "STARLOPS_COMM_BLOCKING_BYTES"},
-                          {"STARLOPS_COMM_RING_BYTES=-1", "STARLOPS_COMM_RING_BYTES"}};
+                          {"STARLOPS_COMM_RING_BYTES=-1", "STARLOPS_COMM_RING_BYTES"},
+                          {"STARLOPS_COMM_RING_SEGMENT_BYTES=0", "STARLOPS_COMM_RING_SEGMENT_BYTES"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[128];
     snprintf(args, sizeof args, "-1 %s", bad[i][1]);
