@@ -15,37 +15,17 @@
 #include <time.h>
 
 #include "starlops.h"
-#include "bench_util.h"
 #ifdef SL_HAVE_CUDA
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #endif
+#include "bench_util.h"
 
 /* Ceiling of the square products: cuBLAS DGEMM on device buffers (0 when unavailable). */
 static double cublas_dgemm_time(int64_t n, int reps)
 {
 #ifdef SL_HAVE_CUDA
-  double *a = NULL, *b = NULL, *c = NULL, t[32];
-  size_t bytes = sizeof(double) * (size_t)(n * n);
-  cublasHandle_t h;
-  if (cudaMalloc((void **)&a, bytes) != cudaSuccess || cudaMalloc((void **)&b, bytes) != cudaSuccess ||
-      cudaMalloc((void **)&c, bytes) != cudaSuccess || cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
-    return 0;
-  cudaMemset(a, 0, bytes);
-  cudaMemset(b, 0, bytes);
-  const double one = 1, zero = 0;
-  for (int r = -1; r < reps; r++) {
-    cudaDeviceSynchronize();
-    double t0 = bench_now();
-    cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, a, (int)n, b, (int)n, &zero, c, (int)n);
-    cudaDeviceSynchronize();
-    if (r >= 0) t[r] = bench_now() - t0;
-  }
-  cublasDestroy(h);
-  cudaFree(a);
-  cudaFree(b);
-  cudaFree(c);
-  return bench_median(t, reps);
+  return bench_time_cublas_dgemm(n, n, n, 1, reps);
 #else
   (void)n;
   (void)reps;

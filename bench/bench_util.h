@@ -61,6 +61,36 @@ static inline double bench_time_d2d(size_t bytes, int passes, int reps)
 }
 #endif
 
+#if defined(SL_HAVE_CUDA) && defined(CUBLAS_VER_MAJOR)
+/** Median time of `calls` cuBLAS DGEMMs (column-major m x k times k x n, zero matrices) on device buffers, 0 when
+ *  they cannot be allocated: a compute ceiling. */
+static inline double bench_time_cublas_dgemm(int64_t m, int64_t n, int64_t k, int calls, int reps)
+{
+  double *a = NULL, *b = NULL, *c = NULL, t[64];
+  size_t ba = sizeof(double) * (size_t)(m * k), bb = sizeof(double) * (size_t)(k * n), bc = sizeof(double) * (size_t)(m * n);
+  cublasHandle_t h;
+  if (cudaMalloc((void **)&a, ba) != cudaSuccess || cudaMalloc((void **)&b, bb) != cudaSuccess ||
+      cudaMalloc((void **)&c, bc) != cudaSuccess || cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
+    return 0;
+  cudaMemset(a, 0, ba);
+  cudaMemset(b, 0, bb);
+  const double one = 1, zero = 0;
+  for (int r = -1; r < reps; r++) {
+    cudaDeviceSynchronize();
+    double t0 = bench_now();
+    for (int i = 0; i < calls; i++)
+      cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)n, (int)k, &one, a, (int)m, b, (int)k, &zero, c, (int)m);
+    cudaDeviceSynchronize();
+    if (r >= 0) t[r] = bench_now() - t0;
+  }
+  cublasDestroy(h);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  return bench_median(t, reps);
+}
+#endif
+
 #ifdef STARLOPS_H
 /** The slowest rank's time (collective). */
 static inline double bench_slowest(double t)

@@ -446,6 +446,14 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
  *  nwin1 = the length of axes[1], nover1 = 0 (one window along it). Built as two Sliding1D operators. */
 int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const void *M0, int64_t nop0, int64_t nwin0,
                   int64_t nover0, const void *M1, int64_t nop1, int64_t nwin1, int64_t nover1, sl_taper taper);
+/** Collective. pylops' Patch2D with any operator on a patch, given as the dense matrix M ((nwin0 nwin1) x (nop0
+ *  nop1), row-major, like's dtype, the same on every rank: row q0 nwin1 + q1 is the patch sample (q0 along
+ *  axes[0], q1 along axes[1]), column j0 nop1 + j1 the patch's model coefficient), for non-separable operators
+ *  (a Radon transform, a dictionary): patches, tapers and the model's layout as sl_op_patch2d (with M =
+ *  kron(M0, M1) both give the same operator). Neither patch axis may be the distributed one (SL_E_DIST): every
+ *  patch is local, one task per rank, no communication. */
+int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], const void *M, int64_t nop0, int64_t nop1,
+                        int64_t nwin0, int64_t nover0, int64_t nwin1, int64_t nover1, sl_taper taper);
 
 /** Normalisation of the FFT (pylops' norm): 1/sqrt(N) both ways (default), none, or 1/N both ways (N the
  *  product of the transformed lengths); the adjoint is always the true adjoint. */

@@ -14,7 +14,7 @@ from ._clib import StarlopsError, lib, lib_path, check
 from .array import Array
 from .ops import (Op, Identity, Zero, Diagonal, MatrixMult, BlockDiagMatrices, VStackMatrix, HStackMatrix, FirstDerivative,
                   SecondDerivative, Laplacian, Gradient, FFT, VStack, HStack, BlockDiag, NonStationaryConvolve1D, Restriction,
-                  Roll, Sliding1D, Patch2D, RestrictionLocal, CSR, Fredholm1, MPIMatrixMult, summa_block, Redistribute,
+                  Roll, Sliding1D, Patch2D, Patch2DDense, RestrictionLocal, CSR, Fredholm1, MPIMatrixMult, summa_block, Redistribute,
                   MDC, Halo, FirstDirectionalDerivative, SecondDirectionalDerivative, dottest)
 from .solvers import SolverInfo, cg, cgls, lsqr, ista, fista, power_iteration
 from .prox import Prox, L1, L2, L21, Box, ProximalGradient, ADMML2, PrimalDual

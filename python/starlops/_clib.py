@@ -184,6 +184,8 @@ _proto("sl_op_fft_nfft", I, c_void_pp, P, I, ctypes.POINTER(I), c_int64_p, I, I,
 _proto("sl_op_sliding1d", I, c_void_pp, P, I, V, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, I)
 _proto("sl_op_patch2d", I, c_void_pp, P, ctypes.POINTER(ctypes.c_int), V, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, V,
        ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, I)
+_proto("sl_op_patch2d_dense", I, c_void_pp, P, ctypes.POINTER(ctypes.c_int), V, ctypes.c_int64, ctypes.c_int64,
+       ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, I)
 i64 = ctypes.c_int64
 _proto("sl_op_restriction", I, c_void_pp, P, c_int64_p, i64)
 _proto("sl_op_csr", I, c_void_pp, i64, i64, c_int64_p, c_int64_p, V, I)

@@ -247,6 +247,19 @@ def Patch2D(like, M0, M1, nwin, nover, axes=(-2, -1), tapertype="hanning"):
                     _TAPERS[tapertype])
 
 
+def Patch2DDense(like, M, nop, nwin, nover, axes=(-2, -1), tapertype="hanning"):
+    """pylops' Patch2D with any operator on a patch given as the dense matrix M ((nwin[0] nwin[1]) x (nop[0] nop[1]):
+    row q0 nwin[1] + q1, column j0 nop[1] + j1), e.g. a Radon transform's; patches over two axes of the data laid
+    out like `like` (neither the distributed one), tapers and model layout as Patch2D."""
+    m = np.ascontiguousarray(M, dtype=like.dtype)
+    if m.shape != (nwin[0] * nwin[1], nop[0] * nop[1]):
+        raise ValueError("Patch2DDense: M must be (nwin[0] nwin[1]) x (nop[0] nop[1]) = %d x %d, not %s"
+                         % (nwin[0] * nwin[1], nop[0] * nop[1], m.shape))
+    ax = (ctypes.c_int * 2)(int(axes[0]), int(axes[1]))
+    return Op._make(lib.sl_op_patch2d_dense, like._h, ax, m.ctypes.data_as(ctypes.c_void_p), int(nop[0]), int(nop[1]),
+                    int(nwin[0]), int(nover[0]), int(nwin[1]), int(nover[1]), _TAPERS[tapertype])
+
+
 def RestrictionLocal(like, idx_local):
     """sl_op_restriction: this rank's flat indices into its local block of `like`; the range is 1-D."""
     idx = np.ascontiguousarray(idx_local, dtype=np.int64)

@@ -295,6 +295,29 @@ def test_patch2d():
     assert sl.dottest(sl.Patch2D(d, M0, M1, nwin=(6, 5), nover=(3, 2), tapertype="hanning")) < 1e-13
 
 
+def test_patch2d_dense():
+    d = sl.Array.from_numpy(np.zeros((3, 12, 10)))
+    M0 = np.cos(np.add.outer(0.3 * np.arange(6), 0.7 * np.arange(4)))
+    M1 = np.sin(np.add.outer(0.2 * np.arange(5), 0.5 * np.arange(3)) + 0.1)
+    # the Kronecker product gives the separable operator
+    K = sl.Patch2DDense(d, np.kron(M0, M1), nop=(4, 3), nwin=(6, 5), nover=(3, 2))
+    S = sl.Patch2D(d, M0, M1, nwin=(6, 5), nover=(3, 2))
+    m = K.domain_array()
+    m.fill_random(7)
+    np.testing.assert_allclose((K @ m).to_numpy(), (S @ m).to_numpy(), atol=1e-12)
+    # a matrix that is not one: against the definition, no overlap
+    M = np.cos(np.add.outer(0.11 * np.arange(30), 0.37 * np.arange(12)))
+    D = sl.Patch2DDense(d, M, nop=(4, 3), nwin=(6, 5), nover=(0, 0), tapertype=None)
+    x = sl.Array.from_numpy(values((3, 2, 4, 2, 3), np.float64, 4))
+    y, xx, ref = (D @ x).to_numpy(), x.to_numpy(), np.zeros((3, 12, 10))
+    for w0 in range(2):
+        for w1 in range(2):
+            p = np.einsum("qj,aj->aq", M, xx[:, w0, :, w1, :].reshape(3, 12))
+            ref[:, 6 * w0:6 * w0 + 6, 5 * w1:5 * w1 + 5] = p.reshape(3, 6, 5)
+    np.testing.assert_allclose(y, ref, atol=1e-12)
+    assert sl.dottest(D) < 1e-13
+
+
 def test_more_constructors():
     # Fredholm1: this rank's slices; CSR: this rank's sparse block; both block diagonal over the ranks
     G = values((2 + R, 3, 4), np.complex128, 5 + R)

@@ -47,11 +47,11 @@ void codelet_chunked_init(struct starpu_codelet *cl, const char *name, starpu_cp
 /* The task: nfixed read handles, the input chunks (read), the output chunks (written), and, when scratch is
  * given and a side has several chunks, the scratch handle (the worker's packing space). */
 static int submit(struct starpu_codelet *cl, void *args, size_t args_size, int nfixed, const starpu_data_handle_t *fixed,
-                  starpu_data_handle_t scratch, const starpu_data_handle_t *in, const starpu_data_handle_t *out, double flops,
-                  const char *what)
+                  starpu_data_handle_t scratch, int always, const starpu_data_handle_t *in, const starpu_data_handle_t *out,
+                  double flops, const char *what)
 {
   const codelet_chunks *c = args;
-  int packed = scratch && (c->nin > 1 || c->nout > 1);
+  int packed = scratch && (always || c->nin > 1 || c->nout > 1);
   struct starpu_task *t = codelet_task_create(nfixed + c->nin + c->nout + packed);
   if (!t) {
     free(args);
@@ -86,12 +86,19 @@ int codelet_chunked_submit(struct starpu_codelet *cl, void *args, size_t args_si
                            const starpu_data_handle_t *fixed, const starpu_data_handle_t *in,
                            const starpu_data_handle_t *out, double flops, const char *what)
 {
-  return submit(cl, args, args_size, nfixed, fixed, NULL, in, out, flops, what);
+  return submit(cl, args, args_size, nfixed, fixed, NULL, 0, in, out, flops, what);
 }
 
 int codelet_chunked_submit_scratch(struct starpu_codelet *cl, void *args, size_t args_size, starpu_data_handle_t fixed,
                                    starpu_data_handle_t scratch, const starpu_data_handle_t *in,
                                    const starpu_data_handle_t *out, double flops, const char *what)
 {
-  return submit(cl, args, args_size, 1, &fixed, scratch, in, out, flops, what);
+  return submit(cl, args, args_size, 1, &fixed, scratch, 0, in, out, flops, what);
+}
+
+int codelet_chunked_submit_work(struct starpu_codelet *cl, void *args, size_t args_size, starpu_data_handle_t fixed,
+                                starpu_data_handle_t work, const starpu_data_handle_t *in, const starpu_data_handle_t *out,
+                                double flops, const char *what)
+{
+  return submit(cl, args, args_size, 1, &fixed, work, 1, in, out, flops, what);
 }

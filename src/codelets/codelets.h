@@ -117,6 +117,11 @@ int codelet_chunked_submit(struct starpu_codelet *cl, void *args, size_t args_si
 int codelet_chunked_submit_scratch(struct starpu_codelet *cl, void *args, size_t args_size, starpu_data_handle_t fixed,
                                    starpu_data_handle_t scratch, const starpu_data_handle_t *in,
                                    const starpu_data_handle_t *out, double flops, const char *what);
+/** The same with the scratch handle (work) attached to every task, also with one chunk per side: work space
+ *  for the implementations (the CPU one packs into it when a side has several chunks). */
+int codelet_chunked_submit_work(struct starpu_codelet *cl, void *args, size_t args_size, starpu_data_handle_t fixed,
+                                starpu_data_handle_t work, const starpu_data_handle_t *in, const starpu_data_handle_t *out,
+                                double flops, const char *what);
 void codelet_matmul_init(void);
 void codelet_select_init(void);
 void codelet_nsconv_init(void);
@@ -126,6 +131,10 @@ void codelet_sliding_init(void);
  *  ghost: one of the nin inputs is a ghost layer (the CUDA version then packs its two inputs). */
 int codelet_sliding_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data_handle_t tables, starpu_data_handle_t scratch,
                            int nin, const starpu_data_handle_t *in, int ghost, int nout, const starpu_data_handle_t *out);
+/** Submits Patch2D with a dense matrix per patch (kernel_patch.h, dims an sl_patch_dims) the same way: tables
+ *  holds M, T0 and T1; nothing when nout is 0. */
+int codelet_patch_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data_handle_t tables, starpu_data_handle_t scratch,
+                         int nin, const starpu_data_handle_t *in, int nout, const starpu_data_handle_t *out);
 /** Submits NonStationaryConvolve1D on a rank's block seen as (outer, n, inner), H the n x L filter table,
  *  scratch a home-less vector of twice the block (used when the block has several chunks); nothing when nout
  *  is 0. */

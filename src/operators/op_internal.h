@@ -47,6 +47,16 @@ typedef struct {
 int sl_kept_copy(sl_kept *k, const void *src, int64_t n, size_t el);
 /** Unregisters and frees k (nothing when empty). */
 void sl_kept_free(sl_kept *k);
+/** pylops' tapers of nwins windows of nwin samples overlapping by nover (op_sliding.c): T (nwins x nwin) the
+ *  taper of each window, the first keeping its start and the last its end. */
+void sl_window_tapers(double *T, int64_t nwins, int64_t nwin, int64_t nover, sl_taper kind);
+/** The checks the Patch2D constructors share (op_patch2d.c): like, the two patch axes (normalised into *a0,
+ *  *a1), the windows along them, the taper's overlap; the distributed axis may be a patch axis only when
+ *  dist_first and it is the first axis. Not agreed. */
+int sl_patch_check(const char *fn, const sl_array *like, const int axes[2], const int64_t nwin[2], const int64_t nover[2],
+                   sl_taper taper, int dist_first, int *a0, int *a1);
+/** dst[k0 + i] = v[i] (i < n) in dtype dt (imaginary parts 0). */
+void sl_store_real(void *dst, int64_t k0, const double *v, int64_t n, sl_dtype dt);
 
 /** Scratch array `slot` (0 or 1) of op laid out like `like`, made at the first call (local: an apply's error
  *  is the caller's). */

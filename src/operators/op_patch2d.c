@@ -9,6 +9,43 @@
 
 #include "operators/op_internal.h"
 
+int sl_patch_check(const char *fn, const sl_array *like, const int axes[2], const int64_t nwin[2], const int64_t nover[2],
+                   sl_taper taper, int dist_first, int *a0, int *a1)
+{
+  int rc = SL_SUCCESS;
+  *a0 = *a1 = 0;
+  if (!like) return sl_error(SL_E_INVALID, "%s: argument 2 (like, the data) is NULL", fn);
+  if (!axes) return sl_error(SL_E_INVALID, "%s: argument 3 (axes) is NULL", fn);
+  if (like->nparts) return sl_error(SL_E_INVALID, "%s: argument 2 (like) is a stacked array", fn);
+  if (taper < SL_TAPER_NONE || taper > SL_TAPER_COSINESQUARE) return sl_error(SL_E_INVALID, "%s: the taper is invalid (%d)", fn, (int)taper);
+  *a0 = axes[0] < 0 ? axes[0] + like->ndim : axes[0];
+  *a1 = axes[1] < 0 ? axes[1] + like->ndim : axes[1];
+  if (*a0 < 0 || *a0 >= like->ndim || *a1 < 0 || *a1 >= like->ndim || *a0 == *a1)
+    return sl_error(SL_E_INVALID, "%s: argument 3 (axes = %d, %d) must be two different axes of the %d of argument 2 (like)",
+                    fn, axes[0], axes[1], like->ndim);
+  for (int a = 0; a < 2 && rc == SL_SUCCESS; a++) {
+    int ax = a ? *a1 : *a0;
+    int64_t n = like->dims[ax];
+    if (nwin[a] < 1 || nwin[a] > n || nover[a] < 0 || nover[a] >= nwin[a])
+      rc = sl_error(SL_E_INVALID, "%s: nwin%d = %lld and nover%d = %lld must satisfy 1 <= nwin%d <= %lld (axis %d) and 0 <= "
+                    "nover%d < nwin%d", fn, a, (long long)nwin[a], a, (long long)nover[a], a, (long long)n, ax, a, a);
+    else if (like->partition == SL_SCATTER && like->axis == ax && like->group->size > 1) {
+      if (!dist_first)
+        rc = sl_error(SL_E_DIST, "%s: argument 3 (axes[%d] = %d) is the distributed axis of argument 2 (like): patches with a "
+                      "dense matrix lie over two other axes (a separable operator, sl_op_patch2d, may use it)", fn, a, ax);
+      for (int d = 0; d < ax && rc == SL_SUCCESS; d++)
+        if (like->dims[d] != 1)
+          rc = sl_error(SL_E_DIST, "%s: argument 3 (axes[%d] = %d) is the distributed axis of argument 2 (like) but not its "
+                        "first axis: patches over the distributed axis need it first (sl_op_redistribute can move it)", fn, a, ax);
+    }
+  }
+  /* pylops keeps an edge patch's edge at the taper's middle value, which is 1 when the ramps do not meet */
+  if (rc == SL_SUCCESS && taper != SL_TAPER_NONE && (2 * nover[0] > nwin[0] || 2 * nover[1] > nwin[1]))
+    rc = sl_error(SL_E_INVALID, "%s: nover0 = %lld and nover1 = %lld must be at most half the patches (%lld, %lld) with a "
+                  "taper", fn, (long long)nover[0], (long long)nover[1], (long long)nwin[0], (long long)nwin[1]);
+  return rc;
+}
+
 int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const void *M0, int64_t nop0, int64_t nwin0,
                   int64_t nover0, const void *M1, int64_t nop1, int64_t nwin1, int64_t nover1, sl_taper taper)
 {
@@ -16,38 +53,14 @@ int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const voi
   const char *fn = "sl_op_patch2d";
   int rc = SL_SUCCESS, a0 = 0, a1 = 0;
   if (op) *op = NULL;
-  if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
-  else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like, the data) is NULL", fn);
-  else if (!axes) rc = sl_error(SL_E_INVALID, "%s: argument 3 (axes) is NULL", fn);
-  else if (like->nparts) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is a stacked array", fn);
-  if (rc == SL_SUCCESS) {
-    a0 = axes[0] < 0 ? axes[0] + like->ndim : axes[0];
-    a1 = axes[1] < 0 ? axes[1] + like->ndim : axes[1];
-    if (a0 < 0 || a0 >= like->ndim || a1 < 0 || a1 >= like->ndim || a0 == a1)
-      rc = sl_error(SL_E_INVALID, "%s: argument 3 (axes = %d, %d) must be two different axes of the %d of argument 2 (like)",
-                    fn, axes[0], axes[1], like->ndim);
-  }
   const int64_t nwin[2] = {nwin0, nwin1}, nover[2] = {nover0, nover1}, nop[2] = {nop0, nop1};
   const void *M[2] = {M0, M1};
-  for (int a = 0; a < 2 && rc == SL_SUCCESS; a++) {
-    int ax = a ? a1 : a0;
-    int64_t n = like->dims[ax];
+  if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  else rc = sl_patch_check(fn, like, axes, nwin, nover, taper, 1, &a0, &a1);
+  for (int a = 0; a < 2 && rc == SL_SUCCESS; a++)
     if (!M[a] || nop[a] < 1)
       rc = sl_error(SL_E_INVALID, "%s: argument %d (M%d) must be given with nop%d >= 1 (nop%d %lld)", fn, a ? 8 : 4, a, a, a,
                     (long long)nop[a]);
-    else if (nwin[a] < 1 || nwin[a] > n || nover[a] < 0 || nover[a] >= nwin[a])
-      rc = sl_error(SL_E_INVALID, "%s: nwin%d = %lld and nover%d = %lld must satisfy 1 <= nwin%d <= %lld (axis %d) and 0 <= "
-                    "nover%d < nwin%d", fn, a, (long long)nwin[a], a, (long long)nover[a], a, (long long)n, ax, a, a);
-    else if (like->partition == SL_SCATTER && like->axis == ax && like->group->size > 1)
-      for (int d = 0; d < ax && rc == SL_SUCCESS; d++)
-        if (like->dims[d] != 1)
-          rc = sl_error(SL_E_DIST, "%s: argument 3 (axes[%d] = %d) is the distributed axis of argument 2 (like) but not its "
-                        "first axis: patches over the distributed axis need it first (sl_op_redistribute can move it)", fn, a, ax);
-  }
-  /* pylops keeps an edge patch's edge at the taper's middle value, which is 1 when the ramps do not meet */
-  if (rc == SL_SUCCESS && taper != SL_TAPER_NONE && (2 * nover0 > nwin0 || 2 * nover1 > nwin1))
-    rc = sl_error(SL_E_INVALID, "%s: arguments 7 and 11 (nover0 = %lld, nover1 = %lld) must be at most half the windows "
-                  "(%lld, %lld) with a taper", fn, (long long)nover0, (long long)nover1, (long long)nwin0, (long long)nwin1);
   /* agreed here so that every rank fails at the same point; the two Sliding1D constructors agree the rest */
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axes[0])", a0), SL_SAME_I("argument 3 (axes[1])", a1)));
   sl_op *s0 = NULL, *s1 = NULL, *p = NULL;

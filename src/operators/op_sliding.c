@@ -95,6 +95,30 @@ static void taper(double *t, int64_t nmask, int64_t ntap, sl_taper kind)
   }
 }
 
+void sl_window_tapers(double *T, int64_t nwins, int64_t nwin, int64_t nover, sl_taper kind)
+{
+  taper(T, nwin, nover, kind);
+  for (int64_t w = nwins - 1; w >= 0; w--)
+    for (int64_t q = 0; q < nwin; q++) {
+      double v = T[q];
+      if (w == 0 && q < nover) v = 1.0;                /* the first window keeps its start */
+      if (w == nwins - 1 && q >= nwin - nover) v = 1.0; /* the last its end */
+      T[w * nwin + q] = v;
+    }
+}
+
+void sl_store_real(void *dst, int64_t k0, const double *v, int64_t n, sl_dtype dt)
+{
+  int cplx = sl_dtype_is_complex(dt), single = dt == SL_FLOAT32 || dt == SL_COMPLEX64;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t k = (k0 + i) * (cplx ? 2 : 1);
+    if (single) ((float *)dst)[k] = (float)v[i];
+    else ((double *)dst)[k] = v[i];
+    if (cplx && single) ((float *)dst)[k + 1] = 0;
+    if (cplx && !single) ((double *)dst)[k + 1] = 0;
+  }
+}
+
 int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, int64_t nm, int64_t nwin, int64_t nover,
                     sl_taper kind)
 {
@@ -157,7 +181,7 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   sliding_t *c = calloc(1, sizeof *c);
   size_t el = like->elsize;
   char *tab = malloc((size_t)(nwin * nm + nwins * nwin) * el);
-  double *tp = malloc(sizeof *tp * (size_t)nwin);
+  double *tp = malloc(sizeof *tp * (size_t)(nwins * nwin));
   if (rc == SL_SUCCESS && (!c || !tab || !tp)) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   if (rc == SL_SUCCESS) {
     c->d = (sl_sliding_dims){1, n, 1, nwins, nm, nwin, step, 0, 0, nwins};
@@ -174,19 +198,8 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
       if (gh > 0) starpu_vector_data_register(&c->ghost[1], -1, 0, (uint32_t)(gh * in_), el);
     }
     memcpy(tab, M, (size_t)(nwin * nm) * el);
-    taper(tp, nwin, nover, kind);
-    int cplx = sl_dtype_is_complex(like->dtype), single = like->dtype == SL_FLOAT32 || like->dtype == SL_COMPLEX64;
-    for (int64_t w = 0; w < nwins; w++)
-      for (int64_t q = 0; q < nwin; q++) {
-        double v = tp[q];
-        if (w == 0 && q < nover) v = 1.0;                /* the first window keeps its start */
-        if (w == nwins - 1 && q >= nwin - nover) v = 1.0; /* the last its end */
-        int64_t k = nwin * nm + w * nwin + q;
-        if (single) ((float *)tab)[k * (cplx ? 2 : 1)] = (float)v;
-        else ((double *)tab)[k * (cplx ? 2 : 1)] = v;
-        if (cplx && single) ((float *)tab)[2 * k + 1] = 0;
-        if (cplx && !single) ((double *)tab)[2 * k + 1] = 0;
-      }
+    sl_window_tapers(tp, nwins, nwin, nover, kind);
+    sl_store_real(tab, nwin * nm, tp, nwins * nwin, like->dtype);
     rc = sl_kept_copy(&c->tables, tab, nwin * nm + nwins * nwin, el);
     if (rc == SL_SUCCESS && dist) /* the data with its ghost rows and the model with its ghost windows */
       starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)((nrow + c->gw[1]) * c->d.inner + c->d.nwins * nm * c->d.inner), el);

@@ -160,8 +160,10 @@ static int64_t flat(int n, const int64_t *d, const int64_t *c)
 
 /* Patch2D on 3-D data (dims dd, split along dist), patches over axes ax[0], ax[1]: y(.., w0 s0 + q0, .., w1 s1 +
  * q1, ..) += T0[w0][q0] T1[w1][q1] sum_{j0, j1} M0[q0][j0] M1[q1][j1] x(.., w0, j0, .., w1, j1, ..) */
+/* dense: 0 the separable operator (sl_op_patch2d), 1 the dense one with M = kron(M0, M1), 2 the dense one with a
+ * matrix that is not a Kronecker product (sl_op_patch2d_dense); the references use the dense matrix. */
 static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int ax[2], const int64_t nwin[2],
-                         const int64_t nover[2], const int64_t nop[2], int kind)
+                         const int64_t nover[2], const int64_t nop[2], int kind, int dense)
 {
   int64_t ln = mc_share(dd[dist]);
   sl_dist d = sl_dist_scatter(dist);
@@ -178,8 +180,21 @@ static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int a
     mc_to_dtype(dt, nwin[a] * nop[a], Mz[a], M[a]);
     mc_from_dtype(dt, nwin[a] * nop[a], M[a], Mz[a]);
   }
+  /* the patch matrix: row q0 nwin1 + q1, column j0 nop1 + j1 */
+  int64_t nr = nwin[0] * nwin[1], nc = nop[0] * nop[1];
+  cplx *Md = malloc(sizeof *Md * (size_t)(nr * nc));
+  void *Mb = malloc(sl_dtype_size(dt) * (size_t)(nr * nc));
+  for (int64_t q0 = 0; q0 < nwin[0]; q0++)
+    for (int64_t q1 = 0; q1 < nwin[1]; q1++)
+      for (int64_t j0 = 0; j0 < nop[0]; j0++)
+        for (int64_t j1 = 0; j1 < nop[1]; j1++)
+          Md[(q0 * nwin[1] + q1) * nc + j0 * nop[1] + j1] =
+            dense == 2 ? mval(dt, q0 * 7 + q1, j0 * 5 - j1) + 0.1 * (double)(q1 * j0) : Mz[0][q0 * nop[0] + j0] * Mz[1][q1 * nop[1] + j1];
+  mc_to_dtype(dt, nr * nc, Md, Mb);
+  mc_from_dtype(dt, nr * nc, Mb, Md);
   sl_op *op = NULL;
-  CHECK_OK(sl_op_patch2d(&op, like, ax, M[0], nop[0], nwin[0], nover[0], M[1], nop[1], nwin[1], nover[1], (sl_taper)kind));
+  if (dense) CHECK_OK(sl_op_patch2d_dense(&op, like, ax, Mb, nop[0], nop[1], nwin[0], nover[0], nwin[1], nover[1], (sl_taper)kind));
+  else CHECK_OK(sl_op_patch2d(&op, like, ax, M[0], nop[0], nwin[0], nover[0], M[1], nop[1], nwin[1], nover[1], (sl_taper)kind));
   int64_t step[2], nw[2];
   double *T[2];
   for (int a = 0; a < 2; a++) {
@@ -206,6 +221,7 @@ static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int a
     sl_op_destroy(&op);
     sl_array_destroy(&like);
     for (int a = 0; a < 2; a++) free(Mz[a]), free(M[a]), free(T[a]);
+    free(Md), free(Mb);
     return;
   }
   sl_array *x = NULL, *y = NULL, *z = NULL;
@@ -232,7 +248,7 @@ static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int a
                   else if (k == ax[1]) mc[e++] = w1, mc[e++] = j1;
                   else mc[e++] = a;
                 }
-                acc += Mz[0][q0 * nop[0] + j0] * Mz[1][q1 * nop[1] + j1] * xg[flat(5, md, mc)];
+                acc += Md[(q0 * nwin[1] + q1) * nc + j0 * nop[1] + j1] * xg[flat(5, md, mc)];
               }
             yref[iy] += t * acc;
           }
@@ -252,19 +268,21 @@ static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int a
             for (int64_t q0 = 0; q0 < nwin[0]; q0++)
               for (int64_t q1 = 0; q1 < nwin[1]; q1++) {
                 dc[other] = a, dc[ax[0]] = w0 * step[0] + q0, dc[ax[1]] = w1 * step[1] + q1;
-                acc += conj(Mz[0][q0 * nop[0] + j0] * Mz[1][q1 * nop[1] + j1]) * T[0][w0 * nwin[0] + q0] *
+                acc += conj(Md[(q0 * nwin[1] + q1) * nc + j0 * nop[1] + j1]) * T[0][w0 * nwin[0] + q0] *
                        T[1][w1 * nwin[1] + q1] * yref[flat(3, dd, dc)];
               }
             zref[flat(5, md, mc)] = acc;
           }
   CHECK_OK(sl_op_apply(op, SL_FORWARD, x, y));
   char what[128];
-  snprintf(what, sizeof what, "Patch2D forward (axes %d %d, nwin %lld %lld, nover %lld %lld, taper %d)", ax[0], ax[1],
-           (long long)nwin[0], (long long)nwin[1], (long long)nover[0], (long long)nover[1], kind);
+  snprintf(what, sizeof what, "Patch2D%s forward (axes %d %d, nwin %lld %lld, nover %lld %lld, taper %d)",
+           dense ? (dense == 1 ? " dense kron" : " dense") : "", ax[0], ax[1], (long long)nwin[0], (long long)nwin[1],
+           (long long)nover[0], (long long)nover[1], kind);
   mc_compare(y, yref, what);
   CHECK_OK(sl_op_apply(op, SL_ADJOINT, y, z));
-  snprintf(what, sizeof what, "Patch2D adjoint (axes %d %d, nwin %lld %lld, nover %lld %lld, taper %d)", ax[0], ax[1],
-           (long long)nwin[0], (long long)nwin[1], (long long)nover[0], (long long)nover[1], kind);
+  snprintf(what, sizeof what, "Patch2D%s adjoint (axes %d %d, nwin %lld %lld, nover %lld %lld, taper %d)",
+           dense ? (dense == 1 ? " dense kron" : " dense") : "", ax[0], ax[1], (long long)nwin[0], (long long)nwin[1],
+           (long long)nover[0], (long long)nover[1], kind);
   mc_compare(z, zref, what);
   double err = 1;
   /* seed 5: with seed 4 the two inner products of the patches over the distributed axis on 2 ranks nearly
@@ -275,6 +293,7 @@ static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int a
   sl_array *arrs[4] = {like, x, y, z};
   for (int i = 0; i < 4; i++) sl_array_destroy(&arrs[i]);
   for (int a = 0; a < 2; a++) free(Mz[a]), free(M[a]), free(T[a]);
+  free(Md), free(Mb);
   free(xg), free(yref), free(zref);
 }
 
@@ -304,6 +323,27 @@ static void test_patch2d_bad_input(void)
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nwin"), "patch longer than the axis: %s",
         sl_last_error());
   CHECK(op == NULL, "a failed Patch2D leaves op NULL");
+  /* the dense patch operator */
+  double Md[6 * 4 * 3 * 2] = {0};
+  int ok2[2] = {1, 2}, on0[2] = {0, 2};
+  rc = sl_op_patch2d_dense(&op, x, on0, Md, 3, 2, 4, 1, 4, 1, SL_TAPER_NONE);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST) && strstr(sl_last_error(), "distributed"),
+        "dense patches over the distributed axis: %s", sl_last_error());
+  sl_op_destroy(&op);
+  rc = sl_op_patch2d_dense(&op, x, ok2, Md, 0, 2, 6, 2, 4, 1, SL_TAPER_NONE);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nop0"), "nop0 = 0: %s", sl_last_error());
+  Md[7] = NAN;
+  rc = sl_op_patch2d_dense(&op, x, ok2, Md, 3, 2, 6, 2, 4, 1, SL_TAPER_NONE);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "non-finite"), "NaN in M: %s", sl_last_error());
+  Md[7] = R;
+  rc = sl_op_patch2d_dense(&op, x, ok2, Md, 3, 2, 6, 2, 4, 1, SL_TAPER_NONE);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 4"),
+        "M differing between ranks: %s", sl_last_error());
+  sl_op_destroy(&op);
+  rc = sl_op_patch2d_dense(&op, x, ok2, Md, 3, 2, 6, 4, 4, 1, SL_TAPER_HANNING);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nover"), "dense: overlap above half: %s",
+        sl_last_error());
+  CHECK(op == NULL, "a failed dense Patch2D leaves op NULL");
   sl_array_destroy(&x);
 }
 
@@ -362,14 +402,16 @@ int main(int argc, char **argv)
   for (int t = 0; t < 4; t++) {
     const int64_t d1[3] = {5, 14, 11}, w1[2] = {6, 5}, o1[2] = {2, 1}, p1[2] = {4, 3};
     const int a1[2] = {1, 2}, a2[2] = {2, 0};
-    test_patch2d(dts[t], 0, d1, a1, w1, o1, p1, SL_TAPER_HANNING); /* the last row and column uncovered */
+    for (int dense = 0; dense < 3; dense++) /* the last row and column uncovered */
+      test_patch2d(dts[t], 0, d1, a1, w1, o1, p1, SL_TAPER_HANNING, dense);
     const int64_t d2[3] = {13, 5, 9}, w2[2] = {9, 4}, o2[2] = {0, 2}, p2[2] = {5, 6};
-    test_patch2d(dts[t], 1, d2, a2, w2, o2, p2, SL_TAPER_COSINE); /* Sliding2D: one window over axis 2 */
+    for (int dense = 0; dense < 3; dense += 2) /* Sliding2D: one window over axis 2; the axes in reverse order */
+      test_patch2d(dts[t], 1, d2, a2, w2, o2, p2, SL_TAPER_COSINE, dense);
     /* patches over the distributed axis 0, as the first or the second patch axis */
     const int64_t d3[3] = {17, 4, 10}, w3[2] = {6, 4}, o3[2] = {2, 1}, p3[2] = {3, 5};
     const int a3[2] = {0, 2}, a4[2] = {2, 0};
-    test_patch2d(dts[t], 0, d3, a3, w3, o3, p3, SL_TAPER_HANNING);
-    test_patch2d(dts[t], 0, d3, a4, w3, o3, p3, SL_TAPER_COSINESQUARE);
+    test_patch2d(dts[t], 0, d3, a3, w3, o3, p3, SL_TAPER_HANNING, 0);
+    test_patch2d(dts[t], 0, d3, a4, w3, o3, p3, SL_TAPER_COSINESQUARE, 0);
   }
   test_bad_input();
   test_patch2d_bad_input();

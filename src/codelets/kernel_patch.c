@@ -1,0 +1,101 @@
+/* CPU Patch2D with a dense matrix per patch: one body (real or complex through C's complex types) for the four
+ * dtypes. The patches of one outer index a are one matrix product: their model coefficients gathered as the
+ * columns (b, w0, w1, c) of X (K x cols), Y = M X (Q x cols) by BLAS, then tapered and added into the data; the
+ * adjoint gathers the tapered data patches into Y and takes X = M^H Y. */
+#include <cblas.h>
+#include <complex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/kernel_patch.h"
+
+/* C (rows x cols) = op(A) B, A row-major Q x K (op: none, or the conjugate transpose), one call per dtype */
+#define GEMM_REAL(FN, T)                                                                                         \
+  static void gemm_##T(int adj, int64_t rows, int64_t cols, int64_t inner, const T *A, int64_t lda, const T *B, T *C) \
+  {                                                                                                              \
+    FN(CblasRowMajor, adj ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)rows, (int)cols, (int)inner, 1, A, (int)lda, B, \
+       (int)cols, 0, C, (int)cols);                                                                              \
+  }
+#define GEMM_CPLX(FN, T, NAME)                                                                                   \
+  static void gemm_##NAME(int adj, int64_t rows, int64_t cols, int64_t inner, const T *A, int64_t lda, const T *B, T *C) \
+  {                                                                                                              \
+    const T one = 1, zero = 0;                                                                                   \
+    FN(CblasRowMajor, adj ? CblasConjTrans : CblasNoTrans, CblasNoTrans, (int)rows, (int)cols, (int)inner, &one, A,  \
+       (int)lda, B, (int)cols, &zero, C, (int)cols);                                                             \
+  }
+GEMM_REAL(cblas_sgemm, float)
+GEMM_REAL(cblas_dgemm, double)
+GEMM_CPLX(cblas_cgemm, float complex, cfloat)
+GEMM_CPLX(cblas_zgemm, double complex, cdouble)
+
+#define PATCH_BODY(T, GEMM)                                                                                      \
+  const int64_t K = d->nop0 * d->nop1, Q = d->nwin0 * d->nwin1, C = d->C, cols = d->B * d->nw0 * d->nw1 * C;     \
+  const T *m = tables, *t0 = m + Q * K, *t1 = t0 + d->nw0 * d->nwin0, *x = in;                                   \
+  T *y = out;                                                                                                    \
+  /* data (a, r0, b, r1, c) and model (a, w0, j0, b, w1, j1, c), row-major; columns (b, w0, w1, c) */            \
+  const int64_t dr1 = C, db = d->n1 * C, dr0 = d->B * db, da = d->n0 * dr0;                                      \
+  const int64_t mj1 = C, mw1 = d->nop1 * C, mb = d->nw1 * mw1, mj0 = d->B * mb, mw0 = d->nop0 * mj0, ma = d->nw0 * mw0; \
+  T *X = malloc(sizeof(T) * (size_t)((K + Q) * cols + 1)), *Y = X + K * cols;                                    \
+  if (!X) return -1;                                                                                             \
+  if (!adjoint) memset(y, 0, sizeof(T) * (size_t)sl_patch_data_size(d));                                        \
+  for (int64_t a = 0; a < d->A; a++) {                                                                           \
+    if (!adjoint) {                                                                                              \
+      for (int64_t j0 = 0; j0 < d->nop0; j0++)                                                                   \
+        for (int64_t j1 = 0; j1 < d->nop1; j1++)                                                                 \
+          for (int64_t b = 0; b < d->B; b++)                                                                     \
+            for (int64_t w0 = 0; w0 < d->nw0; w0++)                                                              \
+              for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                            \
+                memcpy(X + (j0 * d->nop1 + j1) * cols + ((b * d->nw0 + w0) * d->nw1 + w1) * C,                  \
+                       x + a * ma + w0 * mw0 + j0 * mj0 + b * mb + w1 * mw1 + j1 * mj1, sizeof(T) * (size_t)C);  \
+      GEMM(0, Q, cols, K, m, K, X, Y);                                                                           \
+    }                                                                                                            \
+    for (int64_t q0 = 0; q0 < d->nwin0; q0++)                                                                    \
+      for (int64_t q1 = 0; q1 < d->nwin1; q1++)                                                                  \
+        for (int64_t b = 0; b < d->B; b++)                                                                       \
+          for (int64_t w0 = 0; w0 < d->nw0; w0++)                                                                \
+            for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                            \
+              const T tw = t0[w0 * d->nwin0 + q0] * t1[w1 * d->nwin1 + q1];                                      \
+              T *yq = Y + (q0 * d->nwin1 + q1) * cols + ((b * d->nw0 + w0) * d->nw1 + w1) * C;                   \
+              const int64_t o = a * da + (w0 * d->s0 + q0) * dr0 + b * db + (w1 * d->s1 + q1) * dr1;            \
+              if (!adjoint)                                                                                      \
+                for (int64_t c = 0; c < C; c++) y[o + c] += tw * yq[c];                                          \
+              else /* x is the data, y the model here */                                                         \
+                for (int64_t c = 0; c < C; c++) yq[c] = tw * x[o + c];                                           \
+            }                                                                                                    \
+    if (adjoint) {                                                                                               \
+      GEMM(1, K, cols, Q, m, K, Y, X);                                                                           \
+      for (int64_t j0 = 0; j0 < d->nop0; j0++)                                                                   \
+        for (int64_t j1 = 0; j1 < d->nop1; j1++)                                                                 \
+          for (int64_t b = 0; b < d->B; b++)                                                                     \
+            for (int64_t w0 = 0; w0 < d->nw0; w0++)                                                              \
+              for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                            \
+                memcpy(y + a * ma + w0 * mw0 + j0 * mj0 + b * mb + w1 * mw1 + j1 * mj1,                          \
+                       X + (j0 * d->nop1 + j1) * cols + ((b * d->nw0 + w0) * d->nw1 + w1) * C, sizeof(T) * (size_t)C); \
+    }                                                                                                            \
+  }                                                                                                              \
+  free(X);                                                                                                       \
+  return 0;
+
+static int patch_s(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out)
+{
+  PATCH_BODY(float, gemm_float)
+}
+static int patch_d(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out)
+{
+  PATCH_BODY(double, gemm_double)
+}
+static int patch_c(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out)
+{
+  PATCH_BODY(float complex, gemm_cfloat)
+}
+static int patch_z(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out)
+{
+  PATCH_BODY(double complex, gemm_cdouble)
+}
+
+int kernel_patch(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out)
+{
+  static int (*const f[])(int, const sl_patch_dims *, const void *, const void *, void *) = {patch_s, patch_d, patch_c,
+                                                                                              patch_z};
+  return f[dt](adjoint, d, tables, in, out);
+}

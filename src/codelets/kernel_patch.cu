@@ -1,0 +1,139 @@
+/* CUDA Patch2D with a dense matrix per patch, the same semantics as kernel_patch.c: the patches' model
+ * coefficients (or tapered data, adjoint) gathered as the columns of one matrix, one cuBLAS GEMM with M (M^H),
+ * then the data summed over the patches covering each sample (one thread per output, written once) or the
+ * model scattered back. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "kernel_cuda_ops.cuh"
+#include "kernel_patch.h"
+
+/* the first window along an axis whose span [w s, w s + nwin) holds row r, and the last, clipped to [0, nw) */
+__device__ static void covering(int64_t r, int64_t nwin, int64_t s, int64_t nw, int64_t *w0, int64_t *w1)
+{
+  *w0 = r - nwin + 1 <= 0 ? 0 : (r - nwin + 1 + s - 1) / s;
+  *w1 = r / s;
+  if (*w1 > nw - 1) *w1 = nw - 1;
+}
+
+/* The batched form: P = A B nw0 nw1 C columns p = (((a B + b) nw0 + w0) nw1 + w1) C + c, X (K x P) the patches'
+ * model coefficients, Y (Q x P) their data, both row-major, Y = M X by cuBLAS. */
+__device__ static int64_t column(const sl_patch_dims &d, int64_t a, int64_t b, int64_t w0, int64_t w1, int64_t c)
+{
+  return (((a * d.B + b) * d.nw0 + w0) * d.nw1 + w1) * d.C + c;
+}
+
+/* X[k][p] = x[a, w0, j0, b, w1, j1, c] (forward), or the model from X (adjoint, back = 1) */
+template <typename T> __global__ void patch_columns(sl_patch_dims d, int back, T *model, T *X)
+{
+  const int64_t total = d.A * d.nw0 * d.nop0 * d.B * d.nw1 * d.nop1 * d.C, P = d.A * d.B * d.nw0 * d.nw1 * d.C;
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+    int64_t rest = e, c = rest % d.C;
+    rest /= d.C;
+    int64_t j1 = rest % d.nop1;
+    rest /= d.nop1;
+    int64_t w1 = rest % d.nw1;
+    rest /= d.nw1;
+    int64_t b = rest % d.B;
+    rest /= d.B;
+    int64_t j0 = rest % d.nop0;
+    rest /= d.nop0;
+    int64_t w0 = rest % d.nw0, a = rest / d.nw0;
+    int64_t k = j0 * d.nop1 + j1, p = column(d, a, b, w0, w1, c);
+    if (back) model[e] = X[k * P + p];
+    else X[k * P + p] = model[e];
+  }
+}
+
+/* forward: y = the tapered patch data of Y summed over the patches covering each sample */
+template <typename T> __global__ void patch_overlap_add(sl_patch_dims d, const T *tab, const T *Y, T *y)
+{
+  const int64_t K = d.nop0 * d.nop1, total = d.A * d.n0 * d.B * d.n1 * d.C, P = d.A * d.B * d.nw0 * d.nw1 * d.C;
+  const T *t0 = tab + d.nwin0 * d.nwin1 * K, *t1 = t0 + d.nw0 * d.nwin0;
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+    int64_t c = e % d.C, r1 = (e / d.C) % d.n1, b = (e / (d.C * d.n1)) % d.B, r0 = (e / (d.C * d.n1 * d.B)) % d.n0;
+    int64_t a = e / (d.C * d.n1 * d.B * d.n0), wa0, wb0, wa1, wb1;
+    covering(r0, d.nwin0, d.s0, d.nw0, &wa0, &wb0);
+    covering(r1, d.nwin1, d.s1, d.nw1, &wa1, &wb1);
+    T acc = ops<T>::zero();
+    for (int64_t w0 = wa0; w0 <= wb0; w0++)
+      for (int64_t w1 = wa1; w1 <= wb1; w1++) {
+        int64_t q0 = r0 - w0 * d.s0, q1 = r1 - w1 * d.s1;
+        acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(t0[w0 * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
+                                           Y[(q0 * d.nwin1 + q1) * P + column(d, a, b, w0, w1, c)]));
+      }
+    y[e] = acc;
+  }
+}
+
+/* adjoint: Y[q][p] = the tapered data of patch p at sample q */
+template <typename T> __global__ void patch_windows(sl_patch_dims d, const T *tab, const T *y, T *Y)
+{
+  const int64_t K = d.nop0 * d.nop1, Q = d.nwin0 * d.nwin1, P = d.A * d.B * d.nw0 * d.nw1 * d.C, total = Q * P;
+  const T *t0 = tab + Q * K, *t1 = t0 + d.nw0 * d.nwin0;
+  const int64_t dr1 = d.C, db = d.n1 * d.C, dr0 = d.B * db, da = d.n0 * dr0;
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+    int64_t p = e % P, q = e / P, q0 = q / d.nwin1, q1 = q % d.nwin1;
+    int64_t c = p % d.C, w1 = (p / d.C) % d.nw1, w0 = (p / (d.C * d.nw1)) % d.nw0, b = (p / (d.C * d.nw1 * d.nw0)) % d.B;
+    int64_t a = p / (d.C * d.nw1 * d.nw0 * d.B);
+    Y[e] = ops<T>::mul(ops<T>::mul(t0[w0 * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
+                       y[a * da + (w0 * d.s0 + q0) * dr0 + b * db + (w1 * d.s1 + q1) * dr1 + c]);
+  }
+}
+
+extern "C" int64_t kernel_cuda_patch_work(const sl_patch_dims *d)
+{
+  return (d->nop0 * d->nop1 + d->nwin0 * d->nwin1) * d->A * d->B * d->nw0 * d->nw1 * d->C;
+}
+
+extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in,
+                                      void *out, void *work, void *handle, void *stream)
+{
+  const int64_t K = d->nop0 * d->nop1, Q = d->nwin0 * d->nwin1, P = d->A * d->B * d->nw0 * d->nw1 * d->C;
+  cudaStream_t s = (cudaStream_t)stream;
+  cublasHandle_t h = (cublasHandle_t)handle;
+  if (P == 0) return cudaSuccess;
+  if (cublasSetStream(h, s) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
+  size_t el = dt == SL_FLOAT32 ? 4 : (dt == SL_COMPLEX128 ? 16 : 8);
+  char *X = (char *)work, *Y = X + (size_t)(K * P) * el;
+  unsigned gm = sl_cuda_grid(sl_patch_model_size(d)), gd = sl_cuda_grid(sl_patch_data_size(d)), gw = sl_cuda_grid(Q * P);
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  /* column-major views: Y^T (P x Q) = X^T (P x K) M^T, M^T being M row-major (ld K); X^T = Y^T conj(M) */
+  cublasOperation_t oc = dt == SL_COMPLEX64 || dt == SL_COMPLEX128 ? CUBLAS_OP_C : CUBLAS_OP_T;
+  int m_ = (int)P, n_ = (int)(adjoint ? K : Q), k_ = (int)(adjoint ? Q : K);
+  const void *A_ = adjoint ? (const void *)Y : (const void *)X;
+  void *C_ = adjoint ? (void *)X : (void *)Y;
+  cublasOperation_t ob = adjoint ? oc : CUBLAS_OP_N;
+  if (!adjoint) {
+#define L_(U) patch_columns<U><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 0, (U *)in, (U *)X)
+    SL_CUDA_DISPATCH(dt, L_);
+#undef L_
+  } else {
+#define L_(U) patch_windows<U><<<gw, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)Y)
+    SL_CUDA_DISPATCH(dt, L_);
+#undef L_
+  }
+  const float one_s[2] = {1, 0}, zero_s[2] = {0, 0};
+  const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
+  if (dt == SL_FLOAT32)
+    st = cublasSgemm(h, CUBLAS_OP_N, ob, m_, n_, k_, one_s, (const float *)A_, m_, (const float *)tables, (int)K, zero_s, (float *)C_, m_);
+  else if (dt == SL_FLOAT64)
+    st = cublasDgemm(h, CUBLAS_OP_N, ob, m_, n_, k_, one_d, (const double *)A_, m_, (const double *)tables, (int)K, zero_d, (double *)C_, m_);
+  else if (dt == SL_COMPLEX64)
+    st = cublasCgemm(h, CUBLAS_OP_N, ob, m_, n_, k_, (const cuComplex *)one_s, (const cuComplex *)A_, m_, (const cuComplex *)tables,
+                     (int)K, (const cuComplex *)zero_s, (cuComplex *)C_, m_);
+  else
+    st = cublasZgemm(h, CUBLAS_OP_N, ob, m_, n_, k_, (const cuDoubleComplex *)one_d, (const cuDoubleComplex *)A_, m_,
+                     (const cuDoubleComplex *)tables, (int)K, (const cuDoubleComplex *)zero_d, (cuDoubleComplex *)C_, m_);
+  if (st != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
+  if (!adjoint) {
+#define L_(U) patch_overlap_add<U><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)Y, (U *)out)
+    SL_CUDA_DISPATCH(dt, L_);
+#undef L_
+  } else {
+#define L_(U) patch_columns<U><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 1, (U *)out, (U *)X)
+    SL_CUDA_DISPATCH(dt, L_);
+#undef L_
+  }
+  return cudaGetLastError();
+}

@@ -1,0 +1,50 @@
+/* Patch2D with a dense matrix per patch (pylops' Patch2D with a non-separable operator: a Radon transform, any
+ * matrix) on blocks seen as data (A, n0, B, n1, C) and model (A, nw0, nop0, B, nw1, nop1, C): patch (w0, w1)
+ * covers rows [w0 s0, w0 s0 + nwin0) x [w1 s1, w1 s1 + nwin1); M ((nwin0 nwin1) x (nop0 nop1), row-major:
+ * row q0 nwin1 + q1, column j0 nop1 + j1) maps a patch's model to its data, T0 (nw0 x nwin0) and T1 (nw1 x
+ * nwin1) taper it (real values in the dtype). Forward
+ *   y[a, w0 s0 + q0, b, w1 s1 + q1, c] += T0[w0][q0] T1[w1][q1] sum_{j0, j1} M[q0 q1][j0 j1] x[a, w0, j0, b, w1, j1, c]
+ * (rows no patch covers are 0); adjoint
+ *   x[a, w0, j0, b, w1, j1, c] = sum_{q0, q1} conj(M[q0 q1][j0 j1]) T0[w0][q0] T1[w1][q1] y[a, w0 s0 + q0, b, w1 s1 + q1, c].
+ * CPU in kernel_patch.c, CUDA in kernel_patch.cu (same semantics). */
+#ifndef SL_KERNEL_PATCH_H
+#define SL_KERNEL_PATCH_H
+
+#include <stdint.h>
+
+#include "starlops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  int64_t A, n0, B, n1, C;
+  int64_t nw0, nop0, nwin0, s0;
+  int64_t nw1, nop1, nwin1, s1;
+} sl_patch_dims;
+
+/** Elements of the data and of the model blocks. */
+static inline int64_t sl_patch_data_size(const sl_patch_dims *d) { return d->A * d->n0 * d->B * d->n1 * d->C; }
+static inline int64_t sl_patch_model_size(const sl_patch_dims *d)
+{
+  return d->A * d->nw0 * d->nop0 * d->B * d->nw1 * d->nop1 * d->C;
+}
+
+/** tables: M, then T0, then T1, in the dtype. Returns 0, or -1 when its work space cannot be allocated. */
+int kernel_patch(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out);
+#ifdef SL_HAVE_CUDA
+/** Elements of the work space of kernel_cuda_patch_gemm: every patch's model and data as the columns of two
+ *  matrices. */
+int64_t kernel_cuda_patch_work(const sl_patch_dims *d);
+/** The same operator through cuBLAS: the patches' model coefficients gathered as columns, one GEMM with M (M^H
+ *  for the adjoint), the tapered patch data summed where patches overlap (every output written once); handle a
+ *  cublasHandle_t, work kernel_cuda_patch_work elements on the device. */
+int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out,
+                           void *work, void *handle, void *stream);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

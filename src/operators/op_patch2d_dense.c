@@ -1,0 +1,138 @@
+/* Patch2D with a dense matrix per patch (pylops' Patch2D with any operator on a patch: a Radon transform, a
+ * learned dictionary, any (nwin0 nwin1) x (nop0 nop1) matrix): patches of nwin0 x nwin1 samples overlapping by
+ * (nover0, nover1) over two axes that are not the distributed one, pylops' 2-D tapers (the outer product of
+ * the 1-D ones, edge patches keeping their edges). The model's layout is the separable Patch2D's, each patch
+ * axis replaced by (nwins, nop), so that M = kron(M0, M1) gives sl_op_patch2d's operator. Every patch is
+ * local: one task per rank per apply (kernel_patch.h: a GEMM per row of patches on the CPU, one cuBLAS GEMM
+ * over all of a rank's patches on the GPU, in a work space of (nwin0 nwin1 + nop0 nop1) elements per patch),
+ * no communication. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "operators/op_internal.h"
+#include "codelets/codelets.h"
+#include "codelets/kernel_patch.h"
+
+typedef struct {
+  sl_patch_dims d;
+  sl_kept tables;               /* M (kernel axis order), T0, T1, in the dtype */
+  starpu_data_handle_t scratch; /* packing space (several chunks, CPU) or GEMM work space (CUDA) */
+} patch_t;
+
+static void patch_free(void *p)
+{
+  patch_t *c = p;
+  sl_kept_free(&c->tables);
+  if (c->scratch) starpu_data_unregister_submit(c->scratch);
+  free(c);
+}
+
+static int patch_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
+                        const starpu_data_handle_t *hy)
+{
+  patch_t *c = op->data;
+  return codelet_patch_submit(op->dtype, mode == SL_ADJOINT, &c->d, c->tables.h, c->scratch, nx, hx, ny, hy);
+}
+
+static int patch_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  return sl_op_apply_chunked(op, mode, x, y, patch_submit);
+}
+static const sl_op_ops patch_ops = {patch_apply, NULL, patch_free};
+
+int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], const void *M, int64_t nop0, int64_t nop1,
+                        int64_t nwin0, int64_t nover0, int64_t nwin1, int64_t nover1, sl_taper taper)
+{
+  SL_CHECK_INIT();
+  const char *fn = "sl_op_patch2d_dense";
+  int rc = SL_SUCCESS, a0 = 0, a1 = 0;
+  if (op) *op = NULL;
+  const int64_t nwin[2] = {nwin0, nwin1}, nover[2] = {nover0, nover1};
+  if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
+  else rc = sl_patch_check(fn, like, axes, nwin, nover, taper, 0, &a0, &a1);
+  if (rc == SL_SUCCESS) {
+    if (like->group->mask) rc = sl_error(SL_E_DIST, "%s: argument 2 (like) has a mask", fn);
+    else if (like->ndim + 2 > SL_MAX_DIMS) rc = sl_error(SL_E_DIMS, "%s: the model would have more than %d axes", fn, SL_MAX_DIMS);
+    else if (!M) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) is NULL", fn);
+    else if (nop0 < 1 || nop1 < 1)
+      rc = sl_error(SL_E_INVALID, "%s: arguments 5-6 (nop0 = %lld, nop1 = %lld) must be >= 1", fn, (long long)nop0, (long long)nop1);
+  }
+  int64_t rows = nwin0 * nwin1, cols = nop0 * nop1;
+  int64_t bad = rc == SL_SUCCESS ? sl_first_nonfinite(M, rows * cols, like->dtype) : -1;
+  if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)bad);
+  uint64_t digest = rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, M, (size_t)(rows * cols) * like->elsize) : 0;
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axes[0])", a0), SL_SAME_I("argument 3 (axes[1])", a1),
+                  SL_SAME_I("argument 5 (nop0)", nop0), SL_SAME_I("argument 6 (nop1)", nop1),
+                  SL_SAME_I("argument 7 (nwin0)", nwin0), SL_SAME_I("argument 8 (nover0)", nover0),
+                  SL_SAME_I("argument 9 (nwin1)", nwin1), SL_SAME_I("argument 10 (nover1)", nover1),
+                  SL_SAME_I("argument 11 (taper)", taper), SL_SAME_I("argument 4 (M: its values)", digest)));
+  /* the kernel's axes in array order: lo before hi; M's rows and columns follow the caller's axes order */
+  int swap = a0 > a1, lo = swap ? a1 : a0, hi = swap ? a0 : a1;
+  int64_t kw[2], ko[2], ks[2], knw[2];
+  for (int k = 0; k < 2; k++) {
+    int a = swap ? 1 - k : k; /* the caller's patch axis that is the kernel's axis k */
+    kw[k] = nwin[a];
+    ko[k] = a ? nop1 : nop0;
+    ks[k] = nwin[a] - nover[a];
+    knw[k] = (like->dims[k ? hi : lo] - nwin[a]) / ks[k] + 1;
+  }
+  int64_t mdims[SL_MAX_DIMS];
+  for (int d = 0, e = 0; d < like->ndim; d++) {
+    if (d == lo || d == hi) {
+      int k = d == hi;
+      mdims[e++] = knw[k];
+      mdims[e++] = ko[k];
+    } else {
+      mdims[e++] = like->dims[d];
+    }
+  }
+  sl_dist md = {.partition = like->partition, .axis = like->axis + (like->axis > lo) + (like->axis > hi)};
+  int64_t ln = like->ldims[like->axis];
+  if (like->axis == lo || like->axis == hi) ln = knw[like->axis == hi]; /* one rank holding the axis: every patch */
+  if (like->partition == SL_SCATTER) md.local_n = &ln;
+  sl_array *model = NULL;
+  rc = sl_layout_create(&model, like->ndim + 2, mdims, like->dtype, &md);
+  patch_t *c = calloc(1, sizeof *c);
+  size_t el = like->elsize;
+  int64_t ntab = rows * cols + knw[0] * kw[0] + knw[1] * kw[1];
+  char *tab = malloc((size_t)ntab * el);
+  double *tp = malloc(sizeof *tp * (size_t)(knw[0] * kw[0] + knw[1] * kw[1]));
+  if (rc == SL_SUCCESS && (!c || !tab || !tp)) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  if (rc == SL_SUCCESS) {
+    c->d = (sl_patch_dims){1, like->ldims[lo], 1, like->ldims[hi], 1, knw[0], ko[0], kw[0], ks[0], knw[1], ko[1], kw[1], ks[1]};
+    for (int d = 0; d < like->ndim; d++) {
+      if (d < lo) c->d.A *= like->ldims[d];
+      else if (d > lo && d < hi) c->d.B *= like->ldims[d];
+      else if (d > hi) c->d.C *= like->ldims[d];
+    }
+    /* M in the kernel's order: row (q_lo, q_hi), column (j_lo, j_hi) */
+    for (int64_t q0 = 0; q0 < kw[0]; q0++)
+      for (int64_t q1 = 0; q1 < kw[1]; q1++)
+        for (int64_t j0 = 0; j0 < ko[0]; j0++)
+          for (int64_t j1 = 0; j1 < ko[1]; j1++) {
+            int64_t row = swap ? q1 * kw[0] + q0 : q0 * kw[1] + q1, col = swap ? j1 * ko[0] + j0 : j0 * ko[1] + j1;
+            memcpy(tab + (size_t)((q0 * kw[1] + q1) * cols + j0 * ko[1] + j1) * el,
+                   (const char *)M + (size_t)(row * cols + col) * el, el);
+          }
+    sl_window_tapers(tp, knw[0], kw[0], swap ? nover1 : nover0, taper);
+    sl_window_tapers(tp + knw[0] * kw[0], knw[1], kw[1], swap ? nover0 : nover1, taper);
+    sl_store_real(tab, rows * cols, tp, knw[0] * kw[0] + knw[1] * kw[1], like->dtype);
+    rc = sl_kept_copy(&c->tables, tab, ntab, el);
+    /* the CPU version's packing space (several chunks) or the CUDA version's GEMM work space, whichever is larger */
+    int64_t work = like->nlocal + model->nlocal;
+#ifdef SL_HAVE_CUDA
+    if (kernel_cuda_patch_work(&c->d) > work) work = kernel_cuda_patch_work(&c->d);
+#endif
+    if (rc == SL_SUCCESS && work > (int64_t)UINT32_MAX)
+      rc = sl_error(SL_E_DIMS, "%s: the work space of a rank (%lld elements) is above 2^32 elements: use more ranks", fn,
+                    (long long)work);
+    if (rc == SL_SUCCESS) starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)(work > 0 ? work : 1), el);
+  }
+  free(tab);
+  free(tp);
+  sl_op *o = NULL;
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Patch2D", model, like, &patch_ops, c);
+  else if (c) patch_free(c);
+  sl_array_destroy(&model);
+  return sl_op_finish(op, o, rc);
+}
