@@ -2,7 +2,8 @@
  * nover along an axis; the model holds, for every window, nm coefficients (the axis replaced by (nwins,
  * nm)). The tapers are pylops' (hanning, cosine, cosinesquare or none; the first window keeps its start, the
  * last its end).
- * Along an axis that is not the distributed one every window is local: one task per rank, no communication.
+ * Along an axis that is not the distributed one every window is local: one task per rank, no communication,
+ * through the patch kernels (a window is a patch of nwin x 1 samples: BLAS or cuBLAS GEMMs, kernel_patch.h).
  * Along the distributed axis (the first axis) a rank owns the windows that start in its rows, and the model is
  * split that way; a window reaches up to nwin - 1 rows into the next ranks, so the forward reads the
  * ceil(nwin / step) windows before its own (ghost windows of the model) and the adjoint the nwin - 1 rows
@@ -15,10 +16,12 @@
 
 #include "operators/op_internal.h"
 #include "codelets/codelets.h"
+#include "codelets/kernel_patch.h"
 #include "codelets/kernel_sliding.h"
 
 typedef struct {
-  sl_sliding_dims d;            /* the forward's buffers (the adjoint's too when the windows are local) */
+  sl_patch_dims pd;             /* local windows: a patch of nwin x 1 samples per window (kernel_patch.h, GEMMs) */
+  sl_sliding_dims d;            /* along the distributed axis: the forward's buffers */
   sl_sliding_dims da;           /* along the distributed axis: the adjoint's buffers */
   int dist;                     /* windows along the distributed axis */
   int gw[2];                    /* along it: ghost windows of the model (forward), ghost rows of the data (adjoint) */
@@ -37,11 +40,12 @@ static void sliding_free(void *p)
   free(c);
 }
 
+/* local windows: the patch kernels with a second patch axis of one sample (their GEMM forms) */
 static int sliding_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
                           const starpu_data_handle_t *hy)
 {
   sliding_t *c = op->data;
-  return codelet_sliding_submit(op->dtype, mode == SL_ADJOINT, &c->d, c->tables.h, c->scratch, nx, hx, 0, ny, hy);
+  return codelet_patch_submit(op->dtype, mode == SL_ADJOINT, &c->pd, c->tables.h, c->scratch, nx, hx, ny, hy);
 }
 
 /* Along the distributed axis: the ghost layer, then one task reading it with the block (before the model's
@@ -180,13 +184,14 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   rc = sl_layout_create(&model, like->ndim + 1, mdims, like->dtype, &md);
   sliding_t *c = calloc(1, sizeof *c);
   size_t el = like->elsize;
-  char *tab = malloc((size_t)(nwin * nm + nwins * nwin) * el);
+  char *tab = malloc((size_t)(nwin * nm + nwins * nwin + 1) * el);
   double *tp = malloc(sizeof *tp * (size_t)(nwins * nwin));
   if (rc == SL_SUCCESS && (!c || !tab || !tp)) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   if (rc == SL_SUCCESS) {
     c->d = (sl_sliding_dims){1, n, 1, nwins, nm, nwin, step, 0, 0, nwins};
     for (int d = 0; d < axis; d++) c->d.outer *= like->ldims[d];
     for (int d = axis + 1; d < like->ndim; d++) c->d.inner *= like->ldims[d];
+    c->pd = (sl_patch_dims){c->d.outer, n, 1, 1, c->d.inner, nwins, nm, nwin, step, 1, 1, 1, 1};
     if (dist) {
       int64_t gl = (nwin + step - 1) / step, gh = nwin - 1, in_ = c->d.inner;
       c->dist = 1;
@@ -200,11 +205,19 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
     memcpy(tab, M, (size_t)(nwin * nm) * el);
     sl_window_tapers(tp, nwins, nwin, nover, kind);
     sl_store_real(tab, nwin * nm, tp, nwins * nwin, like->dtype);
-    rc = sl_kept_copy(&c->tables, tab, nwin * nm + nwins * nwin, el);
-    if (rc == SL_SUCCESS && dist) /* the data with its ghost rows and the model with its ghost windows */
-      starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)((nrow + c->gw[1]) * c->d.inner + c->d.nwins * nm * c->d.inner), el);
-    else if (rc == SL_SUCCESS && (like->nchunks > 1 || model->nchunks > 1))
-      starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)(like->nlocal + model->nlocal), el);
+    const double one = 1; /* the taper of the patch kernels' second axis */
+    sl_store_real(tab, nwin * nm + nwins * nwin, &one, 1, like->dtype);
+    rc = sl_kept_copy(&c->tables, tab, nwin * nm + nwins * nwin + 1, el);
+    /* the packing space: along the distributed axis the data with its ghost rows and the model with its ghost
+     * windows; else the blocks (several chunks, CPU) or the GEMM work space (CUDA), whichever is larger */
+    int64_t work = dist ? (nrow + c->gw[1]) * c->d.inner + c->d.nwins * nm * c->d.inner : like->nlocal + model->nlocal;
+#ifdef SL_HAVE_CUDA
+    if (!dist && kernel_cuda_patch_work(&c->pd) > work) work = kernel_cuda_patch_work(&c->pd);
+#endif
+    if (rc == SL_SUCCESS && work > (int64_t)UINT32_MAX)
+      rc = sl_error(SL_E_DIMS, "%s: the work space of a rank (%lld elements) is above 2^32 elements: use more ranks", fn,
+                    (long long)work);
+    if (rc == SL_SUCCESS) starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)(work > 0 ? work : 1), el);
   }
   free(tab);
   free(tp);
