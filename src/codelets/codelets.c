@@ -21,7 +21,7 @@ int sl_codelets_init(void)
   codelet_matmul_init();
   codelet_select_init();
   codelet_nsconv_init();
-  codelet_sliding_init();
+  codelet_patch_init();
   codelet_csr_init();
   codelet_stencil_init();
   codelet_fft_init();

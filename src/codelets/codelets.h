@@ -125,16 +125,15 @@ int codelet_chunked_submit_work(struct starpu_codelet *cl, void *args, size_t ar
 void codelet_matmul_init(void);
 void codelet_select_init(void);
 void codelet_nsconv_init(void);
-void codelet_sliding_init(void);
-/** Submits Sliding1D (kernel_sliding.h) on a rank's blocks given as chunks: tables holds M then the tapers,
- *  scratch a home-less vector of the data plus the model buffers (used when a side has several chunks);
- *  ghost: one of the nin inputs is a ghost layer (the CUDA version then packs its two inputs). */
-int codelet_sliding_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data_handle_t tables, starpu_data_handle_t scratch,
-                           int nin, const starpu_data_handle_t *in, int ghost, int nout, const starpu_data_handle_t *out);
-/** Submits Patch2D with a dense matrix per patch (kernel_patch.h, dims an sl_patch_dims) the same way: tables
- *  holds M, T0 and T1; nothing when nout is 0. */
+void codelet_patch_init(void);
+/** Submits Patch2D with a dense matrix per patch, or Sliding1D (kernel_patch.h, dims an sl_patch_dims), on a
+ *  rank's blocks given as chunks: tables holds M, T0 and T1; scratch a home-less vector of
+ *  codelet_patch_work(dims, packing) elements, packing being what the input and output buffers need together
+ *  (with a ghost layer, when a side has several chunks); ghost: one of the nin inputs is a ghost layer.
+ *  Nothing when nout is 0. */
 int codelet_patch_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data_handle_t tables, starpu_data_handle_t scratch,
-                         int nin, const starpu_data_handle_t *in, int nout, const starpu_data_handle_t *out);
+                         int nin, const starpu_data_handle_t *in, int ghost, int nout, const starpu_data_handle_t *out);
+int64_t codelet_patch_work(const void *dims, int64_t packing);
 /** Submits NonStationaryConvolve1D on a rank's block seen as (outer, n, inner), H the n x L filter table,
  *  scratch a home-less vector of twice the block (used when the block has several chunks); nothing when nout
  *  is 0. */

@@ -30,7 +30,7 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble)
 
 #define PATCH_BODY(T, GEMM)                                                                                      \
   const int64_t K = d->nop0 * d->nop1, Q = d->nwin0 * d->nwin1, C = d->C, cols = d->B * d->nw0 * d->nw1 * C;     \
-  const T *m = tables, *t0 = m + Q * K, *t1 = t0 + d->nw0 * d->nwin0, *x = in;                                   \
+  const T *m = tables, *t0 = m + Q * K, *t1 = t0 + d->nwtot * d->nwin0, *x = in;                                \
   T *y = out;                                                                                                    \
   /* data (a, r0, b, r1, c) and model (a, w0, j0, b, w1, j1, c), row-major; columns (b, w0, w1, c) */            \
   const int64_t dr1 = C, db = d->n1 * C, dr0 = d->B * db, da = d->n0 * dr0;                                      \
@@ -54,13 +54,17 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble)
         for (int64_t b = 0; b < d->B; b++)                                                                       \
           for (int64_t w0 = 0; w0 < d->nw0; w0++)                                                                \
             for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                            \
-              const T tw = t0[w0 * d->nwin0 + q0] * t1[w1 * d->nwin1 + q1];                                      \
+              const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0 + q0; /* global patch, buffer row */            \
               T *yq = Y + (q0 * d->nwin1 + q1) * cols + ((b * d->nw0 + w0) * d->nw1 + w1) * C;                   \
-              const int64_t o = a * da + (w0 * d->s0 + q0) * dr0 + b * db + (w1 * d->s1 + q1) * dr1;            \
-              if (!adjoint)                                                                                      \
-                for (int64_t c = 0; c < C; c++) y[o + c] += tw * yq[c];                                          \
-              else /* x is the data, y the model here */                                                         \
-                for (int64_t c = 0; c < C; c++) yq[c] = tw * x[o + c];                                           \
+              const int inside = W >= 0 && W < d->nwtot && r >= 0 && r < d->n0;                                 \
+              const T tw = inside ? t0[W * d->nwin0 + q0] * t1[w1 * d->nwin1 + q1] : 0;                          \
+              const int64_t o = a * da + r * dr0 + b * db + (w1 * d->s1 + q1) * dr1;                             \
+              if (!adjoint) {                                                                                    \
+                if (inside)                                                                                      \
+                  for (int64_t c = 0; c < C; c++) y[o + c] += tw * yq[c];                                        \
+              } else { /* x is the data, y the model here */                                                     \
+                for (int64_t c = 0; c < C; c++) yq[c] = inside ? tw * x[o + c] : 0;                              \
+              }                                                                                                  \
             }                                                                                                    \
     if (adjoint) {                                                                                               \
       GEMM(1, K, cols, Q, m, K, Y, X);                                                                           \

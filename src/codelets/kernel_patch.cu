@@ -49,18 +49,20 @@ template <typename T> __global__ void patch_columns(sl_patch_dims d, int back, T
 template <typename T> __global__ void patch_overlap_add(sl_patch_dims d, const T *tab, const T *Y, T *y)
 {
   const int64_t K = d.nop0 * d.nop1, total = d.A * d.n0 * d.B * d.n1 * d.C, P = d.A * d.B * d.nw0 * d.nw1 * d.C;
-  const T *t0 = tab + d.nwin0 * d.nwin1 * K, *t1 = t0 + d.nw0 * d.nwin0;
+  const T *t0 = tab + d.nwin0 * d.nwin1 * K, *t1 = t0 + d.nwtot * d.nwin0;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
     int64_t c = e % d.C, r1 = (e / d.C) % d.n1, b = (e / (d.C * d.n1)) % d.B, r0 = (e / (d.C * d.n1 * d.B)) % d.n0;
-    int64_t a = e / (d.C * d.n1 * d.B * d.n0), wa0, wb0, wa1, wb1;
-    covering(r0, d.nwin0, d.s0, d.nw0, &wa0, &wb0);
+    int64_t a = e / (d.C * d.n1 * d.B * d.n0), Wa, Wb, wa1, wb1, R = r0 + d.r0;
+    covering(R, d.nwin0, d.s0, d.nwtot, &Wa, &Wb); /* global patches, then the buffer's */
+    if (Wa < d.p0) Wa = d.p0;
+    if (Wb > d.p0 + d.nw0 - 1) Wb = d.p0 + d.nw0 - 1;
     covering(r1, d.nwin1, d.s1, d.nw1, &wa1, &wb1);
     T acc = ops<T>::zero();
-    for (int64_t w0 = wa0; w0 <= wb0; w0++)
+    for (int64_t W = Wa; W <= Wb; W++)
       for (int64_t w1 = wa1; w1 <= wb1; w1++) {
-        int64_t q0 = r0 - w0 * d.s0, q1 = r1 - w1 * d.s1;
-        acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(t0[w0 * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
-                                           Y[(q0 * d.nwin1 + q1) * P + column(d, a, b, w0, w1, c)]));
+        int64_t q0 = R - W * d.s0, q1 = r1 - w1 * d.s1;
+        acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
+                                           Y[(q0 * d.nwin1 + q1) * P + column(d, a, b, W - d.p0, w1, c)]));
       }
     y[e] = acc;
   }
@@ -70,14 +72,16 @@ template <typename T> __global__ void patch_overlap_add(sl_patch_dims d, const T
 template <typename T> __global__ void patch_windows(sl_patch_dims d, const T *tab, const T *y, T *Y)
 {
   const int64_t K = d.nop0 * d.nop1, Q = d.nwin0 * d.nwin1, P = d.A * d.B * d.nw0 * d.nw1 * d.C, total = Q * P;
-  const T *t0 = tab + Q * K, *t1 = t0 + d.nw0 * d.nwin0;
+  const T *t0 = tab + Q * K, *t1 = t0 + d.nwtot * d.nwin0;
   const int64_t dr1 = d.C, db = d.n1 * d.C, dr0 = d.B * db, da = d.n0 * dr0;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
     int64_t p = e % P, q = e / P, q0 = q / d.nwin1, q1 = q % d.nwin1;
     int64_t c = p % d.C, w1 = (p / d.C) % d.nw1, w0 = (p / (d.C * d.nw1)) % d.nw0, b = (p / (d.C * d.nw1 * d.nw0)) % d.B;
-    int64_t a = p / (d.C * d.nw1 * d.nw0 * d.B);
-    Y[e] = ops<T>::mul(ops<T>::mul(t0[w0 * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
-                       y[a * da + (w0 * d.s0 + q0) * dr0 + b * db + (w1 * d.s1 + q1) * dr1 + c]);
+    int64_t a = p / (d.C * d.nw1 * d.nw0 * d.B), W = d.p0 + w0, r = W * d.s0 - d.r0 + q0;
+    Y[e] = W < 0 || W >= d.nwtot || r < 0 || r >= d.n0
+             ? ops<T>::zero()
+             : ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
+                           y[a * da + r * dr0 + b * db + (w1 * d.s1 + q1) * dr1 + c]);
   }
 }
 

@@ -6,6 +6,11 @@
  *   y[a, w0 s0 + q0, b, w1 s1 + q1, c] += T0[w0][q0] T1[w1][q1] sum_{j0, j1} M[q0 q1][j0 j1] x[a, w0, j0, b, w1, j1, c]
  * (rows no patch covers are 0); adjoint
  *   x[a, w0, j0, b, w1, j1, c] = sum_{q0, q1} conj(M[q0 q1][j0 j1]) T0[w0][q0] T1[w1][q1] y[a, w0 s0 + q0, b, w1 s1 + q1, c].
+ * Along the first patch axis the buffers may be a window of the global axis (a distributed axis with its
+ * ghost layers): buffer patch w0 is the global patch W = p0 + w0 (T0 holds all nwtot of them; patches with W
+ * outside [0, nwtot) contribute nothing), which covers buffer rows [W s0 - r0, W s0 - r0 + nwin0); rows outside
+ * [0, n0) are not in the buffer (the forward skips them; the adjoint reads only its own patches' rows, which
+ * the buffer holds). p0 = r0 = 0 and nwtot = nw0 when the buffers hold the whole axis.
  * CPU in kernel_patch.c, CUDA in kernel_patch.cu (same semantics). */
 #ifndef SL_KERNEL_PATCH_H
 #define SL_KERNEL_PATCH_H
@@ -22,6 +27,7 @@ typedef struct {
   int64_t A, n0, B, n1, C;
   int64_t nw0, nop0, nwin0, s0;
   int64_t nw1, nop1, nwin1, s1;
+  int64_t r0, p0, nwtot; /* the buffers' origins along the first patch axis, and its patches */
 } sl_patch_dims;
 
 /** Elements of the data and of the model blocks. */

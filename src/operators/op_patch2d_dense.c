@@ -31,7 +31,7 @@ static int patch_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const s
                         const starpu_data_handle_t *hy)
 {
   patch_t *c = op->data;
-  return codelet_patch_submit(op->dtype, mode == SL_ADJOINT, &c->d, c->tables.h, c->scratch, nx, hx, ny, hy);
+  return codelet_patch_submit(op->dtype, mode == SL_ADJOINT, &c->d, c->tables.h, c->scratch, nx, hx, 0, ny, hy);
 }
 
 static int patch_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
@@ -99,7 +99,7 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
   double *tp = malloc(sizeof *tp * (size_t)(knw[0] * kw[0] + knw[1] * kw[1]));
   if (rc == SL_SUCCESS && (!c || !tab || !tp)) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   if (rc == SL_SUCCESS) {
-    c->d = (sl_patch_dims){1, like->ldims[lo], 1, like->ldims[hi], 1, knw[0], ko[0], kw[0], ks[0], knw[1], ko[1], kw[1], ks[1]};
+    c->d = (sl_patch_dims){1, like->ldims[lo], 1, like->ldims[hi], 1, knw[0], ko[0], kw[0], ks[0], knw[1], ko[1], kw[1], ks[1], 0, 0, knw[0]};
     for (int d = 0; d < like->ndim; d++) {
       if (d < lo) c->d.A *= like->ldims[d];
       else if (d > lo && d < hi) c->d.B *= like->ldims[d];
@@ -118,11 +118,8 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
     sl_window_tapers(tp + knw[0] * kw[0], knw[1], kw[1], swap ? nover0 : nover1, taper);
     sl_store_real(tab, rows * cols, tp, knw[0] * kw[0] + knw[1] * kw[1], like->dtype);
     rc = sl_kept_copy(&c->tables, tab, ntab, el);
-    /* the CPU version's packing space (several chunks) or the CUDA version's GEMM work space, whichever is larger */
-    int64_t work = like->nlocal + model->nlocal;
-#ifdef SL_HAVE_CUDA
-    if (kernel_cuda_patch_work(&c->d) > work) work = kernel_cuda_patch_work(&c->d);
-#endif
+    /* the CPU version's packing space (several chunks) and the CUDA version's GEMM work space */
+    int64_t work = codelet_patch_work(&c->d, like->nlocal + model->nlocal);
     if (rc == SL_SUCCESS && work > (int64_t)UINT32_MAX)
       rc = sl_error(SL_E_DIMS, "%s: the work space of a rank (%lld elements) is above 2^32 elements: use more ranks", fn,
                     (long long)work);

@@ -2,8 +2,8 @@
  * nover along an axis; the model holds, for every window, nm coefficients (the axis replaced by (nwins,
  * nm)). The tapers are pylops' (hanning, cosine, cosinesquare or none; the first window keeps its start, the
  * last its end).
- * Along an axis that is not the distributed one every window is local: one task per rank, no communication,
- * through the patch kernels (a window is a patch of nwin x 1 samples: BLAS or cuBLAS GEMMs, kernel_patch.h).
+ * Every window is a patch of nwin x 1 samples for the patch kernels (kernel_patch.h: BLAS or cuBLAS GEMMs).
+ * Along an axis that is not the distributed one every window is local: one task per rank, no communication.
  * Along the distributed axis (the first axis) a rank owns the windows that start in its rows, and the model is
  * split that way; a window reaches up to nwin - 1 rows into the next ranks, so the forward reads the
  * ceil(nwin / step) windows before its own (ghost windows of the model) and the adjoint the nwin - 1 rows
@@ -17,12 +17,10 @@
 #include "operators/op_internal.h"
 #include "codelets/codelets.h"
 #include "codelets/kernel_patch.h"
-#include "codelets/kernel_sliding.h"
 
 typedef struct {
-  sl_patch_dims pd;             /* local windows: a patch of nwin x 1 samples per window (kernel_patch.h, GEMMs) */
-  sl_sliding_dims d;            /* along the distributed axis: the forward's buffers */
-  sl_sliding_dims da;           /* along the distributed axis: the adjoint's buffers */
+  sl_patch_dims d;              /* the forward's buffers (a patch of nwin x 1 samples per window) */
+  sl_patch_dims da;             /* the adjoint's (the same unless along the distributed axis) */
   int dist;                     /* windows along the distributed axis */
   int gw[2];                    /* along it: ghost windows of the model (forward), ghost rows of the data (adjoint) */
   starpu_data_handle_t ghost[2];
@@ -40,12 +38,12 @@ static void sliding_free(void *p)
   free(c);
 }
 
-/* local windows: the patch kernels with a second patch axis of one sample (their GEMM forms) */
 static int sliding_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
                           const starpu_data_handle_t *hy)
 {
   sliding_t *c = op->data;
-  return codelet_patch_submit(op->dtype, mode == SL_ADJOINT, &c->pd, c->tables.h, c->scratch, nx, hx, ny, hy);
+  return codelet_patch_submit(op->dtype, mode == SL_ADJOINT, mode == SL_ADJOINT ? &c->da : &c->d, c->tables.h, c->scratch,
+                              nx, hx, 0, ny, hy);
 }
 
 /* Along the distributed axis: the ghost layer, then one task reading it with the block (before the model's
@@ -64,7 +62,7 @@ static int sliding_dist_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_
   if (rc == SL_SUCCESS) {
     for (int k = 0; k < nx; k++) in[k + (g && !adj)] = hx[k];
     if (g) in[adj ? nx : 0] = c->ghost[side];
-    rc = codelet_sliding_submit(op->dtype, adj, adj ? &c->da : &c->d, c->tables.h, c->scratch, nx + g, in, g, ny, hy);
+    rc = codelet_patch_submit(op->dtype, adj, adj ? &c->da : &c->d, c->tables.h, c->scratch, nx + g, in, g, ny, hy);
   }
   free(in);
   free(hx);
@@ -188,17 +186,27 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   double *tp = malloc(sizeof *tp * (size_t)(nwins * nwin));
   if (rc == SL_SUCCESS && (!c || !tab || !tp)) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   if (rc == SL_SUCCESS) {
-    c->d = (sl_sliding_dims){1, n, 1, nwins, nm, nwin, step, 0, 0, nwins};
-    for (int d = 0; d < axis; d++) c->d.outer *= like->ldims[d];
-    for (int d = axis + 1; d < like->ndim; d++) c->d.inner *= like->ldims[d];
-    c->pd = (sl_patch_dims){c->d.outer, n, 1, 1, c->d.inner, nwins, nm, nwin, step, 1, 1, 1, 1};
+    int64_t outer = 1, in_ = 1;
+    for (int d = 0; d < axis; d++) outer *= like->ldims[d];
+    for (int d = axis + 1; d < like->ndim; d++) in_ *= like->ldims[d];
+    /* data (outer, n, inner) and model (outer, nwins, nm, inner): patches of nwin x 1 */
+    c->d = (sl_patch_dims){outer, n, 1, 1, in_, nwins, nm, nwin, step, 1, 1, 1, 1, 0, 0, nwins};
+    c->da = c->d;
     if (dist) {
-      int64_t gl = (nwin + step - 1) / step, gh = nwin - 1, in_ = c->d.inner;
+      int64_t gl = (nwin + step - 1) / step, gh = nwin - 1;
       c->dist = 1;
       c->gw[0] = (int)gl;
       c->gw[1] = (int)gh;
-      c->d = (sl_sliding_dims){1, nrow, in_, gl + ln, nm, nwin, step, off, wl - gl, nwins};
-      c->da = (sl_sliding_dims){1, nrow + gh, in_, ln, nm, nwin, step, off, wl, nwins};
+      /* forward: the data rows of this rank from the model's ghost windows and its own; adjoint: its own
+       * windows from its rows and the ghost rows after them */
+      c->d.n0 = nrow;
+      c->d.nw0 = gl + ln;
+      c->d.r0 = off;
+      c->d.p0 = wl - gl;
+      c->da.n0 = nrow + gh;
+      c->da.nw0 = ln;
+      c->da.r0 = off;
+      c->da.p0 = wl;
       starpu_vector_data_register(&c->ghost[0], -1, 0, (uint32_t)(gl * nm * in_), el);
       if (gh > 0) starpu_vector_data_register(&c->ghost[1], -1, 0, (uint32_t)(gh * in_), el);
     }
@@ -208,12 +216,10 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
     const double one = 1; /* the taper of the patch kernels' second axis */
     sl_store_real(tab, nwin * nm + nwins * nwin, &one, 1, like->dtype);
     rc = sl_kept_copy(&c->tables, tab, nwin * nm + nwins * nwin + 1, el);
-    /* the packing space: along the distributed axis the data with its ghost rows and the model with its ghost
-     * windows; else the blocks (several chunks, CPU) or the GEMM work space (CUDA), whichever is larger */
-    int64_t work = dist ? (nrow + c->gw[1]) * c->d.inner + c->d.nwins * nm * c->d.inner : like->nlocal + model->nlocal;
-#ifdef SL_HAVE_CUDA
-    if (!dist && kernel_cuda_patch_work(&c->pd) > work) work = kernel_cuda_patch_work(&c->pd);
-#endif
+    /* the packing space (the data with its ghost rows and the model with its ghost windows along the distributed
+     * axis, the blocks with several chunks) and the CUDA version's GEMM work space, the larger of the two ways */
+    int64_t pf = sl_patch_data_size(&c->d) + sl_patch_model_size(&c->d), pa = sl_patch_data_size(&c->da) + sl_patch_model_size(&c->da);
+    int64_t wf = codelet_patch_work(&c->d, pf), wa = codelet_patch_work(&c->da, pa), work = wf > wa ? wf : wa;
     if (rc == SL_SUCCESS && work > (int64_t)UINT32_MAX)
       rc = sl_error(SL_E_DIMS, "%s: the work space of a rank (%lld elements) is above 2^32 elements: use more ranks", fn,
                     (long long)work);
