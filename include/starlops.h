@@ -450,8 +450,9 @@ int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const voi
  *  nop1), row-major, like's dtype, the same on every rank: row q0 nwin1 + q1 is the patch sample (q0 along
  *  axes[0], q1 along axes[1]), column j0 nop1 + j1 the patch's model coefficient), for non-separable operators
  *  (a Radon transform, a dictionary): patches, tapers and the model's layout as sl_op_patch2d (with M =
- *  kron(M0, M1) both give the same operator). Neither patch axis may be the distributed one (SL_E_DIST): every
- *  patch is local, one task per rank, no communication. */
+ *  kron(M0, M1) both give the same operator). A patch axis may be the distributed axis when that is the first
+ *  axis of the array (SL_E_DIST otherwise): the model is then split by the patches' starts along it and ghost
+ *  patches and rows travel between neighbours, as for sl_op_sliding1d; otherwise every patch is local. */
 int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], const void *M, int64_t nop0, int64_t nop1,
                         int64_t nwin0, int64_t nover0, int64_t nwin1, int64_t nover1, sl_taper taper);
 

@@ -250,7 +250,7 @@ def Patch2D(like, M0, M1, nwin, nover, axes=(-2, -1), tapertype="hanning"):
 def Patch2DDense(like, M, nop, nwin, nover, axes=(-2, -1), tapertype="hanning"):
     """pylops' Patch2D with any operator on a patch given as the dense matrix M ((nwin[0] nwin[1]) x (nop[0] nop[1]):
     row q0 nwin[1] + q1, column j0 nop[1] + j1), e.g. a Radon transform's; patches over two axes of the data laid
-    out like `like` (neither the distributed one), tapers and model layout as Patch2D."""
+    out like `like` (the distributed one only if it is the first), tapers and model layout as Patch2D."""
     m = np.ascontiguousarray(M, dtype=like.dtype)
     if m.shape != (nwin[0] * nwin[1], nop[0] * nop[1]):
         raise ValueError("Patch2DDense: M must be (nwin[0] nwin[1]) x (nop[0] nop[1]) = %d x %d, not %s"

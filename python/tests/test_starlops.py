@@ -316,6 +316,14 @@ def test_patch2d_dense():
             ref[:, 6 * w0:6 * w0 + 6, 5 * w1:5 * w1 + 5] = p.reshape(3, 6, 5)
     np.testing.assert_allclose(y, ref, atol=1e-12)
     assert sl.dottest(D) < 1e-13
+    # an image split over the ranks, patches over both axes: the distributed one exchanges ghost patches and rows
+    im = sl.Array.from_numpy(np.zeros((23, 10)))
+    K2 = sl.Patch2DDense(im, np.kron(M0, M1), nop=(4, 3), nwin=(6, 5), nover=(3, 2), axes=(0, 1))
+    S2 = sl.Patch2D(im, M0, M1, nwin=(6, 5), nover=(3, 2), axes=(0, 1))
+    m2 = K2.domain_array()
+    m2.fill_random(5)
+    np.testing.assert_allclose((K2 @ m2).to_numpy(), (S2 @ m2).to_numpy(), atol=1e-12)
+    assert sl.dottest(K2) < 1e-13
 
 
 def test_more_constructors():

@@ -3,6 +3,7 @@
 #define SL_OP_INTERNAL_H
 
 #include "internal.h"
+#include "codelets/kernel_patch.h"
 
 #define SL_OP_WS_MAX 8 /* work vectors an operator keeps per side between solves */
 
@@ -50,11 +51,31 @@ void sl_kept_free(sl_kept *k);
 /** pylops' tapers of nwins windows of nwin samples overlapping by nover (op_sliding.c): T (nwins x nwin) the
  *  taper of each window, the first keeping its start and the last its end. */
 void sl_window_tapers(double *T, int64_t nwins, int64_t nwin, int64_t nover, sl_taper kind);
+/** Windows along the distributed axis (op_window_split.c): this rank's rows (from off), the windows it owns
+ *  (those starting in its rows: ln from wl), the ghost windows of the model (gw[0], forward) and ghost rows of
+ *  the data (gw[1], adjoint) and their handles. */
+typedef struct sl_window_split {
+  int on;
+  int64_t off, nrow, wl, ln;
+  int gw[2];
+  starpu_data_handle_t ghost[2];
+} sl_window_split;
+/** The split of nwins windows of nwin samples every step along like's distributed axis. */
+void sl_window_split_init(sl_window_split *w, const sl_array *like, int64_t nwin, int64_t step, int64_t nwins);
+/** Sets the patch kernels' buffers along their first axis for the forward (fwd) and the adjoint (adj), and
+ *  registers the ghost layers (model_plane, data_plane: elements per window and per row of the local blocks). */
+void sl_window_split_dims(sl_window_split *w, sl_patch_dims *fwd, sl_patch_dims *adj, int64_t model_plane, int64_t data_plane,
+                          size_t el);
+/** One apply: the ghost layer's exchange, then the patch task on the block and the ghost layer (d: the
+ *  direction's dims). */
+int sl_window_split_apply(const sl_window_split *w, sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y,
+                          const sl_patch_dims *d, starpu_data_handle_t tables, starpu_data_handle_t scratch);
+void sl_window_split_free(sl_window_split *w);
 /** The checks the Patch2D constructors share (op_patch2d.c): like, the two patch axes (normalised into *a0,
- *  *a1), the windows along them, the taper's overlap; the distributed axis may be a patch axis only when
- *  dist_first and it is the first axis. Not agreed. */
+ *  *a1), the windows along them, the taper's overlap; the distributed axis may be a patch axis only when it
+ *  is the first axis. Not agreed. */
 int sl_patch_check(const char *fn, const sl_array *like, const int axes[2], const int64_t nwin[2], const int64_t nover[2],
-                   sl_taper taper, int dist_first, int *a0, int *a1);
+                   sl_taper taper, int *a0, int *a1);
 /** dst[k0 + i] = v[i] (i < n) in dtype dt (imaginary parts 0). */
 void sl_store_real(void *dst, int64_t k0, const double *v, int64_t n, sl_dtype dt);
 

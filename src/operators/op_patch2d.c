@@ -10,7 +10,7 @@
 #include "operators/op_internal.h"
 
 int sl_patch_check(const char *fn, const sl_array *like, const int axes[2], const int64_t nwin[2], const int64_t nover[2],
-                   sl_taper taper, int dist_first, int *a0, int *a1)
+                   sl_taper taper, int *a0, int *a1)
 {
   int rc = SL_SUCCESS;
   *a0 = *a1 = 0;
@@ -30,9 +30,6 @@ int sl_patch_check(const char *fn, const sl_array *like, const int axes[2], cons
       rc = sl_error(SL_E_INVALID, "%s: nwin%d = %lld and nover%d = %lld must satisfy 1 <= nwin%d <= %lld (axis %d) and 0 <= "
                     "nover%d < nwin%d", fn, a, (long long)nwin[a], a, (long long)nover[a], a, (long long)n, ax, a, a);
     else if (like->partition == SL_SCATTER && like->axis == ax && like->group->size > 1) {
-      if (!dist_first)
-        rc = sl_error(SL_E_DIST, "%s: argument 3 (axes[%d] = %d) is the distributed axis of argument 2 (like): patches with a "
-                      "dense matrix lie over two other axes (a separable operator, sl_op_patch2d, may use it)", fn, a, ax);
       for (int d = 0; d < ax && rc == SL_SUCCESS; d++)
         if (like->dims[d] != 1)
           rc = sl_error(SL_E_DIST, "%s: argument 3 (axes[%d] = %d) is the distributed axis of argument 2 (like) but not its "
@@ -56,7 +53,7 @@ int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const voi
   const int64_t nwin[2] = {nwin0, nwin1}, nover[2] = {nover0, nover1}, nop[2] = {nop0, nop1};
   const void *M[2] = {M0, M1};
   if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
-  else rc = sl_patch_check(fn, like, axes, nwin, nover, taper, 1, &a0, &a1);
+  else rc = sl_patch_check(fn, like, axes, nwin, nover, taper, &a0, &a1);
   for (int a = 0; a < 2 && rc == SL_SUCCESS; a++)
     if (!M[a] || nop[a] < 1)
       rc = sl_error(SL_E_INVALID, "%s: argument %d (M%d) must be given with nop%d >= 1 (nop%d %lld)", fn, a ? 8 : 4, a, a, a,

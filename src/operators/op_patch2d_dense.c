@@ -1,9 +1,9 @@
 /* Patch2D with a dense matrix per patch (pylops' Patch2D with any operator on a patch: a Radon transform, a
  * learned dictionary, any (nwin0 nwin1) x (nop0 nop1) matrix): patches of nwin0 x nwin1 samples overlapping by
- * (nover0, nover1) over two axes that are not the distributed one, pylops' 2-D tapers (the outer product of
+ * (nover0, nover1) over two axes (the first may be the distributed axis, op_window_split.c), pylops' 2-D tapers (the outer product of
  * the 1-D ones, edge patches keeping their edges). The model's layout is the separable Patch2D's, each patch
- * axis replaced by (nwins, nop), so that M = kron(M0, M1) gives sl_op_patch2d's operator. Every patch is
- * local: one task per rank per apply (kernel_patch.h: a GEMM per row of patches on the CPU, one cuBLAS GEMM
+ * axis replaced by (nwins, nop), so that M = kron(M0, M1) gives sl_op_patch2d's operator. Away from the
+ * distributed axis every patch is local: one task per rank per apply (kernel_patch.h: a GEMM per row of patches on the CPU, one cuBLAS GEMM
  * over all of a rank's patches on the GPU, in a work space of (nwin0 nwin1 + nop0 nop1) elements per patch),
  * no communication. */
 #include <stdlib.h>
@@ -14,7 +14,8 @@
 #include "codelets/kernel_patch.h"
 
 typedef struct {
-  sl_patch_dims d;
+  sl_patch_dims d, da;          /* the forward's and the adjoint's buffers (they differ along the distributed axis) */
+  sl_window_split split;        /* patches along the distributed axis */
   sl_kept tables;               /* M (kernel axis order), T0, T1, in the dtype */
   starpu_data_handle_t scratch; /* packing space (several chunks, CPU) or GEMM work space (CUDA) */
 } patch_t;
@@ -23,6 +24,7 @@ static void patch_free(void *p)
 {
   patch_t *c = p;
   sl_kept_free(&c->tables);
+  sl_window_split_free(&c->split);
   if (c->scratch) starpu_data_unregister_submit(c->scratch);
   free(c);
 }
@@ -31,11 +33,15 @@ static int patch_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const s
                         const starpu_data_handle_t *hy)
 {
   patch_t *c = op->data;
-  return codelet_patch_submit(op->dtype, mode == SL_ADJOINT, &c->d, c->tables.h, c->scratch, nx, hx, 0, ny, hy);
+  return codelet_patch_submit(op->dtype, mode == SL_ADJOINT, mode == SL_ADJOINT ? &c->da : &c->d, c->tables.h, c->scratch,
+                              nx, hx, 0, ny, hy);
 }
 
 static int patch_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
+  patch_t *c = op->data;
+  if (c->split.on)
+    return sl_window_split_apply(&c->split, op, mode, x, y, mode == SL_ADJOINT ? &c->da : &c->d, c->tables.h, c->scratch);
   return sl_op_apply_chunked(op, mode, x, y, patch_submit);
 }
 static const sl_op_ops patch_ops = {patch_apply, NULL, patch_free};
@@ -49,7 +55,7 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
   if (op) *op = NULL;
   const int64_t nwin[2] = {nwin0, nwin1}, nover[2] = {nover0, nover1};
   if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
-  else rc = sl_patch_check(fn, like, axes, nwin, nover, taper, 0, &a0, &a1);
+  else rc = sl_patch_check(fn, like, axes, nwin, nover, taper, &a0, &a1);
   if (rc == SL_SUCCESS) {
     if (like->group->mask) rc = sl_error(SL_E_DIST, "%s: argument 2 (like) has a mask", fn);
     else if (like->ndim + 2 > SL_MAX_DIMS) rc = sl_error(SL_E_DIMS, "%s: the model would have more than %d axes", fn, SL_MAX_DIMS);
@@ -57,6 +63,10 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
     else if (nop0 < 1 || nop1 < 1)
       rc = sl_error(SL_E_INVALID, "%s: arguments 5-6 (nop0 = %lld, nop1 = %lld) must be >= 1", fn, (long long)nop0, (long long)nop1);
   }
+  int dist = rc == SL_SUCCESS && like->partition == SL_SCATTER && like->group->size > 1 && (like->axis == a0 || like->axis == a1);
+  if (dist && like->axis != (a0 < a1 ? a0 : a1))
+    rc = sl_error(SL_E_DIST, "%s: argument 3 (axes = %d, %d): the distributed axis %d must come before the other patch axis "
+                  "in the array", fn, axes[0], axes[1], like->axis);
   int64_t rows = nwin0 * nwin1, cols = nop0 * nop1;
   int64_t bad = rc == SL_SUCCESS ? sl_first_nonfinite(M, rows * cols, like->dtype) : -1;
   if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)bad);
@@ -89,6 +99,11 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
   sl_dist md = {.partition = like->partition, .axis = like->axis + (like->axis > lo) + (like->axis > hi)};
   int64_t ln = like->ldims[like->axis];
   if (like->axis == lo || like->axis == hi) ln = knw[like->axis == hi]; /* one rank holding the axis: every patch */
+  sl_window_split split = {0};
+  if (dist) { /* the patches that start in this rank's rows */
+    sl_window_split_init(&split, like, kw[0], ks[0], knw[0]);
+    ln = split.ln;
+  }
   if (like->partition == SL_SCATTER) md.local_n = &ln;
   sl_array *model = NULL;
   rc = sl_layout_create(&model, like->ndim + 2, mdims, like->dtype, &md);
@@ -105,6 +120,9 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
       else if (d > lo && d < hi) c->d.B *= like->ldims[d];
       else if (d > hi) c->d.C *= like->ldims[d];
     }
+    c->da = c->d;
+    c->split = split;
+    if (dist) sl_window_split_dims(&c->split, &c->d, &c->da, ko[0] * c->d.B * knw[1] * ko[1] * c->d.C, c->d.B * c->d.n1 * c->d.C, el);
     /* M in the kernel's order: row (q_lo, q_hi), column (j_lo, j_hi) */
     for (int64_t q0 = 0; q0 < kw[0]; q0++)
       for (int64_t q1 = 0; q1 < kw[1]; q1++)
@@ -118,8 +136,9 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
     sl_window_tapers(tp + knw[0] * kw[0], knw[1], kw[1], swap ? nover0 : nover1, taper);
     sl_store_real(tab, rows * cols, tp, knw[0] * kw[0] + knw[1] * kw[1], like->dtype);
     rc = sl_kept_copy(&c->tables, tab, ntab, el);
-    /* the CPU version's packing space (several chunks) and the CUDA version's GEMM work space */
-    int64_t work = codelet_patch_work(&c->d, like->nlocal + model->nlocal);
+    /* the packing space (several chunks, ghost layers) and the CUDA version's GEMM work space, for the larger way */
+    int64_t wf = codelet_patch_work(&c->d, sl_patch_data_size(&c->d) + sl_patch_model_size(&c->d));
+    int64_t wa = codelet_patch_work(&c->da, sl_patch_data_size(&c->da) + sl_patch_model_size(&c->da)), work = wf > wa ? wf : wa;
     if (rc == SL_SUCCESS && work > (int64_t)UINT32_MAX)
       rc = sl_error(SL_E_DIMS, "%s: the work space of a rank (%lld elements) is above 2^32 elements: use more ranks", fn,
                     (long long)work);

@@ -5,10 +5,7 @@
  * Every window is a patch of nwin x 1 samples for the patch kernels (kernel_patch.h: BLAS or cuBLAS GEMMs).
  * Along an axis that is not the distributed one every window is local: one task per rank, no communication.
  * Along the distributed axis (the first axis) a rank owns the windows that start in its rows, and the model is
- * split that way; a window reaches up to nwin - 1 rows into the next ranks, so the forward reads the
- * ceil(nwin / step) windows before its own (ghost windows of the model) and the adjoint the nwin - 1 rows
- * after its block (ghost rows of the data), both filled through the comm layer's neighbour exchange
- * (sl_array_ghost_fill) and read by the same task as the block: every output is a gather, written once. */
+ * split that way, with ghost layers between ranks (op_window_split.c). */
 #include <complex.h>
 #include <math.h>
 #include <stdlib.h>
@@ -21,19 +18,16 @@
 typedef struct {
   sl_patch_dims d;              /* the forward's buffers (a patch of nwin x 1 samples per window) */
   sl_patch_dims da;             /* the adjoint's (the same unless along the distributed axis) */
-  int dist;                     /* windows along the distributed axis */
-  int gw[2];                    /* along it: ghost windows of the model (forward), ghost rows of the data (adjoint) */
-  starpu_data_handle_t ghost[2];
+  sl_window_split split;        /* windows along the distributed axis */
   sl_kept tables;               /* M (nwin x nm) then the tapers (nwins x nwin), in the dtype */
-  starpu_data_handle_t scratch; /* packing space when a block has several chunks (always along the distributed axis) */
+  starpu_data_handle_t scratch; /* packing space (several chunks, ghost layers) and the CUDA GEMM work space */
 } sliding_t;
 
 static void sliding_free(void *p)
 {
   sliding_t *c = p;
   sl_kept_free(&c->tables);
-  for (int s = 0; s < 2; s++)
-    if (c->ghost[s]) starpu_data_unregister_submit(c->ghost[s]);
+  sl_window_split_free(&c->split);
   if (c->scratch) starpu_data_unregister_submit(c->scratch);
   free(c);
 }
@@ -46,34 +40,11 @@ static int sliding_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const
                               nx, hx, 0, ny, hy);
 }
 
-/* Along the distributed axis: the ghost layer, then one task reading it with the block (before the model's
- * chunks, after the data's). */
-static int sliding_dist_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
-{
-  sliding_t *c = op->data;
-  int adj = mode == SL_ADJOINT, side = adj ? 1 : 0, width[2] = {0, 0}, g = c->gw[side] > 0;
-  starpu_data_handle_t dst[2] = {NULL, NULL}, *hx = NULL, *hy = NULL, *in = NULL;
-  width[side] = c->gw[side];
-  dst[side] = c->ghost[side];
-  int nx = 0, ny = 0, rc = g ? sl_array_ghost_fill(x, width, dst) : SL_SUCCESS;
-  if (rc == SL_SUCCESS) rc = sl_op_chunks(x, &hx, &nx);
-  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
-  if (rc == SL_SUCCESS && !(in = malloc(sizeof *in * (size_t)(nx + 1)))) rc = sl_error(SL_E_NOMEM, "Sliding1D: out of memory");
-  if (rc == SL_SUCCESS) {
-    for (int k = 0; k < nx; k++) in[k + (g && !adj)] = hx[k];
-    if (g) in[adj ? nx : 0] = c->ghost[side];
-    rc = codelet_patch_submit(op->dtype, adj, adj ? &c->da : &c->d, c->tables.h, c->scratch, nx + g, in, g, ny, hy);
-  }
-  free(in);
-  free(hx);
-  free(hy);
-  return rc;
-}
-
 static int sliding_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   sliding_t *c = op->data;
-  if (c->dist) return sliding_dist_apply(op, mode, x, y);
+  if (c->split.on)
+    return sl_window_split_apply(&c->split, op, mode, x, y, mode == SL_ADJOINT ? &c->da : &c->d, c->tables.h, c->scratch);
   return sl_op_apply_chunked(op, mode, x, y, sliding_submit);
 }
 static const sl_op_ops sliding_ops = {sliding_apply, NULL, sliding_free};
@@ -167,15 +138,12 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
     }
   }
   sl_dist md = {.partition = like->partition, .axis = like->axis > axis ? like->axis + 1 : like->axis};
-  int64_t ln = like->ldims[like->axis], off = 0, nrow = like->ldims[axis], wl = 0;
+  int64_t ln = like->ldims[like->axis];
   if (like->axis == axis) ln = nwins; /* one rank holding the whole axis: it holds every window */
+  sl_window_split split = {0};
   if (dist) { /* the windows that start in this rank's rows */
-    for (int m = 0; m < like->group->rank; m++) off += like->counts[like->group->members[m]];
-    int64_t wh = (off + nrow + step - 1) / step;
-    wl = (off + step - 1) / step;
-    if (wl > nwins) wl = nwins;
-    if (wh > nwins) wh = nwins;
-    ln = wh - wl;
+    sl_window_split_init(&split, like, nwin, step, nwins);
+    ln = split.ln;
   }
   if (like->partition == SL_SCATTER) md.local_n = &ln;
   sl_array *model = NULL;
@@ -192,24 +160,8 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
     /* data (outer, n, inner) and model (outer, nwins, nm, inner): patches of nwin x 1 */
     c->d = (sl_patch_dims){outer, n, 1, 1, in_, nwins, nm, nwin, step, 1, 1, 1, 1, 0, 0, nwins};
     c->da = c->d;
-    if (dist) {
-      int64_t gl = (nwin + step - 1) / step, gh = nwin - 1;
-      c->dist = 1;
-      c->gw[0] = (int)gl;
-      c->gw[1] = (int)gh;
-      /* forward: the data rows of this rank from the model's ghost windows and its own; adjoint: its own
-       * windows from its rows and the ghost rows after them */
-      c->d.n0 = nrow;
-      c->d.nw0 = gl + ln;
-      c->d.r0 = off;
-      c->d.p0 = wl - gl;
-      c->da.n0 = nrow + gh;
-      c->da.nw0 = ln;
-      c->da.r0 = off;
-      c->da.p0 = wl;
-      starpu_vector_data_register(&c->ghost[0], -1, 0, (uint32_t)(gl * nm * in_), el);
-      if (gh > 0) starpu_vector_data_register(&c->ghost[1], -1, 0, (uint32_t)(gh * in_), el);
-    }
+    c->split = split;
+    if (dist) sl_window_split_dims(&c->split, &c->d, &c->da, nm * in_, in_, el);
     memcpy(tab, M, (size_t)(nwin * nm) * el);
     sl_window_tapers(tp, nwins, nwin, nover, kind);
     sl_store_real(tab, nwin * nm, tp, nwins * nwin, like->dtype);
@@ -218,7 +170,8 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
     rc = sl_kept_copy(&c->tables, tab, nwin * nm + nwins * nwin + 1, el);
     /* the packing space (the data with its ghost rows and the model with its ghost windows along the distributed
      * axis, the blocks with several chunks) and the CUDA version's GEMM work space, the larger of the two ways */
-    int64_t pf = sl_patch_data_size(&c->d) + sl_patch_model_size(&c->d), pa = sl_patch_data_size(&c->da) + sl_patch_model_size(&c->da);
+    int64_t pf = sl_patch_data_size(&c->d) + sl_patch_model_size(&c->d);
+    int64_t pa = sl_patch_data_size(&c->da) + sl_patch_model_size(&c->da);
     int64_t wf = codelet_patch_work(&c->d, pf), wa = codelet_patch_work(&c->da, pa), work = wf > wa ? wf : wa;
     if (rc == SL_SUCCESS && work > (int64_t)UINT32_MAX)
       rc = sl_error(SL_E_DIMS, "%s: the work space of a rank (%lld elements) is above 2^32 elements: use more ranks", fn,

@@ -325,11 +325,14 @@ static void test_patch2d_bad_input(void)
   CHECK(op == NULL, "a failed Patch2D leaves op NULL");
   /* the dense patch operator */
   double Md[6 * 4 * 3 * 2] = {0};
-  int ok2[2] = {1, 2}, on0[2] = {0, 2};
-  rc = sl_op_patch2d_dense(&op, x, on0, Md, 3, 2, 4, 1, 4, 1, SL_TAPER_NONE);
-  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST) && strstr(sl_last_error(), "distributed"),
-        "dense patches over the distributed axis: %s", sl_last_error());
+  int ok2[2] = {1, 2};
+  sl_array *xt2 = NULL;
+  CHECK_OK(sl_array_create(&xt2, 3, dims, SL_FLOAT64, &d1)); /* split along axis 1 */
+  rc = sl_op_patch2d_dense(&op, xt2, ok2, Md, 3, 2, 6, 2, 4, 1, SL_TAPER_NONE);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST) && strstr(sl_last_error(), "first"),
+        "dense patches over a distributed axis that is not the first: %s", sl_last_error());
   sl_op_destroy(&op);
+  sl_array_destroy(&xt2);
   rc = sl_op_patch2d_dense(&op, x, ok2, Md, 0, 2, 6, 2, 4, 1, SL_TAPER_NONE);
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nop0"), "nop0 = 0: %s", sl_last_error());
   Md[7] = NAN;
@@ -410,8 +413,10 @@ int main(int argc, char **argv)
     /* patches over the distributed axis 0, as the first or the second patch axis */
     const int64_t d3[3] = {17, 4, 10}, w3[2] = {6, 4}, o3[2] = {2, 1}, p3[2] = {3, 5};
     const int a3[2] = {0, 2}, a4[2] = {2, 0};
-    test_patch2d(dts[t], 0, d3, a3, w3, o3, p3, SL_TAPER_HANNING, 0);
-    test_patch2d(dts[t], 0, d3, a4, w3, o3, p3, SL_TAPER_COSINESQUARE, 0);
+    for (int dense = 0; dense < 3; dense += 2) {
+      test_patch2d(dts[t], 0, d3, a3, w3, o3, p3, SL_TAPER_HANNING, dense);
+      test_patch2d(dts[t], 0, d3, a4, w3, o3, p3, SL_TAPER_COSINESQUARE, dense);
+    }
   }
   test_bad_input();
   test_patch2d_bad_input();

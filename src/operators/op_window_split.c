@@ -1,0 +1,72 @@
+/* Windows (or patches) along the distributed axis, for Sliding1D and Patch2D with a dense matrix per patch: a
+ * rank owns the windows that start in its rows, so the model is split by the windows' starts; a window reaches
+ * up to nwin - 1 rows into the next ranks, so the forward reads the ceil(nwin / step) windows before the
+ * rank's own (ghost windows of the model) and the adjoint the nwin - 1 rows after its block (ghost rows of the
+ * data), both filled through the comm layer's neighbour exchange (sl_array_ghost_fill) and read by the same
+ * patch task as the block: every output is a gather, written once. */
+#include <stdlib.h>
+
+#include "operators/op_internal.h"
+#include "codelets/codelets.h"
+#include "codelets/kernel_patch.h"
+
+void sl_window_split_init(sl_window_split *w, const sl_array *like, int64_t nwin, int64_t step, int64_t nwins)
+{
+  *w = (sl_window_split){0};
+  int64_t nrow = like->ldims[like->axis], off = 0;
+  for (int m = 0; m < like->group->rank; m++) off += like->counts[like->group->members[m]];
+  int64_t wl = (off + step - 1) / step, wh = (off + nrow + step - 1) / step;
+  w->off = off;
+  w->nrow = nrow;
+  w->wl = wl < nwins ? wl : nwins;
+  w->ln = (wh < nwins ? wh : nwins) - w->wl;
+  w->gw[0] = (nwin + step - 1) / step;
+  w->gw[1] = nwin - 1;
+}
+
+void sl_window_split_dims(sl_window_split *w, sl_patch_dims *fwd, sl_patch_dims *adj, int64_t model_plane, int64_t data_plane,
+                          size_t el)
+{
+  w->on = 1;
+  /* forward: this rank's rows from the model's ghost windows and its own; adjoint: its own windows from its
+   * rows and the ghost rows after them */
+  fwd->n0 = w->nrow;
+  fwd->nw0 = w->gw[0] + w->ln;
+  fwd->r0 = w->off;
+  fwd->p0 = w->wl - w->gw[0];
+  adj->n0 = w->nrow + w->gw[1];
+  adj->nw0 = w->ln;
+  adj->r0 = w->off;
+  adj->p0 = w->wl;
+  starpu_vector_data_register(&w->ghost[0], -1, 0, (uint32_t)(w->gw[0] * model_plane), el);
+  if (w->gw[1] > 0) starpu_vector_data_register(&w->ghost[1], -1, 0, (uint32_t)(w->gw[1] * data_plane), el);
+}
+
+int sl_window_split_apply(const sl_window_split *w, sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y,
+                          const sl_patch_dims *d, starpu_data_handle_t tables, starpu_data_handle_t scratch)
+{
+  int adj = mode == SL_ADJOINT, side = adj ? 1 : 0, width[2] = {0, 0}, g = w->gw[side] > 0;
+  starpu_data_handle_t dst[2] = {NULL, NULL}, *hx = NULL, *hy = NULL, *in = NULL;
+  width[side] = w->gw[side];
+  dst[side] = w->ghost[side];
+  int nx = 0, ny = 0, rc = g ? sl_array_ghost_fill(x, width, dst) : SL_SUCCESS;
+  if (rc == SL_SUCCESS) rc = sl_op_chunks(x, &hx, &nx);
+  if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
+  if (rc == SL_SUCCESS && !(in = malloc(sizeof *in * (size_t)(nx + 1)))) rc = sl_error(SL_E_NOMEM, "%s: out of memory", op->name);
+  if (rc == SL_SUCCESS) { /* the ghost windows come before the model's chunks, the ghost rows after the data's */
+    for (int k = 0; k < nx; k++) in[k + (g && !adj)] = hx[k];
+    if (g) in[adj ? nx : 0] = w->ghost[side];
+    rc = codelet_patch_submit(op->dtype, adj, d, tables, scratch, nx + g, in, g, ny, hy);
+  }
+  free(in);
+  free(hx);
+  free(hy);
+  return rc;
+}
+
+void sl_window_split_free(sl_window_split *w)
+{
+  for (int s = 0; s < 2; s++)
+    if (w->ghost[s]) starpu_data_unregister_submit(w->ghost[s]);
+  w->ghost[0] = w->ghost[1] = NULL;
+}
