@@ -17,16 +17,19 @@ __device__ static void covering(int64_t r, int64_t nwin, int64_t s, int64_t nw, 
 }
 
 /* The batched form: P = A B nw0 nw1 C columns p = (((a B + b) nw0 + w0) nw1 + w1) C + c, X (K x P) the patches'
- * model coefficients, Y (Q x P) their data, both row-major, Y = M X by cuBLAS. */
+ * model coefficients, Y (Q x P) their data, both column-major (a patch's values contiguous: X[p K + k],
+ * Y[p Q + q]), so that the gathers run along a patch's rows; Y = M X by cuBLAS. The adjoint X = M^H Y is taken
+ * as conj(X) = M^T conj(Y) (cuBLAS has no conjugate without transpose): the gather conjugates the tapered data,
+ * the scatter back conjugates the result. */
 __device__ static int64_t column(const sl_patch_dims &d, int64_t a, int64_t b, int64_t w0, int64_t w1, int64_t c)
 {
   return (((a * d.B + b) * d.nw0 + w0) * d.nw1 + w1) * d.C + c;
 }
 
-/* X[k][p] = x[a, w0, j0, b, w1, j1, c] (forward), or the model from X (adjoint, back = 1) */
+/* X[p K + k] = x[a, w0, j0, b, w1, j1, c] (forward), or the model = conj(X) (adjoint, back = 1) */
 template <typename T> __global__ void patch_columns(sl_patch_dims d, int back, T *model, T *X)
 {
-  const int64_t total = d.A * d.nw0 * d.nop0 * d.B * d.nw1 * d.nop1 * d.C, P = d.A * d.B * d.nw0 * d.nw1 * d.C;
+  const int64_t total = d.A * d.nw0 * d.nop0 * d.B * d.nw1 * d.nop1 * d.C;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
     int64_t rest = e, c = rest % d.C;
     rest /= d.C;
@@ -39,16 +42,16 @@ template <typename T> __global__ void patch_columns(sl_patch_dims d, int back, T
     int64_t j0 = rest % d.nop0;
     rest /= d.nop0;
     int64_t w0 = rest % d.nw0, a = rest / d.nw0;
-    int64_t k = j0 * d.nop1 + j1, p = column(d, a, b, w0, w1, c);
-    if (back) model[e] = X[k * P + p];
-    else X[k * P + p] = model[e];
+    int64_t k = j0 * d.nop1 + j1, K = d.nop0 * d.nop1, p = column(d, a, b, w0, w1, c);
+    if (back) model[e] = ops<T>::conj(X[p * K + k]);
+    else X[p * K + k] = model[e];
   }
 }
 
 /* forward: y = the tapered patch data of Y summed over the patches covering each sample */
 template <typename T> __global__ void patch_overlap_add(sl_patch_dims d, const T *tab, const T *Y, T *y)
 {
-  const int64_t K = d.nop0 * d.nop1, total = d.A * d.n0 * d.B * d.n1 * d.C, P = d.A * d.B * d.nw0 * d.nw1 * d.C;
+  const int64_t K = d.nop0 * d.nop1, total = d.A * d.n0 * d.B * d.n1 * d.C, Q = d.nwin0 * d.nwin1;
   const T *t0 = tab + d.nwin0 * d.nwin1 * K, *t1 = t0 + d.nwtot * d.nwin0;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
     int64_t c = e % d.C, r1 = (e / d.C) % d.n1, b = (e / (d.C * d.n1)) % d.B, r0 = (e / (d.C * d.n1 * d.B)) % d.n0;
@@ -62,26 +65,26 @@ template <typename T> __global__ void patch_overlap_add(sl_patch_dims d, const T
       for (int64_t w1 = wa1; w1 <= wb1; w1++) {
         int64_t q0 = R - W * d.s0, q1 = r1 - w1 * d.s1;
         acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
-                                           Y[(q0 * d.nwin1 + q1) * P + column(d, a, b, W - d.p0, w1, c)]));
+                                           Y[column(d, a, b, W - d.p0, w1, c) * Q + q0 * d.nwin1 + q1]));
       }
     y[e] = acc;
   }
 }
 
-/* adjoint: Y[q][p] = the tapered data of patch p at sample q */
+/* adjoint: Y[p Q + q] = conj(the tapered data of patch p at sample q) */
 template <typename T> __global__ void patch_windows(sl_patch_dims d, const T *tab, const T *y, T *Y)
 {
   const int64_t K = d.nop0 * d.nop1, Q = d.nwin0 * d.nwin1, P = d.A * d.B * d.nw0 * d.nw1 * d.C, total = Q * P;
   const T *t0 = tab + Q * K, *t1 = t0 + d.nwtot * d.nwin0;
   const int64_t dr1 = d.C, db = d.n1 * d.C, dr0 = d.B * db, da = d.n0 * dr0;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
-    int64_t p = e % P, q = e / P, q0 = q / d.nwin1, q1 = q % d.nwin1;
+    int64_t q = e % Q, p = e / Q, q0 = q / d.nwin1, q1 = q % d.nwin1;
     int64_t c = p % d.C, w1 = (p / d.C) % d.nw1, w0 = (p / (d.C * d.nw1)) % d.nw0, b = (p / (d.C * d.nw1 * d.nw0)) % d.B;
     int64_t a = p / (d.C * d.nw1 * d.nw0 * d.B), W = d.p0 + w0, r = W * d.s0 - d.r0 + q0;
     Y[e] = W < 0 || W >= d.nwtot || r < 0 || r >= d.n0
              ? ops<T>::zero()
-             : ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
-                           y[a * da + r * dr0 + b * db + (w1 * d.s1 + q1) * dr1 + c]);
+             : ops<T>::conj(ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
+                                        y[a * da + r * dr0 + b * db + (w1 * d.s1 + q1) * dr1 + c]));
   }
 }
 
@@ -102,12 +105,12 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
   char *X = (char *)work, *Y = X + (size_t)(K * P) * el;
   unsigned gm = sl_cuda_grid(sl_patch_model_size(d)), gd = sl_cuda_grid(sl_patch_data_size(d)), gw = sl_cuda_grid(Q * P);
   cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-  /* column-major views: Y^T (P x Q) = X^T (P x K) M^T, M^T being M row-major (ld K); X^T = Y^T conj(M) */
-  cublasOperation_t oc = dt == SL_COMPLEX64 || dt == SL_COMPLEX128 ? CUBLAS_OP_C : CUBLAS_OP_T;
-  int m_ = (int)P, n_ = (int)(adjoint ? K : Q), k_ = (int)(adjoint ? Q : K);
-  const void *A_ = adjoint ? (const void *)Y : (const void *)X;
+  /* M row-major (Q x K) is column-major K x Q (ld K): forward Y (Q x P) = op_T(M) X (K x P); adjoint
+   * conj(X) (K x P) = op_N(M) conj(Y) (Q x P) */
+  cublasOperation_t oa = adjoint ? CUBLAS_OP_N : CUBLAS_OP_T;
+  int m_ = (int)(adjoint ? K : Q), n_ = (int)P, k_ = (int)(adjoint ? Q : K);
+  const void *B_ = adjoint ? (const void *)Y : (const void *)X;
   void *C_ = adjoint ? (void *)X : (void *)Y;
-  cublasOperation_t ob = adjoint ? oc : CUBLAS_OP_N;
   if (!adjoint) {
 #define L_(U) patch_columns<U><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 0, (U *)in, (U *)X)
     SL_CUDA_DISPATCH(dt, L_);
@@ -120,15 +123,15 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
   const float one_s[2] = {1, 0}, zero_s[2] = {0, 0};
   const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
   if (dt == SL_FLOAT32)
-    st = cublasSgemm(h, CUBLAS_OP_N, ob, m_, n_, k_, one_s, (const float *)A_, m_, (const float *)tables, (int)K, zero_s, (float *)C_, m_);
+    st = cublasSgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, one_s, (const float *)tables, (int)K, (const float *)B_, k_, zero_s, (float *)C_, m_);
   else if (dt == SL_FLOAT64)
-    st = cublasDgemm(h, CUBLAS_OP_N, ob, m_, n_, k_, one_d, (const double *)A_, m_, (const double *)tables, (int)K, zero_d, (double *)C_, m_);
+    st = cublasDgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, one_d, (const double *)tables, (int)K, (const double *)B_, k_, zero_d, (double *)C_, m_);
   else if (dt == SL_COMPLEX64)
-    st = cublasCgemm(h, CUBLAS_OP_N, ob, m_, n_, k_, (const cuComplex *)one_s, (const cuComplex *)A_, m_, (const cuComplex *)tables,
-                     (int)K, (const cuComplex *)zero_s, (cuComplex *)C_, m_);
+    st = cublasCgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, (const cuComplex *)one_s, (const cuComplex *)tables, (int)K, (const cuComplex *)B_,
+                     k_, (const cuComplex *)zero_s, (cuComplex *)C_, m_);
   else
-    st = cublasZgemm(h, CUBLAS_OP_N, ob, m_, n_, k_, (const cuDoubleComplex *)one_d, (const cuDoubleComplex *)A_, m_,
-                     (const cuDoubleComplex *)tables, (int)K, (const cuDoubleComplex *)zero_d, (cuDoubleComplex *)C_, m_);
+    st = cublasZgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, (const cuDoubleComplex *)one_d, (const cuDoubleComplex *)tables, (int)K,
+                     (const cuDoubleComplex *)B_, k_, (const cuDoubleComplex *)zero_d, (cuDoubleComplex *)C_, m_);
   if (st != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
   if (!adjoint) {
 #define L_(U) patch_overlap_add<U><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)Y, (U *)out)
