@@ -30,6 +30,8 @@ typedef struct {
   int64_t r0, p0, nwtot; /* the buffers' origins along the first patch axis, and its patches */
 } sl_patch_dims;
 
+/** Patches times trailing elements: the columns of the GEMMs (BLAS and cuBLAS take them as int). */
+static inline int64_t sl_patch_columns(const sl_patch_dims *d) { return d->A * d->B * d->nw0 * d->nw1 * d->C; }
 /** Elements of the data and of the model blocks. */
 static inline int64_t sl_patch_data_size(const sl_patch_dims *d) { return d->A * d->n0 * d->B * d->n1 * d->C; }
 static inline int64_t sl_patch_model_size(const sl_patch_dims *d)

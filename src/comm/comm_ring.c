@@ -88,6 +88,18 @@ static void ring_release(coll *c)
   c->ring = NULL;
 }
 
+/* An MPI call failed with units posted: their requests may still read or write the ring's buffers, and
+ * cancelling a send may never complete, so the buffers are left to them (not returned to the pool) and the
+ * collective is over for this rank; the peers then wait until the watchdog (STARLOPS_TIMEOUT) ends the job. */
+static void ring_abandon(coll *c, int rc)
+{
+  sl_async_error(rc, "%s: %s (the ring's buffers are left to its pending requests)", coll_kind_name(c->kind), sl_last_error());
+  comm_ring *g = c->ring;
+  free(g->off);
+  free(g);
+  c->ring = NULL;
+}
+
 static int64_t seg_lo(int64_t len, int j, int S) { return len * j / S; }
 
 /* The blocks unit u sends and receives: step s = u / S (the reduce-scatter half, then the allgather half). */
@@ -162,8 +174,7 @@ int coll_ring_advance(void *arg)
   if (g->next < g->units) {
     int rc = ring_post(c, g->next, g->inflight);
     if (rc != SL_SUCCESS) {
-      sl_async_error(rc, "%s: %s", coll_kind_name(c->kind), sl_last_error());
-      ring_release(c);
+      ring_abandon(c, rc);
       return 0;
     }
     g->next++;
@@ -226,9 +237,13 @@ int coll_ring_start(coll *c, int *nreq)
   int window = g->S >= 2 ? 2 : 1;
   for (; g->inflight < window && g->next < g->units; g->next++, g->inflight++) {
     int rc = ring_post(c, g->next, g->inflight);
-    if (rc != SL_SUCCESS) {
-      ring_release(c);
+    if (rc != SL_SUCCESS && g->next == 0 && c->reqs[0] == MPI_REQUEST_NULL && c->reqs[1] == MPI_REQUEST_NULL) {
+      ring_release(c); /* nothing posted */
       return rc;
+    }
+    if (rc != SL_SUCCESS) {
+      ring_abandon(c, rc);
+      return SL_SUCCESS; /* reported; nothing to wait for */
     }
   }
   *nreq = 2;

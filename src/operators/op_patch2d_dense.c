@@ -6,6 +6,7 @@
  * distributed axis every patch is local: one task per rank per apply (kernel_patch.h: a GEMM per row of patches on the CPU, one cuBLAS GEMM
  * over all of a rank's patches on the GPU, in a work space of (nwin0 nwin1 + nop0 nop1) elements per patch),
  * no communication. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,9 +140,9 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
     /* the packing space (several chunks, ghost layers) and the CUDA version's GEMM work space, for the larger way */
     int64_t wf = codelet_patch_work(&c->d, sl_patch_data_size(&c->d) + sl_patch_model_size(&c->d));
     int64_t wa = codelet_patch_work(&c->da, sl_patch_data_size(&c->da) + sl_patch_model_size(&c->da)), work = wf > wa ? wf : wa;
-    if (rc == SL_SUCCESS && work > (int64_t)UINT32_MAX)
-      rc = sl_error(SL_E_DIMS, "%s: the work space of a rank (%lld elements) is above 2^32 elements: use more ranks", fn,
-                    (long long)work);
+    if (rc == SL_SUCCESS && (work > (int64_t)UINT32_MAX || sl_patch_columns(&c->d) > INT_MAX || sl_patch_columns(&c->da) > INT_MAX))
+      rc = sl_error(SL_E_DIMS, "%s: a rank's work space (%lld elements, %lld patch columns) is above 2^32 elements or 2^31 "
+                    "columns: use more ranks", fn, (long long)work, (long long)sl_patch_columns(&c->d));
     if (rc == SL_SUCCESS) starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)(work > 0 ? work : 1), el);
   }
   free(tab);

@@ -8,6 +8,7 @@
  * split that way, with ghost layers between ranks (op_window_split.c). */
 #include <complex.h>
 #include <math.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,9 +174,9 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
     int64_t pf = sl_patch_data_size(&c->d) + sl_patch_model_size(&c->d);
     int64_t pa = sl_patch_data_size(&c->da) + sl_patch_model_size(&c->da);
     int64_t wf = codelet_patch_work(&c->d, pf), wa = codelet_patch_work(&c->da, pa), work = wf > wa ? wf : wa;
-    if (rc == SL_SUCCESS && work > (int64_t)UINT32_MAX)
-      rc = sl_error(SL_E_DIMS, "%s: the work space of a rank (%lld elements) is above 2^32 elements: use more ranks", fn,
-                    (long long)work);
+    if (rc == SL_SUCCESS && (work > (int64_t)UINT32_MAX || sl_patch_columns(&c->d) > INT_MAX || sl_patch_columns(&c->da) > INT_MAX))
+      rc = sl_error(SL_E_DIMS, "%s: a rank's work space (%lld elements, %lld patch columns) is above 2^32 elements or 2^31 "
+                    "columns: use more ranks", fn, (long long)work, (long long)sl_patch_columns(&c->d));
     if (rc == SL_SUCCESS) starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)(work > 0 ? work : 1), el);
   }
   free(tab);
