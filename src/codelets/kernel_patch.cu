@@ -8,8 +8,19 @@
 #include "kernel_cuda_ops.cuh"
 #include "kernel_patch.h"
 
+/* The dims in the kernels' index type I: 32-bit when every index of the call fits (integer division and
+ * multiplication are several times cheaper than in 64 bits), else 64-bit. */
+template <typename I> struct pdims {
+  I A, n0, B, n1, C, nw0, nop0, nwin0, s0, nw1, nop1, nwin1, s1, r0, p0, nwtot;
+};
+template <typename I> __device__ static pdims<I> in_type(const sl_patch_dims &d)
+{
+  return pdims<I>{(I)d.A,   (I)d.n0,    (I)d.B,  (I)d.n1,  (I)d.C,    (I)d.nw0, (I)d.nop0, (I)d.nwin0,
+                  (I)d.s0,  (I)d.nw1,   (I)d.nop1, (I)d.nwin1, (I)d.s1, (I)d.r0,  (I)d.p0,   (I)d.nwtot};
+}
+
 /* the first window along an axis whose span [w s, w s + nwin) holds row r, and the last, clipped to [0, nw) */
-__device__ static void covering(int64_t r, int64_t nwin, int64_t s, int64_t nw, int64_t *w0, int64_t *w1)
+template <typename I> __device__ static void covering(I r, I nwin, I s, I nw, I *w0, I *w1)
 {
   *w0 = r - nwin + 1 <= 0 ? 0 : (r - nwin + 1 + s - 1) / s;
   *w1 = r / s;
@@ -21,49 +32,51 @@ __device__ static void covering(int64_t r, int64_t nwin, int64_t s, int64_t nw, 
  * Y[p Q + q]), so that the gathers run along a patch's rows; Y = M X by cuBLAS. The adjoint X = M^H Y is taken
  * as conj(X) = M^T conj(Y) (cuBLAS has no conjugate without transpose): the gather conjugates the tapered data,
  * the scatter back conjugates the result. */
-__device__ static int64_t column(const sl_patch_dims &d, int64_t a, int64_t b, int64_t w0, int64_t w1, int64_t c)
+template <typename I> __device__ static I column(const pdims<I> &d, I a, I b, I w0, I w1, I c)
 {
   return (((a * d.B + b) * d.nw0 + w0) * d.nw1 + w1) * d.C + c;
 }
 
 /* X[p K + k] = x[a, w0, j0, b, w1, j1, c] (forward), or the model = conj(X) (adjoint, back = 1) */
-template <typename T> __global__ void patch_columns(sl_patch_dims d, int back, T *model, T *X)
+template <typename T, typename I> __global__ void patch_columns(sl_patch_dims dd, int back, T *model, T *X)
 {
-  const int64_t total = d.A * d.nw0 * d.nop0 * d.B * d.nw1 * d.nop1 * d.C;
-  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
-    int64_t rest = e, c = rest % d.C;
+  const pdims<I> d = in_type<I>(dd);
+  const I total = d.A * d.nw0 * d.nop0 * d.B * d.nw1 * d.nop1 * d.C, K = d.nop0 * d.nop1;
+  for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
+    I rest = e, c = rest % d.C;
     rest /= d.C;
-    int64_t j1 = rest % d.nop1;
+    I j1 = rest % d.nop1;
     rest /= d.nop1;
-    int64_t w1 = rest % d.nw1;
+    I w1 = rest % d.nw1;
     rest /= d.nw1;
-    int64_t b = rest % d.B;
+    I b = rest % d.B;
     rest /= d.B;
-    int64_t j0 = rest % d.nop0;
+    I j0 = rest % d.nop0;
     rest /= d.nop0;
-    int64_t w0 = rest % d.nw0, a = rest / d.nw0;
-    int64_t k = j0 * d.nop1 + j1, K = d.nop0 * d.nop1, p = column(d, a, b, w0, w1, c);
+    I w0 = rest % d.nw0, a = rest / d.nw0;
+    I k = j0 * d.nop1 + j1, p = column(d, a, b, w0, w1, c);
     if (back) model[e] = ops<T>::conj(X[p * K + k]);
     else X[p * K + k] = model[e];
   }
 }
 
 /* forward: y = the tapered patch data of Y summed over the patches covering each sample */
-template <typename T> __global__ void patch_overlap_add(sl_patch_dims d, const T *tab, const T *Y, T *y)
+template <typename T, typename I> __global__ void patch_overlap_add(sl_patch_dims dd, const T *tab, const T *Y, T *y)
 {
-  const int64_t K = d.nop0 * d.nop1, total = d.A * d.n0 * d.B * d.n1 * d.C, Q = d.nwin0 * d.nwin1;
-  const T *t0 = tab + d.nwin0 * d.nwin1 * K, *t1 = t0 + d.nwtot * d.nwin0;
-  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
-    int64_t c = e % d.C, r1 = (e / d.C) % d.n1, b = (e / (d.C * d.n1)) % d.B, r0 = (e / (d.C * d.n1 * d.B)) % d.n0;
-    int64_t a = e / (d.C * d.n1 * d.B * d.n0), Wa, Wb, wa1, wb1, R = r0 + d.r0;
-    covering(R, d.nwin0, d.s0, d.nwtot, &Wa, &Wb); /* global patches, then the buffer's */
+  const pdims<I> d = in_type<I>(dd);
+  const I K = d.nop0 * d.nop1, total = d.A * d.n0 * d.B * d.n1 * d.C, Q = d.nwin0 * d.nwin1;
+  const T *t0 = tab + Q * K, *t1 = t0 + d.nwtot * d.nwin0;
+  for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
+    I c = e % d.C, r1 = (e / d.C) % d.n1, b = (e / (d.C * d.n1)) % d.B, r0 = (e / (d.C * d.n1 * d.B)) % d.n0;
+    I a = e / (d.C * d.n1 * d.B * d.n0), Wa, Wb, wa1, wb1, R = r0 + d.r0;
+    covering<I>(R, d.nwin0, d.s0, d.nwtot, &Wa, &Wb); /* global patches, then the buffer's */
     if (Wa < d.p0) Wa = d.p0;
     if (Wb > d.p0 + d.nw0 - 1) Wb = d.p0 + d.nw0 - 1;
-    covering(r1, d.nwin1, d.s1, d.nw1, &wa1, &wb1);
+    covering<I>(r1, d.nwin1, d.s1, d.nw1, &wa1, &wb1);
     T acc = ops<T>::zero();
-    for (int64_t W = Wa; W <= Wb; W++)
-      for (int64_t w1 = wa1; w1 <= wb1; w1++) {
-        int64_t q0 = R - W * d.s0, q1 = r1 - w1 * d.s1;
+    for (I W = Wa; W <= Wb; W++)
+      for (I w1 = wa1; w1 <= wb1; w1++) {
+        I q0 = R - W * d.s0, q1 = r1 - w1 * d.s1;
         acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
                                            Y[column(d, a, b, W - d.p0, w1, c) * Q + q0 * d.nwin1 + q1]));
       }
@@ -72,15 +85,16 @@ template <typename T> __global__ void patch_overlap_add(sl_patch_dims d, const T
 }
 
 /* adjoint: Y[p Q + q] = conj(the tapered data of patch p at sample q) */
-template <typename T> __global__ void patch_windows(sl_patch_dims d, const T *tab, const T *y, T *Y)
+template <typename T, typename I> __global__ void patch_windows(sl_patch_dims dd, const T *tab, const T *y, T *Y)
 {
-  const int64_t K = d.nop0 * d.nop1, Q = d.nwin0 * d.nwin1, P = d.A * d.B * d.nw0 * d.nw1 * d.C, total = Q * P;
+  const pdims<I> d = in_type<I>(dd);
+  const I K = d.nop0 * d.nop1, Q = d.nwin0 * d.nwin1, P = d.A * d.B * d.nw0 * d.nw1 * d.C, total = Q * P;
   const T *t0 = tab + Q * K, *t1 = t0 + d.nwtot * d.nwin0;
-  const int64_t dr1 = d.C, db = d.n1 * d.C, dr0 = d.B * db, da = d.n0 * dr0;
-  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
-    int64_t q = e % Q, p = e / Q, q0 = q / d.nwin1, q1 = q % d.nwin1;
-    int64_t c = p % d.C, w1 = (p / d.C) % d.nw1, w0 = (p / (d.C * d.nw1)) % d.nw0, b = (p / (d.C * d.nw1 * d.nw0)) % d.B;
-    int64_t a = p / (d.C * d.nw1 * d.nw0 * d.B), W = d.p0 + w0, r = W * d.s0 - d.r0 + q0;
+  const I dr1 = d.C, db = d.n1 * d.C, dr0 = d.B * db, da = d.n0 * dr0;
+  for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
+    I q = e % Q, p = e / Q, q0 = q / d.nwin1, q1 = q % d.nwin1;
+    I c = p % d.C, w1 = (p / d.C) % d.nw1, w0 = (p / (d.C * d.nw1)) % d.nw0, b = (p / (d.C * d.nw1 * d.nw0)) % d.B;
+    I a = p / (d.C * d.nw1 * d.nw0 * d.B), W = d.p0 + w0, r = W * d.s0 - d.r0 + q0;
     Y[e] = W < 0 || W >= d.nwtot || r < 0 || r >= d.n0
              ? ops<T>::zero()
              : ops<T>::conj(ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
@@ -104,6 +118,11 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
   size_t el = dt == SL_FLOAT32 ? 4 : (dt == SL_COMPLEX128 ? 16 : 8);
   char *X = (char *)work, *Y = X + (size_t)(K * P) * el;
   unsigned gm = sl_cuda_grid(sl_patch_model_size(d)), gd = sl_cuda_grid(sl_patch_data_size(d)), gw = sl_cuda_grid(Q * P);
+  /* 32-bit indices when every index (and a grid stride past it) stays below 2^31 */
+  int64_t most = sl_patch_model_size(d) > sl_patch_data_size(d) ? sl_patch_model_size(d) : sl_patch_data_size(d);
+  if (Q * P > most) most = Q * P;
+  if (K * P > most) most = K * P;
+  int narrow = most + (d->r0 > 0 ? d->r0 : 0) + d->nwtot * d->nwin0 < ((int64_t)1 << 30);
   cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
   /* M row-major (Q x K) is column-major K x Q (ld K): forward Y (Q x P) = op_T(M) X (K x P); adjoint
    * conj(X) (K x P) = op_N(M) conj(Y) (Q x P) */
@@ -112,11 +131,15 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
   const void *B_ = adjoint ? (const void *)Y : (const void *)X;
   void *C_ = adjoint ? (void *)X : (void *)Y;
   if (!adjoint) {
-#define L_(U) patch_columns<U><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 0, (U *)in, (U *)X)
+#define L_(U)                                                                                                    \
+  if (narrow) patch_columns<U, int32_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 0, (U *)in, (U *)X);                  \
+  else patch_columns<U, int64_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 0, (U *)in, (U *)X)
     SL_CUDA_DISPATCH(dt, L_);
 #undef L_
   } else {
-#define L_(U) patch_windows<U><<<gw, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)Y)
+#define L_(U)                                                                                                    \
+  if (narrow) patch_windows<U, int32_t><<<gw, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)Y); \
+  else patch_windows<U, int64_t><<<gw, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)Y)
     SL_CUDA_DISPATCH(dt, L_);
 #undef L_
   }
@@ -134,11 +157,15 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
                      (const cuDoubleComplex *)B_, k_, (const cuDoubleComplex *)zero_d, (cuDoubleComplex *)C_, m_);
   if (st != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
   if (!adjoint) {
-#define L_(U) patch_overlap_add<U><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)Y, (U *)out)
+#define L_(U)                                                                                                    \
+  if (narrow) patch_overlap_add<U, int32_t><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)Y, (U *)out); \
+  else patch_overlap_add<U, int64_t><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)Y, (U *)out)
     SL_CUDA_DISPATCH(dt, L_);
 #undef L_
   } else {
-#define L_(U) patch_columns<U><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 1, (U *)out, (U *)X)
+#define L_(U)                                                                                                    \
+  if (narrow) patch_columns<U, int32_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 1, (U *)out, (U *)X);                 \
+  else patch_columns<U, int64_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 1, (U *)out, (U *)X)
     SL_CUDA_DISPATCH(dt, L_);
 #undef L_
   }
