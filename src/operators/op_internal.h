@@ -71,6 +71,20 @@ void sl_window_split_dims(sl_window_split *w, sl_patch_dims *fwd, sl_patch_dims 
 int sl_window_split_apply(const sl_window_split *w, sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y,
                           const sl_patch_dims *d, starpu_data_handle_t tables, starpu_data_handle_t scratch);
 void sl_window_split_free(sl_window_split *w);
+/** The windowed operators' object (op_windowed.c): the patch kernels' buffers for the forward (d) and the
+ *  adjoint (da), the split along the distributed axis, the tables (M, T0, T1) and the scratch handle. An
+ *  operator made with sl_windowed_ops owns it. */
+typedef struct sl_windowed {
+  sl_patch_dims d, da;
+  sl_window_split split;
+  sl_kept tables;
+  starpu_data_handle_t scratch;
+} sl_windowed;
+extern const sl_op_ops sl_windowed_ops;
+/** Registers c's scratch handle for both directions (SL_E_DIMS when it is beyond the kernels' index ranges). */
+int sl_windowed_scratch(sl_windowed *c, const char *fn, size_t el);
+/** Releases c (a constructor's failure path; NULL is ignored). */
+void sl_windowed_free(sl_windowed *c);
 /** The checks the Patch2D constructors share (op_patch2d.c): like, the two patch axes (normalised into *a0,
  *  *a1), the windows along them, the taper's overlap; the distributed axis may be a patch axis only when it
  *  is the first axis. Not agreed. */

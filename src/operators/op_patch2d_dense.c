@@ -3,49 +3,13 @@
  * (nover0, nover1) over two axes (the first may be the distributed axis, op_window_split.c), pylops' 2-D tapers (the outer product of
  * the 1-D ones, edge patches keeping their edges). The model's layout is the separable Patch2D's, each patch
  * axis replaced by (nwins, nop), so that M = kron(M0, M1) gives sl_op_patch2d's operator. Away from the
- * distributed axis every patch is local: one task per rank per apply (kernel_patch.h: a GEMM per row of patches on the CPU, one cuBLAS GEMM
+ * distributed axis every patch is local: one task per rank per apply (kernel_patch.h: a GEMM per outer index on the CPU, one cuBLAS GEMM
  * over all of a rank's patches on the GPU, in a work space of (nwin0 nwin1 + nop0 nop1) elements per patch),
- * no communication. */
-#include <limits.h>
+ * no communication. The operator's object is the windowed operators' (op_windowed.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "operators/op_internal.h"
-#include "codelets/codelets.h"
-#include "codelets/kernel_patch.h"
-
-typedef struct {
-  sl_patch_dims d, da;          /* the forward's and the adjoint's buffers (they differ along the distributed axis) */
-  sl_window_split split;        /* patches along the distributed axis */
-  sl_kept tables;               /* M (kernel axis order), T0, T1, in the dtype */
-  starpu_data_handle_t scratch; /* packing space (several chunks, CPU) or GEMM work space (CUDA) */
-} patch_t;
-
-static void patch_free(void *p)
-{
-  patch_t *c = p;
-  sl_kept_free(&c->tables);
-  sl_window_split_free(&c->split);
-  if (c->scratch) starpu_data_unregister_submit(c->scratch);
-  free(c);
-}
-
-static int patch_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
-                        const starpu_data_handle_t *hy)
-{
-  patch_t *c = op->data;
-  return codelet_patch_submit(op->dtype, mode == SL_ADJOINT, mode == SL_ADJOINT ? &c->da : &c->d, c->tables.h, c->scratch,
-                              nx, hx, 0, ny, hy);
-}
-
-static int patch_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
-{
-  patch_t *c = op->data;
-  if (c->split.on)
-    return sl_window_split_apply(&c->split, op, mode, x, y, mode == SL_ADJOINT ? &c->da : &c->d, c->tables.h, c->scratch);
-  return sl_op_apply_chunked(op, mode, x, y, patch_submit);
-}
-static const sl_op_ops patch_ops = {patch_apply, NULL, patch_free};
 
 int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], const void *M, int64_t nop0, int64_t nop1,
                         int64_t nwin0, int64_t nover0, int64_t nwin1, int64_t nover1, sl_taper taper)
@@ -108,7 +72,7 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
   if (like->partition == SL_SCATTER) md.local_n = &ln;
   sl_array *model = NULL;
   rc = sl_layout_create(&model, like->ndim + 2, mdims, like->dtype, &md);
-  patch_t *c = calloc(1, sizeof *c);
+  sl_windowed *c = calloc(1, sizeof *c);
   size_t el = like->elsize;
   int64_t ntab = rows * cols + knw[0] * kw[0] + knw[1] * kw[1];
   char *tab = malloc((size_t)ntab * el);
@@ -137,19 +101,13 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
     sl_window_tapers(tp + knw[0] * kw[0], knw[1], kw[1], swap ? nover0 : nover1, taper);
     sl_store_real(tab, rows * cols, tp, knw[0] * kw[0] + knw[1] * kw[1], like->dtype);
     rc = sl_kept_copy(&c->tables, tab, ntab, el);
-    /* the packing space (several chunks, ghost layers) and the CUDA version's GEMM work space, for the larger way */
-    int64_t wf = codelet_patch_work(&c->d, sl_patch_data_size(&c->d) + sl_patch_model_size(&c->d));
-    int64_t wa = codelet_patch_work(&c->da, sl_patch_data_size(&c->da) + sl_patch_model_size(&c->da)), work = wf > wa ? wf : wa;
-    if (rc == SL_SUCCESS && (work > (int64_t)UINT32_MAX || sl_patch_columns(&c->d) > INT_MAX || sl_patch_columns(&c->da) > INT_MAX))
-      rc = sl_error(SL_E_DIMS, "%s: a rank's work space (%lld elements, %lld patch columns) is above 2^32 elements or 2^31 "
-                    "columns: use more ranks", fn, (long long)work, (long long)sl_patch_columns(&c->d));
-    if (rc == SL_SUCCESS) starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)(work > 0 ? work : 1), el);
+    if (rc == SL_SUCCESS) rc = sl_windowed_scratch(c, fn, el);
   }
   free(tab);
   free(tp);
   sl_op *o = NULL;
-  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Patch2D", model, like, &patch_ops, c);
-  else if (c) patch_free(c);
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Patch2D", model, like, &sl_windowed_ops, c);
+  else sl_windowed_free(c);
   sl_array_destroy(&model);
   return sl_op_finish(op, o, rc);
 }

@@ -5,50 +5,14 @@
  * Every window is a patch of nwin x 1 samples for the patch kernels (kernel_patch.h: BLAS or cuBLAS GEMMs).
  * Along an axis that is not the distributed one every window is local: one task per rank, no communication.
  * Along the distributed axis (the first axis) a rank owns the windows that start in its rows, and the model is
- * split that way, with ghost layers between ranks (op_window_split.c). */
+ * split that way, with ghost layers between ranks (op_window_split.c). The operator's object is the windowed
+ * operators' (op_windowed.c). */
 #include <complex.h>
 #include <math.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "operators/op_internal.h"
-#include "codelets/codelets.h"
-#include "codelets/kernel_patch.h"
-
-typedef struct {
-  sl_patch_dims d;              /* the forward's buffers (a patch of nwin x 1 samples per window) */
-  sl_patch_dims da;             /* the adjoint's (the same unless along the distributed axis) */
-  sl_window_split split;        /* windows along the distributed axis */
-  sl_kept tables;               /* M (nwin x nm) then the tapers (nwins x nwin), in the dtype */
-  starpu_data_handle_t scratch; /* packing space (several chunks, ghost layers) and the CUDA GEMM work space */
-} sliding_t;
-
-static void sliding_free(void *p)
-{
-  sliding_t *c = p;
-  sl_kept_free(&c->tables);
-  sl_window_split_free(&c->split);
-  if (c->scratch) starpu_data_unregister_submit(c->scratch);
-  free(c);
-}
-
-static int sliding_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const starpu_data_handle_t *hx, int ny,
-                          const starpu_data_handle_t *hy)
-{
-  sliding_t *c = op->data;
-  return codelet_patch_submit(op->dtype, mode == SL_ADJOINT, mode == SL_ADJOINT ? &c->da : &c->d, c->tables.h, c->scratch,
-                              nx, hx, 0, ny, hy);
-}
-
-static int sliding_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
-{
-  sliding_t *c = op->data;
-  if (c->split.on)
-    return sl_window_split_apply(&c->split, op, mode, x, y, mode == SL_ADJOINT ? &c->da : &c->d, c->tables.h, c->scratch);
-  return sl_op_apply_chunked(op, mode, x, y, sliding_submit);
-}
-static const sl_op_ops sliding_ops = {sliding_apply, NULL, sliding_free};
 
 /* pylops' taper(nmask, ntap, tapertype): ramps of ntap samples at both ends, ones between */
 static void taper(double *t, int64_t nmask, int64_t ntap, sl_taper kind)
@@ -149,7 +113,7 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   if (like->partition == SL_SCATTER) md.local_n = &ln;
   sl_array *model = NULL;
   rc = sl_layout_create(&model, like->ndim + 1, mdims, like->dtype, &md);
-  sliding_t *c = calloc(1, sizeof *c);
+  sl_windowed *c = calloc(1, sizeof *c);
   size_t el = like->elsize;
   char *tab = malloc((size_t)(nwin * nm + nwins * nwin + 1) * el);
   double *tp = malloc(sizeof *tp * (size_t)(nwins * nwin));
@@ -169,21 +133,13 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
     const double one = 1; /* the taper of the patch kernels' second axis */
     sl_store_real(tab, nwin * nm + nwins * nwin, &one, 1, like->dtype);
     rc = sl_kept_copy(&c->tables, tab, nwin * nm + nwins * nwin + 1, el);
-    /* the packing space (the data with its ghost rows and the model with its ghost windows along the distributed
-     * axis, the blocks with several chunks) and the CUDA version's GEMM work space, the larger of the two ways */
-    int64_t pf = sl_patch_data_size(&c->d) + sl_patch_model_size(&c->d);
-    int64_t pa = sl_patch_data_size(&c->da) + sl_patch_model_size(&c->da);
-    int64_t wf = codelet_patch_work(&c->d, pf), wa = codelet_patch_work(&c->da, pa), work = wf > wa ? wf : wa;
-    if (rc == SL_SUCCESS && (work > (int64_t)UINT32_MAX || sl_patch_columns(&c->d) > INT_MAX || sl_patch_columns(&c->da) > INT_MAX))
-      rc = sl_error(SL_E_DIMS, "%s: a rank's work space (%lld elements, %lld patch columns) is above 2^32 elements or 2^31 "
-                    "columns: use more ranks", fn, (long long)work, (long long)sl_patch_columns(&c->d));
-    if (rc == SL_SUCCESS) starpu_vector_data_register(&c->scratch, -1, 0, (uint32_t)(work > 0 ? work : 1), el);
+    if (rc == SL_SUCCESS) rc = sl_windowed_scratch(c, fn, el);
   }
   free(tab);
   free(tp);
   sl_op *o = NULL;
-  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Sliding1D", model, like, &sliding_ops, c);
-  else if (c) sliding_free(c);
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Sliding1D", model, like, &sl_windowed_ops, c);
+  else sl_windowed_free(c);
   sl_array_destroy(&model);
   return sl_op_finish(op, o, rc);
 }
