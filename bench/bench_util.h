@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /** Seconds on the monotonic clock. */
@@ -38,6 +39,27 @@ static inline int bench_parse_list(const char *s, int64_t *v, int max)
     if (!*p) break;
   }
   return n;
+}
+
+/** Median time of one host memcpy of `bytes` on this thread (a one-core bandwidth ceiling), NAN if the buffers
+ *  cannot be allocated. */
+static inline double bench_time_memcpy(size_t bytes, int reps)
+{
+  char *a = malloc(bytes + 1), *b = malloc(bytes + 1);
+  double t[64], med = NAN;
+  if (a && b) {
+    memset(a, 1, bytes + 1);
+    memset(b, 0, bytes + 1);
+    for (int r = -1; r < reps; r++) {
+      double t0 = bench_now();
+      memcpy(r % 2 ? a : b, r % 2 ? b : a, bytes);
+      if (r >= 0) t[r] = bench_now() - t0;
+    }
+    med = bench_median(t, reps);
+  }
+  free(a);
+  free(b);
+  return med;
 }
 
 #if defined(SL_HAVE_CUDA) && defined(CUDART_VERSION)

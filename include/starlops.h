@@ -431,7 +431,11 @@ typedef enum { SL_TAPER_NONE = 0, SL_TAPER_HANNING = 1, SL_TAPER_COSINE = 2, SL_
  *  windows are local and the model is distributed as the data. Along the distributed axis (which must be the
  *  first axis, or the axes before it of length 1; SL_E_DIST otherwise) each rank owns the windows that
  *  start in its rows, so the model is split by the windows' starts (create it with sl_op_create_domain); the
- *  windows reaching into the next ranks' rows travel as ghost layers through neighbour exchanges. */
+ *  windows reaching into the next ranks' rows travel as ghost layers through neighbour exchanges.
+ *  M = NULL (with nm = nwin) is the identity: the model holds the windows themselves, and the operator adds
+ *  them, tapered, into the data. Composed after any operator whose range is laid out like its domain
+ *  (sl_op_product(&S, W, Op), e.g. Op the adjoint of sl_op_fft along axis + 1 of sl_op_domain(W)) it is
+ *  pylops' Sliding1D of that operator (one operator for all the windows, batched along the windows' axis). */
 int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, int64_t nm, int64_t nwin, int64_t nover,
                     sl_taper taper);
 /** Collective. pylops' Patch2D with a separable operator on every patch: patches of nwin0 x nwin1 samples
@@ -452,7 +456,10 @@ int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const voi
  *  (a Radon transform, a dictionary): patches, tapers and the model's layout as sl_op_patch2d (with M =
  *  kron(M0, M1) both give the same operator). A patch axis may be the distributed axis when that is the first
  *  axis of the array (SL_E_DIST otherwise): the model is then split by the patches' starts along it and ghost
- *  patches and rows travel between neighbours, as for sl_op_sliding1d; otherwise every patch is local. */
+ *  patches and rows travel between neighbours, as for sl_op_sliding1d; otherwise every patch is local.
+ *  M = NULL (with nop0 = nwin0, nop1 = nwin1) is the identity: the model holds the patches themselves, and
+ *  composed after any operator whose range is laid out like its domain (a 2-D sl_op_fft over the two nop
+ *  axes of sl_op_domain(W), adjoint) it is pylops' Patch2D of that operator. */
 int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], const void *M, int64_t nop0, int64_t nop1,
                         int64_t nwin0, int64_t nover0, int64_t nwin1, int64_t nover1, sl_taper taper);
 

@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ..."), solvers, latency, ringbench, alongbench, patchbench, ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ..."), solvers, latency, ringbench, alongbench, patchbench, windowsbench, ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -190,6 +190,16 @@ if want patchbench; then
     mpirun -n 1 --bind-to none "$B/build/bench/bench_patch" --traces 64 --sizes 512 --nwin 8,16
   STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_patch, 8 ranks x 1 CPU core" bench-patch-cpu8.log \
     mpirun -n 8 --bind-to none "$B/build/bench/bench_patch" --traces 16 --sizes 256 --nwin 8,16
+fi
+# ---- Sliding1D's windows themselves (M = NULL, what any per-window operator composes with) against a copy ----
+if want windowsbench; then
+  STEP_TIMEOUT=180 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_sliding --windows on the GPU" \
+    bench-windows-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_sliding" --traces 8192 --samples 4096 --nwin 32,128 --windows
+  STEP_TIMEOUT=180 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_sliding --windows, 8 ranks x 1 CPU core" bench-windows-cpu8.log \
+    mpirun -n 8 --bind-to none "$B/build/bench/bench_sliding" --traces 1024 --samples 4096 --nwin 32,128 --windows
+  STEP_TIMEOUT=180 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_sliding --windows --along, 8 ranks x 1 CPU core" \
+    bench-windows-along-cpu8.log mpirun -n 8 --bind-to none "$B/build/bench/bench_sliding" --traces 256 --samples 4096 \
+    --nwin 32,128 --windows --along
 fi
 # ---- Sliding1D along the distributed axis (ghost windows and rows) against the same windows local ----
 if want alongbench; then

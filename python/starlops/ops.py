@@ -226,10 +226,23 @@ def Restriction(like, iava, axis=-1):
 _TAPERS = {None: 0, "none": 0, "hanning": 1, "cosine": 2, "cosinesquare": 3}
 
 
+def _per_window(W, M):
+    """The windows' operator W after M(windows), M a callable building any operator whose range is laid out like
+    W's domain (it receives an array laid out that way)."""
+    return W @ M(W.domain_array())
+
+
 def Sliding1D(like, M, nwin, nover, axis=-1, tapertype="hanning"):
-    """pylops' Sliding1D with the dense matrix M (nwin x nm) on every window, along axis of the data laid out like
-    `like`; the model has the axis replaced by (nwins, nm). Along the distributed axis (which must then be the
-    first) each rank owns the windows that start in its rows; ghost windows and rows travel between ranks."""
+    """pylops' Sliding1D along axis of the data laid out like `like`, the operator on every window given by M:
+    a dense matrix (nwin x nm; the model has the axis replaced by (nwins, nm)); None, the windows themselves
+    (the model holds them: (nwins, nwin)); or any operator, as a callable that receives an array laid out like
+    the windows and returns an operator whose range is laid out like it (e.g. ``lambda w: FFT(w, axes=[axis +
+    1]).H`` for an inverse FFT per window), the model then being that operator's domain. Along the distributed
+    axis (which must then be the first) each rank owns the windows that start in its rows; ghost windows and
+    rows travel between ranks."""
+    if M is None or callable(M):
+        W = Op._make(lib.sl_op_sliding1d, like._h, int(axis), None, int(nwin), int(nwin), int(nover), _TAPERS[tapertype])
+        return W if M is None else _per_window(W, M)
     m = np.ascontiguousarray(np.atleast_2d(M), dtype=like.dtype)
     return Op._make(lib.sl_op_sliding1d, like._h, int(axis), m.ctypes.data_as(ctypes.c_void_p), m.shape[1], int(nwin),
                     int(nover), _TAPERS[tapertype])
@@ -248,14 +261,21 @@ def Patch2D(like, M0, M1, nwin, nover, axes=(-2, -1), tapertype="hanning"):
 
 
 def Patch2DDense(like, M, nop, nwin, nover, axes=(-2, -1), tapertype="hanning"):
-    """pylops' Patch2D with any operator on a patch given as the dense matrix M ((nwin[0] nwin[1]) x (nop[0] nop[1]):
-    row q0 nwin[1] + q1, column j0 nop[1] + j1), e.g. a Radon transform's; patches over two axes of the data laid
-    out like `like` (the distributed one only if it is the first), tapers and model layout as Patch2D."""
+    """pylops' Patch2D with any operator on a patch, patches over two axes of the data laid out like `like` (the
+    distributed one only if it is the first), tapers and model layout as Patch2D. M: the patch operator as a
+    dense matrix ((nwin[0] nwin[1]) x (nop[0] nop[1]): row q0 nwin[1] + q1, column j0 nop[1] + j1), e.g. a Radon
+    transform's; None, the patches themselves (nop = nwin; the model holds them); or a callable that receives an
+    array laid out like the patches and returns an operator whose range is laid out like it (a 2-D FFT over
+    the patch axes, say); the model is then that operator's domain."""
+    ax = (ctypes.c_int * 2)(int(axes[0]), int(axes[1]))
+    if M is None or callable(M):
+        W = Op._make(lib.sl_op_patch2d_dense, like._h, ax, None, int(nwin[0]), int(nwin[1]), int(nwin[0]), int(nover[0]),
+                     int(nwin[1]), int(nover[1]), _TAPERS[tapertype])
+        return W if M is None else _per_window(W, M)
     m = np.ascontiguousarray(M, dtype=like.dtype)
     if m.shape != (nwin[0] * nwin[1], nop[0] * nop[1]):
         raise ValueError("Patch2DDense: M must be (nwin[0] nwin[1]) x (nop[0] nop[1]) = %d x %d, not %s"
                          % (nwin[0] * nwin[1], nop[0] * nop[1], m.shape))
-    ax = (ctypes.c_int * 2)(int(axes[0]), int(axes[1]))
     return Op._make(lib.sl_op_patch2d_dense, like._h, ax, m.ctypes.data_as(ctypes.c_void_p), int(nop[0]), int(nop[1]),
                     int(nwin[0]), int(nover[0]), int(nwin[1]), int(nover[1]), _TAPERS[tapertype])
 

@@ -279,6 +279,27 @@ def test_sliding1d_distributed_axis():
     assert sl.dottest(sl.Sliding1D(d, M, nwin=9, nover=3, axis=0, tapertype="hanning")) < 1e-13
 
 
+def test_sliding1d_any_operator():
+    # an inverse FFT per window (the windows' operator after FFT^H along the window axis), against the dense
+    # inverse DFT per window; the windows themselves (M = None) against the identity matrix
+    d = sl.Array.from_numpy(np.zeros((5, 23), dtype=np.complex128))
+    q = np.arange(8)
+    Finv = np.exp(2j * np.pi * np.outer(q, q) / 8) / np.sqrt(8)
+    for axis, like in ((1, d), (0, sl.Array.from_numpy(np.zeros((37, 3), dtype=np.complex128)))):
+        S = sl.Sliding1D(like, lambda w: sl.FFT(w, axes=[axis + 1]).H, nwin=8, nover=2, axis=axis)
+        D = sl.Sliding1D(like, Finv, nwin=8, nover=2, axis=axis)
+        m = D.domain_array()
+        m.fill_random(3)
+        np.testing.assert_allclose((S @ m).to_numpy(), (D @ m).to_numpy(), atol=1e-12)
+        y = D.range_array()
+        y.fill_random(4)
+        np.testing.assert_allclose((S.H @ y).to_numpy(), (D.H @ y).to_numpy(), atol=1e-12)
+        assert sl.dottest(S) < 1e-13
+        Wn = sl.Sliding1D(like, None, nwin=8, nover=2, axis=axis, tapertype="cosine")
+        E = sl.Sliding1D(like, np.eye(8), nwin=8, nover=2, axis=axis, tapertype="cosine")
+        np.testing.assert_allclose((Wn @ m).to_numpy(), (E @ m).to_numpy(), atol=1e-12)
+
+
 def test_patch2d():
     d = sl.Array.from_numpy(np.zeros((3, 12, 10)))  # slices over the ranks, patches over the last two axes
     M0 = np.cos(np.add.outer(0.3 * np.arange(6), 0.7 * np.arange(4)))
@@ -324,6 +345,16 @@ def test_patch2d_dense():
     m2.fill_random(5)
     np.testing.assert_allclose((K2 @ m2).to_numpy(), (S2 @ m2).to_numpy(), atol=1e-12)
     assert sl.dottest(K2) < 1e-13
+    # a 2-D inverse FFT per patch (over the patch axes 1 and 3 of the patches' array), against its dense matrix
+    imc = sl.Array.from_numpy(np.zeros((23, 10), dtype=np.complex128))
+    q0, q1 = np.arange(6), np.arange(5)
+    F2 = np.kron(np.exp(2j * np.pi * np.outer(q0, q0) / 6), np.exp(2j * np.pi * np.outer(q1, q1) / 5)) / np.sqrt(30)
+    P = sl.Patch2DDense(imc, lambda w: sl.FFT(w, axes=[1, 3]).H, nop=None, nwin=(6, 5), nover=(3, 2), axes=(0, 1))
+    Q = sl.Patch2DDense(imc, F2, nop=(6, 5), nwin=(6, 5), nover=(3, 2), axes=(0, 1))
+    mc = Q.domain_array()
+    mc.fill_random(6)
+    np.testing.assert_allclose((P @ mc).to_numpy(), (Q @ mc).to_numpy(), atol=1e-12)
+    assert sl.dottest(P) < 1e-13
 
 
 def test_more_constructors():

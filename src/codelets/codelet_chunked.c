@@ -18,6 +18,20 @@ void codelet_chunks_copy(void *buffers[], int first, int n, void *flat, size_t e
   }
 }
 
+void *codelet_chunks_flat(void *buffers[], int first, int n, size_t el)
+{
+  char *start = NULL, *next = NULL;
+  for (int i = 0; i < n; i++) {
+    size_t bytes = (size_t)STARPU_VECTOR_GET_NX(buffers[first + i]) * el;
+    char *p = (char *)STARPU_VECTOR_GET_PTR(buffers[first + i]);
+    if (bytes == 0) continue; /* an empty chunk has no place */
+    if (!start) start = p;
+    else if (p != next) return NULL;
+    next = p + bytes;
+  }
+  return start;
+}
+
 #ifdef SL_HAVE_CUDA
 /* The CUDA implementations take one chunk of input (or none) and one of output. With the compute codelets
  * forced onto CUDA (STARLOPS_CODELET_WHERE=cuda), the CPUs take only the tasks CUDA cannot. */

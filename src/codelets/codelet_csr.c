@@ -62,10 +62,11 @@ static void csr_cpu(void *buffers[], void *arg)
   void *xbuf = NULL, *ybuf = NULL, *X = NULL, *Y = NULL;
   static const double zero[2] = {0, 0};
   if (m->ch.nin == 1) X = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x]);
-  else if (m->ch.nin > 1 && (xbuf = malloc((size_t)rows_in * el))) codelet_chunks_copy(buffers, first_x, m->ch.nin, X = xbuf, el, 0);
+  else if (m->ch.nin > 1 && (X = codelet_chunks_flat(buffers, first_x, m->ch.nin, el))) { /* in place */
+  } else if (m->ch.nin > 1 && (xbuf = malloc((size_t)rows_in * el))) codelet_chunks_copy(buffers, first_x, m->ch.nin, X = xbuf, el, 0);
   if (m->ch.nout == 1) Y = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x + m->ch.nin]);
-  else Y = ybuf = malloc((size_t)rows_out * el);
-  if (!Y || (m->ch.nin > 1 && !xbuf)) {
+  else if (!(Y = codelet_chunks_flat(buffers, first_x + m->ch.nin, m->ch.nout, el))) Y = ybuf = malloc((size_t)rows_out * el);
+  if (!Y || (m->ch.nin > 1 && !X)) {
     sl_async_error(SL_E_NOMEM, "CSR: out of memory packing chunks");
   } else {
     csr_cpu_product(m, rp, ci, v, X ? X : (const void *)zero, Y);

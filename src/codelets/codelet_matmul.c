@@ -68,10 +68,12 @@ static void matmul_cpu(void *buffers[], void *arg)
   void *X = NULL, *Y = NULL, *xbuf = NULL, *ybuf = NULL;
   int first_x = m->nr * m->nc > 0 ? 1 : 0, first_y = first_x + m->ch.nin;
   if (m->ch.nin == 1) X = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x]);
-  else if (m->ch.nin > 1 && (xbuf = malloc((size_t)(rows_in * m->nrhs * m->nbatch) * el))) codelet_chunks_copy(buffers, first_x, m->ch.nin, X = xbuf, el, 0);
+  else if (m->ch.nin > 1 && (X = codelet_chunks_flat(buffers, first_x, m->ch.nin, el))) { /* in place */
+  } else if (m->ch.nin > 1 && (xbuf = malloc((size_t)(rows_in * m->nrhs * m->nbatch) * el))) codelet_chunks_copy(buffers, first_x, m->ch.nin, X = xbuf, el, 0);
   if (m->ch.nout == 1) Y = (void *)STARPU_VECTOR_GET_PTR(buffers[first_y]);
-  else if (m->ch.nout > 1) Y = ybuf = malloc((size_t)(rows_out * m->nrhs * m->nbatch) * el);
-  if ((m->ch.nin > 1 && !xbuf) || (m->ch.nout > 1 && !ybuf)) {
+  else if (m->ch.nout > 1 && (Y = codelet_chunks_flat(buffers, first_y, m->ch.nout, el))) { /* in place */
+  } else if (m->ch.nout > 1) Y = ybuf = malloc((size_t)(rows_out * m->nrhs * m->nbatch) * el);
+  if ((m->ch.nin > 1 && !X) || (m->ch.nout > 1 && !Y)) {
     sl_async_error(SL_E_NOMEM, "MatrixMult: out of memory packing %d and %d chunks", m->ch.nin, m->ch.nout);
   } else if (Y) {
     size_t sa = (size_t)(m->nr * m->nc) * el, sx = (size_t)(rows_in * m->nrhs) * el, sy = (size_t)(rows_out * m->nrhs) * el;

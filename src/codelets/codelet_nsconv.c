@@ -28,11 +28,14 @@ static void nsconv_cpu(void *buffers[], void *arg)
                   (void *)STARPU_VECTOR_GET_PTR(buffers[2]));
     return;
   }
-  /* several chunks: packed into the worker's scratch buffer (StarPU keeps it between tasks) */
-  char *in = (char *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin + a->ch.nout]), *out = in + bytes;
-  codelet_chunks_copy(buffers, 1, a->ch.nin, in, el, 0);
+  /* several chunks: in place when they lie back to back, else packed into the worker's scratch buffer (StarPU
+   * keeps it between tasks) */
+  char *flat = (char *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin + a->ch.nout]);
+  char *fin = codelet_chunks_flat(buffers, 1, a->ch.nin, el), *fout = codelet_chunks_flat(buffers, 1 + a->ch.nin, a->ch.nout, el);
+  char *in = fin ? fin : flat, *out = fout ? fout : flat + bytes;
+  if (!fin) codelet_chunks_copy(buffers, 1, a->ch.nin, in, el, 0);
   kernel_nsconv(a->dt, a->adjoint, a->outer, a->n, a->inner, a->L, H, in, out);
-  codelet_chunks_copy(buffers, 1 + a->ch.nin, a->ch.nout, out, el, 1);
+  if (!fout) codelet_chunks_copy(buffers, 1 + a->ch.nin, a->ch.nout, out, el, 1);
 }
 
 #ifdef SL_HAVE_CUDA

@@ -32,16 +32,19 @@ static void patch_cpu(void *buffers[], void *arg)
   const char *tables = (const char *)STARPU_VECTOR_GET_PTR(buffers[0]);
   const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
   void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin]);
-  char *flat = NULL;
-  if (a->ch.nin != 1 || a->ch.nout != 1) { /* several chunks (or a ghost layer): one buffer each way */
+  char *flat = NULL, *fin = NULL, *fout = NULL;
+  if (a->ch.nin != 1 || a->ch.nout != 1) { /* several chunks (or a ghost layer): one buffer each way, in place
+                                             * when the chunks lie back to back, else packed in the scratch space */
     flat = (char *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin + a->ch.nout]);
-    codelet_chunks_copy(buffers, 1, a->ch.nin, flat, el, 0);
-    in = flat;
-    out = flat + (size_t)(a->adjoint ? sl_patch_data_size(&a->d) : sl_patch_model_size(&a->d)) * el;
+    fin = codelet_chunks_flat(buffers, 1, a->ch.nin, el);
+    fout = codelet_chunks_flat(buffers, 1 + a->ch.nin, a->ch.nout, el);
+    if (!fin) codelet_chunks_copy(buffers, 1, a->ch.nin, flat, el, 0);
+    in = fin ? fin : flat;
+    out = fout ? fout : flat + (size_t)(a->adjoint ? sl_patch_data_size(&a->d) : sl_patch_model_size(&a->d)) * el;
   }
   if (kernel_patch(a->dt, a->adjoint, &a->d, tables, in, out) != 0)
     sl_async_error(SL_E_NOMEM, "Patch2D/Sliding1D: no work space for the patches' products");
-  if (flat) codelet_chunks_copy(buffers, 1 + a->ch.nin, a->ch.nout, out, el, 1);
+  if (flat && !fout) codelet_chunks_copy(buffers, 1 + a->ch.nin, a->ch.nout, out, el, 1);
 }
 
 #ifdef SL_HAVE_CUDA
@@ -96,8 +99,9 @@ int codelet_patch_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data
   patch_args *a = calloc(1, sizeof *a);
   if (!a) return sl_error(SL_E_NOMEM, "Patch2D: out of memory");
   *a = (patch_args){.ch = {nin, nout}, .dt = dt, .adjoint = adjoint, .ghost = ghost, .d = *d};
-  double flops = 2.0 * (double)(d->A * d->B * d->nw0 * d->nw1 * d->nwin0 * d->nwin1 * d->nop0 * d->nop1 * d->C) *
-                 (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
+  double flops = d->ident ? 2.0 * (double)sl_patch_model_size(d) /* a taper and an add per patch sample */
+                           : 2.0 * (double)(d->A * d->B * d->nw0 * d->nw1 * d->nwin0 * d->nwin1 * d->nop0 * d->nop1 * d->C) *
+                               (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
   return codelet_chunked_submit_work(&cl_patch, a, sizeof *a, tables, scratch, in, out, flops, "Patch2D");
 }
 

@@ -105,6 +105,9 @@ typedef struct codelet_chunks {
 } codelet_chunks;
 /** Copies between the chunks buffers[first..first+n) and one contiguous buffer (to_chunks: which way). */
 void codelet_chunks_copy(void *buffers[], int first, int n, void *flat, size_t el, int to_chunks);
+/** The chunks buffers[first..first+n) as one buffer when they lie back to back in memory (the sub-blocks of one
+ *  host block do, on the CPU), so that a kernel can use them in place; NULL otherwise (copy them). */
+void *codelet_chunks_flat(void *buffers[], int first, int n, size_t el);
 /** Sets up a chunked codelet: CPU and CUDA (asynchronous, one chunk per side) functions, variable buffers. */
 void codelet_chunked_init(struct starpu_codelet *cl, const char *name, starpu_cpu_func_t cpu, starpu_cuda_func_t cuda);
 /** Submits cl on nfixed read handles, then args' nin input chunks (read), then its nout output chunks

@@ -1,7 +1,8 @@
 /* CPU Patch2D with a dense matrix per patch: one body (real or complex through C's complex types) for the four
  * dtypes. The patches of one outer index a are one matrix product: their model coefficients gathered as the
  * columns (b, w0, w1, c) of X (K x cols), Y = M X (Q x cols) by BLAS, then tapered and added into the data; the
- * adjoint gathers the tapered data patches into Y and takes X = M^H Y. */
+ * adjoint gathers the tapered data patches into Y and takes X = M^H Y. With M the identity (ident) the model's
+ * patches are tapered and added straight into the data (the adjoint cuts them out straight into the model). */
 #include <cblas.h>
 #include <complex.h>
 #include <stdlib.h>
@@ -30,14 +31,57 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble)
 
 #define PATCH_BODY(T, GEMM)                                                                                      \
   const int64_t K = d->nop0 * d->nop1, Q = d->nwin0 * d->nwin1, C = d->C, cols = d->B * d->nw0 * d->nw1 * C;     \
-  const T *m = tables, *t0 = m + Q * K, *t1 = t0 + d->nwtot * d->nwin0, *x = in;                                \
+  const int ident = d->ident != 0;                                                                               \
+  const T *m = tables, *t0 = m + (ident ? 0 : Q * K), *t1 = t0 + d->nwtot * d->nwin0, *x = in;                  \
   T *y = out;                                                                                                    \
   /* data (a, r0, b, r1, c) and model (a, w0, j0, b, w1, j1, c), row-major; columns (b, w0, w1, c) */            \
   const int64_t dr1 = C, db = d->n1 * C, dr0 = d->B * db, da = d->n0 * dr0;                                      \
   const int64_t mj1 = C, mw1 = d->nop1 * C, mb = d->nw1 * mw1, mj0 = d->B * mb, mw0 = d->nop0 * mj0, ma = d->nw0 * mw0; \
+  if (!adjoint) memset(y, 0, sizeof(T) * (size_t)sl_patch_data_size(d));                                        \
+  if (ident && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && C == 1) { /* windows along the last axis: runs along q0 */ \
+    const T t1v = t1[0];                                                                                         \
+    for (int64_t a = 0; a < d->A; a++)                                                                           \
+      for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                  \
+        const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0; /* the window's first buffer row */                 \
+        int64_t lo = r < 0 ? -r : 0, hi = d->n0 - r < d->nwin0 ? d->n0 - r : d->nwin0;                          \
+        if (W < 0 || W >= d->nwtot) lo = hi = 0;                                                                 \
+        const T *tw = t0 + W * d->nwin0;                                                                         \
+        const T *xm = (const T *)(adjoint ? (const T *)y : x) + a * ma + w0 * mw0;                              \
+        if (!adjoint) {                                                                                          \
+          T *yd = y + a * da + r;                                                                                \
+          for (int64_t q = lo; q < hi; q++) yd[q] += tw[q] * t1v * xm[q];                                        \
+        } else {                                                                                                 \
+          const T *xd = x + a * da + r;                                                                          \
+          T *ym = y + a * ma + w0 * mw0;                                                                         \
+          for (int64_t q = 0; q < d->nwin0; q++) ym[q] = q >= lo && q < hi ? tw[q] * t1v * xd[q] : 0;           \
+        }                                                                                                        \
+      }                                                                                                          \
+    return 0;                                                                                                    \
+  }                                                                                                              \
+  if (ident) { /* the model holds the patches: one pass in the model's order (a, w0, q0, b, w1, q1, c) */        \
+    for (int64_t a = 0; a < d->A; a++)                                                                           \
+      for (int64_t w0 = 0; w0 < d->nw0; w0++)                                                                    \
+        for (int64_t q0 = 0; q0 < d->nwin0; q0++) {                                                              \
+          const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0 + q0; /* global patch, buffer row */              \
+          const int inside = W >= 0 && W < d->nwtot && r >= 0 && r < d->n0;                                     \
+          for (int64_t b = 0; b < d->B; b++)                                                                     \
+            for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                              \
+              for (int64_t q1 = 0; q1 < d->nwin1; q1++) {                                                        \
+                const int64_t mo = a * ma + w0 * mw0 + q0 * mj0 + b * mb + w1 * mw1 + q1 * mj1;                  \
+                const int64_t o = a * da + r * dr0 + b * db + (w1 * d->s1 + q1) * dr1;                           \
+                const T tw = inside ? t0[W * d->nwin0 + q0] * t1[w1 * d->nwin1 + q1] : 0;                        \
+                if (!adjoint) {                                                                                  \
+                  if (inside)                                                                                    \
+                    for (int64_t c = 0; c < C; c++) y[o + c] += tw * x[mo + c];                                  \
+                } else {                                                                                         \
+                  for (int64_t c = 0; c < C; c++) y[mo + c] = inside ? tw * x[o + c] : 0;                        \
+                }                                                                                                \
+              }                                                                                                  \
+        }                                                                                                        \
+    return 0;                                                                                                    \
+  }                                                                                                              \
   T *X = malloc(sizeof(T) * (size_t)((K + Q) * cols + 1)), *Y = X + K * cols;                                    \
   if (!X) return -1;                                                                                             \
-  if (!adjoint) memset(y, 0, sizeof(T) * (size_t)sl_patch_data_size(d));                                        \
   for (int64_t a = 0; a < d->A; a++) {                                                                           \
     if (!adjoint) {                                                                                              \
       for (int64_t j0 = 0; j0 < d->nop0; j0++)                                                                   \

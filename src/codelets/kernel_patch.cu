@@ -1,7 +1,8 @@
 /* CUDA Patch2D with a dense matrix per patch, the same semantics as kernel_patch.c: the patches' model
  * coefficients (or tapered data, adjoint) gathered as the columns of one matrix, one cuBLAS GEMM with M (M^H),
  * then the data summed over the patches covering each sample (one thread per output, written once) or the
- * model scattered back. */
+ * model scattered back. With M the identity (ident) the model holds the patches: the forward sums them straight
+ * from it and the adjoint cuts them straight into it, with no GEMM and no work space. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -12,11 +13,13 @@
  * multiplication are several times cheaper than in 64 bits), else 64-bit. */
 template <typename I> struct pdims {
   I A, n0, B, n1, C, nw0, nop0, nwin0, s0, nw1, nop1, nwin1, s1, r0, p0, nwtot;
+  I tap; /* where T0 starts in the tables: after M (Q K elements), or at 0 when M is the identity */
 };
 template <typename I> __device__ static pdims<I> in_type(const sl_patch_dims &d)
 {
   return pdims<I>{(I)d.A,   (I)d.n0,    (I)d.B,  (I)d.n1,  (I)d.C,    (I)d.nw0, (I)d.nop0, (I)d.nwin0,
-                  (I)d.s0,  (I)d.nw1,   (I)d.nop1, (I)d.nwin1, (I)d.s1, (I)d.r0,  (I)d.p0,   (I)d.nwtot};
+                  (I)d.s0,  (I)d.nw1,   (I)d.nop1, (I)d.nwin1, (I)d.s1, (I)d.r0,  (I)d.p0,   (I)d.nwtot,
+                  d.ident ? (I)0 : (I)(d.nop0 * d.nop1 * d.nwin0 * d.nwin1)};
 }
 
 /* the first window along an axis whose span [w s, w s + nwin) holds row r, and the last, clipped to [0, nw) */
@@ -37,35 +40,54 @@ template <typename I> __device__ static I column(const pdims<I> &d, I a, I b, I 
   return (((a * d.B + b) * d.nw0 + w0) * d.nw1 + w1) * d.C + c;
 }
 
+/* the coordinates (a, w0, j0, b, w1, j1, c) of the model's element e */
+template <typename I> struct mcoord {
+  I a, w0, j0, b, w1, j1, c;
+};
+template <typename I> __device__ static mcoord<I> model_coords(const pdims<I> &d, I e)
+{
+  mcoord<I> m;
+  m.c = e % d.C;
+  e /= d.C;
+  m.j1 = e % d.nop1;
+  e /= d.nop1;
+  m.w1 = e % d.nw1;
+  e /= d.nw1;
+  m.b = e % d.B;
+  e /= d.B;
+  m.j0 = e % d.nop0;
+  e /= d.nop0;
+  m.w0 = e % d.nw0;
+  m.a = e / d.nw0;
+  return m;
+}
+
 /* X[p K + k] = x[a, w0, j0, b, w1, j1, c] (forward), or the model = conj(X) (adjoint, back = 1) */
 template <typename T, typename I> __global__ void patch_columns(sl_patch_dims dd, int back, T *model, T *X)
 {
   const pdims<I> d = in_type<I>(dd);
   const I total = d.A * d.nw0 * d.nop0 * d.B * d.nw1 * d.nop1 * d.C, K = d.nop0 * d.nop1;
   for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
-    I rest = e, c = rest % d.C;
-    rest /= d.C;
-    I j1 = rest % d.nop1;
-    rest /= d.nop1;
-    I w1 = rest % d.nw1;
-    rest /= d.nw1;
-    I b = rest % d.B;
-    rest /= d.B;
-    I j0 = rest % d.nop0;
-    rest /= d.nop0;
-    I w0 = rest % d.nw0, a = rest / d.nw0;
-    I k = j0 * d.nop1 + j1, p = column(d, a, b, w0, w1, c);
+    const mcoord<I> m = model_coords(d, e);
+    I k = m.j0 * d.nop1 + m.j1, p = column(d, m.a, m.b, m.w0, m.w1, m.c);
     if (back) model[e] = ops<T>::conj(X[p * K + k]);
     else X[p * K + k] = model[e];
   }
 }
 
-/* forward: y = the tapered patch data of Y summed over the patches covering each sample */
-template <typename T, typename I> __global__ void patch_overlap_add(sl_patch_dims dd, const T *tab, const T *Y, T *y)
+/* the model's index of patch sample (q0, q1) when M is the identity: x[a, w0, q0, b, w1, q1, c] */
+template <typename I> __device__ static I model_sample(const pdims<I> &d, I a, I b, I w0, I w1, I q0, I q1, I c)
+{
+  return (((((a * d.nw0 + w0) * d.nop0 + q0) * d.B + b) * d.nw1 + w1) * d.nop1 + q1) * d.C + c;
+}
+
+/* forward: y = the tapered patch data of Y summed over the patches covering each sample; DIRECT: Y is the model
+ * itself (M the identity) */
+template <typename T, typename I, bool DIRECT> __global__ void patch_overlap_add(sl_patch_dims dd, const T *tab, const T *Y, T *y)
 {
   const pdims<I> d = in_type<I>(dd);
-  const I K = d.nop0 * d.nop1, total = d.A * d.n0 * d.B * d.n1 * d.C, Q = d.nwin0 * d.nwin1;
-  const T *t0 = tab + Q * K, *t1 = t0 + d.nwtot * d.nwin0;
+  const I total = d.A * d.n0 * d.B * d.n1 * d.C, Q = d.nwin0 * d.nwin1;
+  const T *t0 = tab + d.tap, *t1 = t0 + d.nwtot * d.nwin0;
   for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
     I c = e % d.C, r1 = (e / d.C) % d.n1, b = (e / (d.C * d.n1)) % d.B, r0 = (e / (d.C * d.n1 * d.B)) % d.n0;
     I a = e / (d.C * d.n1 * d.B * d.n0), Wa, Wb, wa1, wb1, R = r0 + d.r0;
@@ -77,8 +99,8 @@ template <typename T, typename I> __global__ void patch_overlap_add(sl_patch_dim
     for (I W = Wa; W <= Wb; W++)
       for (I w1 = wa1; w1 <= wb1; w1++) {
         I q0 = R - W * d.s0, q1 = r1 - w1 * d.s1;
-        acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
-                                           Y[column(d, a, b, W - d.p0, w1, c) * Q + q0 * d.nwin1 + q1]));
+        I at = DIRECT ? model_sample(d, a, b, W - d.p0, w1, q0, q1, c) : column(d, a, b, W - d.p0, w1, c) * Q + q0 * d.nwin1 + q1;
+        acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]), Y[at]));
       }
     y[e] = acc;
   }
@@ -88,8 +110,8 @@ template <typename T, typename I> __global__ void patch_overlap_add(sl_patch_dim
 template <typename T, typename I> __global__ void patch_windows(sl_patch_dims dd, const T *tab, const T *y, T *Y)
 {
   const pdims<I> d = in_type<I>(dd);
-  const I K = d.nop0 * d.nop1, Q = d.nwin0 * d.nwin1, P = d.A * d.B * d.nw0 * d.nw1 * d.C, total = Q * P;
-  const T *t0 = tab + Q * K, *t1 = t0 + d.nwtot * d.nwin0;
+  const I Q = d.nwin0 * d.nwin1, P = d.A * d.B * d.nw0 * d.nw1 * d.C, total = Q * P;
+  const T *t0 = tab + d.tap, *t1 = t0 + d.nwtot * d.nwin0;
   const I dr1 = d.C, db = d.n1 * d.C, dr0 = d.B * db, da = d.n0 * dr0;
   for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
     I q = e % Q, p = e / Q, q0 = q / d.nwin1, q1 = q % d.nwin1;
@@ -102,8 +124,27 @@ template <typename T, typename I> __global__ void patch_windows(sl_patch_dims dd
   }
 }
 
+/* adjoint with M the identity (nop = nwin): the model x[a, w0, q0, b, w1, q1, c] = the tapered data of patch
+ * (w0, w1) at sample (q0, q1), one thread per model element, in the model's order */
+template <typename T, typename I> __global__ void patch_cut(sl_patch_dims dd, const T *tab, const T *y, T *x)
+{
+  const pdims<I> d = in_type<I>(dd);
+  const I total = d.A * d.nw0 * d.nop0 * d.B * d.nw1 * d.nop1 * d.C;
+  const T *t0 = tab + d.tap, *t1 = t0 + d.nwtot * d.nwin0;
+  const I dr1 = d.C, db = d.n1 * d.C, dr0 = d.B * db, da = d.n0 * dr0;
+  for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
+    const mcoord<I> m = model_coords(d, e); /* j0, j1: the samples q0, q1 */
+    I W = d.p0 + m.w0, r = W * d.s0 - d.r0 + m.j0;
+    x[e] = W < 0 || W >= d.nwtot || r < 0 || r >= d.n0
+             ? ops<T>::zero()
+             : ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + m.j0], t1[m.w1 * d.nwin1 + m.j1]),
+                           y[m.a * da + r * dr0 + m.b * db + (m.w1 * d.s1 + m.j1) * dr1 + m.c]);
+  }
+}
+
 extern "C" int64_t kernel_cuda_patch_work(const sl_patch_dims *d)
 {
+  if (d->ident) return 0;
   return (d->nop0 * d->nop1 + d->nwin0 * d->nwin1) * d->A * d->B * d->nw0 * d->nw1 * d->C;
 }
 
@@ -123,6 +164,22 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
   if (Q * P > most) most = Q * P;
   if (K * P > most) most = K * P;
   int narrow = most + (d->r0 > 0 ? d->r0 : 0) + d->nwtot * d->nwin0 < ((int64_t)1 << 30);
+  if (d->ident) { /* the patches are the model: one pass, no GEMM */
+    if (!adjoint) {
+#define L_(U)                                                                                                    \
+  if (narrow) patch_overlap_add<U, int32_t, true><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out); \
+  else patch_overlap_add<U, int64_t, true><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out)
+      SL_CUDA_DISPATCH(dt, L_);
+#undef L_
+    } else {
+#define L_(U)                                                                                                    \
+  if (narrow) patch_cut<U, int32_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out); \
+  else patch_cut<U, int64_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out)
+      SL_CUDA_DISPATCH(dt, L_);
+#undef L_
+    }
+    return cudaGetLastError();
+  }
   cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
   /* M row-major (Q x K) is column-major K x Q (ld K): forward Y (Q x P) = op_T(M) X (K x P); adjoint
    * conj(X) (K x P) = op_N(M) conj(Y) (Q x P) */
@@ -158,8 +215,8 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
   if (st != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
   if (!adjoint) {
 #define L_(U)                                                                                                    \
-  if (narrow) patch_overlap_add<U, int32_t><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)Y, (U *)out); \
-  else patch_overlap_add<U, int64_t><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)Y, (U *)out)
+  if (narrow) patch_overlap_add<U, int32_t, false><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)Y, (U *)out); \
+  else patch_overlap_add<U, int64_t, false><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)Y, (U *)out)
     SL_CUDA_DISPATCH(dt, L_);
 #undef L_
   } else {

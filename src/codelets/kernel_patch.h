@@ -11,6 +11,9 @@
  * outside [0, nwtot) contribute nothing), which covers buffer rows [W s0 - r0, W s0 - r0 + nwin0); rows outside
  * [0, n0) are not in the buffer (the forward skips them; the adjoint reads only its own patches' rows, which
  * the buffer holds). p0 = r0 = 0 and nwtot = nw0 when the buffers hold the whole axis.
+ * ident = 1: M is the identity (nop0 = nwin0, nop1 = nwin1; the model holds the patches themselves, as another
+ * operator produced them) and the tables start at T0: the kernels add the tapered patches into the data (the
+ * adjoint cuts them out) directly, with no product and no work space.
  * CPU in kernel_patch.c, CUDA in kernel_patch.cu (same semantics). */
 #ifndef SL_KERNEL_PATCH_H
 #define SL_KERNEL_PATCH_H
@@ -28,6 +31,7 @@ typedef struct {
   int64_t nw0, nop0, nwin0, s0;
   int64_t nw1, nop1, nwin1, s1;
   int64_t r0, p0, nwtot; /* the buffers' origins along the first patch axis, and its patches */
+  int64_t ident;         /* 1: M is the identity and not in the tables */
 } sl_patch_dims;
 
 /** Patches times trailing elements: the columns of the GEMMs (BLAS and cuBLAS take them as int). */
@@ -39,7 +43,7 @@ static inline int64_t sl_patch_model_size(const sl_patch_dims *d)
   return d->A * d->nw0 * d->nop0 * d->B * d->nw1 * d->nop1 * d->C;
 }
 
-/** tables: M, then T0, then T1, in the dtype. Returns 0, or -1 when its work space cannot be allocated. */
+/** tables: M (unless ident), then T0, then T1, in the dtype. Returns 0, or -1 when its work space cannot be allocated. */
 int kernel_patch(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out);
 #ifdef SL_HAVE_CUDA
 /** Elements of the work space of kernel_cuda_patch_gemm: every patch's model and data as the columns of two

@@ -5,7 +5,9 @@
  * axis replaced by (nwins, nop), so that M = kron(M0, M1) gives sl_op_patch2d's operator. Away from the
  * distributed axis every patch is local: one task per rank per apply (kernel_patch.h: a GEMM per outer index on the CPU, one cuBLAS GEMM
  * over all of a rank's patches on the GPU, in a work space of (nwin0 nwin1 + nop0 nop1) elements per patch),
- * no communication. The operator's object is the windowed operators' (op_windowed.c). */
+ * no communication. The operator's object is the windowed operators' (op_windowed.c). M = NULL (nop = nwin on both
+ * axes) is the identity: the model holds the patches themselves, for any operator that produces them (a 2-D FFT
+ * over the patch axes, say) to compose with; the kernels then add the tapered patches straight into the data. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,23 +26,27 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
   if (rc == SL_SUCCESS) {
     if (like->group->mask) rc = sl_error(SL_E_DIST, "%s: argument 2 (like) has a mask", fn);
     else if (like->ndim + 2 > SL_MAX_DIMS) rc = sl_error(SL_E_DIMS, "%s: the model would have more than %d axes", fn, SL_MAX_DIMS);
-    else if (!M) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) is NULL", fn);
     else if (nop0 < 1 || nop1 < 1)
       rc = sl_error(SL_E_INVALID, "%s: arguments 5-6 (nop0 = %lld, nop1 = %lld) must be >= 1", fn, (long long)nop0, (long long)nop1);
+    else if (!M && (nop0 != nwin0 || nop1 != nwin1))
+      rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) is NULL (the identity: the model holds the patches) but arguments 5-6 "
+                    "(nop0 = %lld, nop1 = %lld) are not the patch's (%lld, %lld)", fn, (long long)nop0, (long long)nop1,
+                    (long long)nwin0, (long long)nwin1);
   }
   int dist = rc == SL_SUCCESS && like->partition == SL_SCATTER && like->group->size > 1 && (like->axis == a0 || like->axis == a1);
   if (dist && like->axis != (a0 < a1 ? a0 : a1))
     rc = sl_error(SL_E_DIST, "%s: argument 3 (axes = %d, %d): the distributed axis %d must come before the other patch axis "
                   "in the array", fn, axes[0], axes[1], like->axis);
-  int64_t rows = nwin0 * nwin1, cols = nop0 * nop1;
-  int64_t bad = rc == SL_SUCCESS ? sl_first_nonfinite(M, rows * cols, like->dtype) : -1;
+  int64_t rows = nwin0 * nwin1, cols = nop0 * nop1, nmat = M ? rows * cols : 0; /* M's elements in the tables */
+  int64_t bad = rc == SL_SUCCESS && M ? sl_first_nonfinite(M, rows * cols, like->dtype) : -1;
   if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)bad);
-  uint64_t digest = rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, M, (size_t)(rows * cols) * like->elsize) : 0;
+  uint64_t digest = rc == SL_SUCCESS && M ? sl_fnv1a(SL_FNV1A_START, M, (size_t)(rows * cols) * like->elsize) : 0;
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axes[0])", a0), SL_SAME_I("argument 3 (axes[1])", a1),
                   SL_SAME_I("argument 5 (nop0)", nop0), SL_SAME_I("argument 6 (nop1)", nop1),
                   SL_SAME_I("argument 7 (nwin0)", nwin0), SL_SAME_I("argument 8 (nover0)", nover0),
                   SL_SAME_I("argument 9 (nwin1)", nwin1), SL_SAME_I("argument 10 (nover1)", nover1),
-                  SL_SAME_I("argument 11 (taper)", taper), SL_SAME_I("argument 4 (M: its values)", digest)));
+                  SL_SAME_I("argument 11 (taper)", taper), SL_SAME_I("argument 4 (M: given or NULL)", M != NULL),
+                  SL_SAME_I("argument 4 (M: its values)", digest)));
   /* the kernel's axes in array order: lo before hi; M's rows and columns follow the caller's axes order */
   int swap = a0 > a1, lo = swap ? a1 : a0, hi = swap ? a0 : a1;
   int64_t kw[2], ko[2], ks[2], knw[2];
@@ -74,12 +80,12 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
   rc = sl_layout_create(&model, like->ndim + 2, mdims, like->dtype, &md);
   sl_windowed *c = calloc(1, sizeof *c);
   size_t el = like->elsize;
-  int64_t ntab = rows * cols + knw[0] * kw[0] + knw[1] * kw[1];
+  int64_t ntab = nmat + knw[0] * kw[0] + knw[1] * kw[1];
   char *tab = malloc((size_t)ntab * el);
   double *tp = malloc(sizeof *tp * (size_t)(knw[0] * kw[0] + knw[1] * kw[1]));
   if (rc == SL_SUCCESS && (!c || !tab || !tp)) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   if (rc == SL_SUCCESS) {
-    c->d = (sl_patch_dims){1, like->ldims[lo], 1, like->ldims[hi], 1, knw[0], ko[0], kw[0], ks[0], knw[1], ko[1], kw[1], ks[1], 0, 0, knw[0]};
+    c->d = (sl_patch_dims){1, like->ldims[lo], 1, like->ldims[hi], 1, knw[0], ko[0], kw[0], ks[0], knw[1], ko[1], kw[1], ks[1], 0, 0, knw[0], M == NULL};
     for (int d = 0; d < like->ndim; d++) {
       if (d < lo) c->d.A *= like->ldims[d];
       else if (d > lo && d < hi) c->d.B *= like->ldims[d];
@@ -89,7 +95,7 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
     c->split = split;
     if (dist) sl_window_split_dims(&c->split, &c->d, &c->da, ko[0] * c->d.B * knw[1] * ko[1] * c->d.C, c->d.B * c->d.n1 * c->d.C, el);
     /* M in the kernel's order: row (q_lo, q_hi), column (j_lo, j_hi) */
-    for (int64_t q0 = 0; q0 < kw[0]; q0++)
+    for (int64_t q0 = 0; M && q0 < kw[0]; q0++)
       for (int64_t q1 = 0; q1 < kw[1]; q1++)
         for (int64_t j0 = 0; j0 < ko[0]; j0++)
           for (int64_t j1 = 0; j1 < ko[1]; j1++) {
@@ -99,7 +105,7 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
           }
     sl_window_tapers(tp, knw[0], kw[0], swap ? nover1 : nover0, taper);
     sl_window_tapers(tp + knw[0] * kw[0], knw[1], kw[1], swap ? nover0 : nover1, taper);
-    sl_store_real(tab, rows * cols, tp, knw[0] * kw[0] + knw[1] * kw[1], like->dtype);
+    sl_store_real(tab, nmat, tp, knw[0] * kw[0] + knw[1] * kw[1], like->dtype);
     rc = sl_kept_copy(&c->tables, tab, ntab, el);
     if (rc == SL_SUCCESS) rc = sl_windowed_scratch(c, fn, el);
   }

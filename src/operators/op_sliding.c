@@ -6,7 +6,9 @@
  * Along an axis that is not the distributed one every window is local: one task per rank, no communication.
  * Along the distributed axis (the first axis) a rank owns the windows that start in its rows, and the model is
  * split that way, with ghost layers between ranks (op_window_split.c). The operator's object is the windowed
- * operators' (op_windowed.c). */
+ * operators' (op_windowed.c). M = NULL (nm = nwin) is the identity: the model holds the windows themselves, so
+ * that any operator producing them (an FFT along the window axis, say) composes with it into pylops' Sliding1D
+ * of that operator; the kernels then add the tapered windows straight into the data. */
 #include <complex.h>
 #include <math.h>
 #include <stdlib.h>
@@ -70,13 +72,16 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   else if (like->ndim + 1 > SL_MAX_DIMS) rc = sl_error(SL_E_DIMS, "%s: the model would have more than %d axes", fn, SL_MAX_DIMS);
   else if (axis < -like->ndim || axis >= like->ndim)
     rc = sl_error(SL_E_INVALID, "%s: argument 3 (axis) is %d, outside the %d axes of argument 2 (like)", fn, axis, like->ndim);
-  else if (!M || nm < 1) rc = sl_error(SL_E_INVALID, "%s: arguments 4-5: M must be given and nm >= 1 (nm %lld)", fn, (long long)nm);
+  else if (nm < 1) rc = sl_error(SL_E_INVALID, "%s: argument 5 (nm = %lld) must be >= 1", fn, (long long)nm);
   else if (kind < SL_TAPER_NONE || kind > SL_TAPER_COSINESQUARE) rc = sl_error(SL_E_INVALID, "%s: argument 8 (taper) is invalid (%d)", fn, (int)kind);
   if (rc == SL_SUCCESS && axis < 0) axis += like->ndim;
   int64_t n = rc == SL_SUCCESS ? like->dims[axis] : 0;
   if (rc == SL_SUCCESS && (nwin < 1 || nwin > n || nover < 0 || nover >= nwin))
     rc = sl_error(SL_E_INVALID, "%s: arguments 6-7 (nwin %lld, nover %lld) must satisfy 1 <= nwin <= %lld (the axis) and 0 <= "
                   "nover < nwin", fn, (long long)nwin, (long long)nover, (long long)n);
+  if (rc == SL_SUCCESS && !M && nm != nwin)
+    rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) is NULL (the identity: the model holds the windows) but argument 5 (nm = "
+                  "%lld) is not nwin = %lld", fn, (long long)nm, (long long)nwin);
   if (rc == SL_SUCCESS && kind == SL_TAPER_HANNING && nover > 0 && nwin / nover < 2)
     rc = sl_error(SL_E_INVALID, "%s: argument 7 (nover = %lld) must be at most nwin / 2 = %lld for the hanning taper", fn,
                   (long long)nover, (long long)(nwin / 2));
@@ -86,11 +91,13 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
       rc = sl_error(SL_E_DIST, "%s: argument 3 (axis = %d) is the distributed axis of argument 2 (like) but not its first "
                     "axis (axis %d has length %lld): windows along the distributed axis need it first (sl_op_redistribute "
                     "or sl_op_transpose can move it)", fn, axis, d, (long long)like->dims[d]);
-  int64_t bad = rc == SL_SUCCESS ? sl_first_nonfinite(M, nwin * nm, like->dtype) : -1;
+  int64_t bad = rc == SL_SUCCESS && M ? sl_first_nonfinite(M, nwin * nm, like->dtype) : -1;
   if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)bad);
-  uint64_t digest = rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, M, (size_t)(nwin * nm) * like->elsize) : 0;
+  uint64_t digest = rc == SL_SUCCESS && M ? sl_fnv1a(SL_FNV1A_START, M, (size_t)(nwin * nm) * like->elsize) : 0;
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axis)", axis), SL_SAME_I("argument 5 (nm)", nm), SL_SAME_I("argument 6 (nwin)", nwin),
-                  SL_SAME_I("argument 7 (nover)", nover), SL_SAME_I("argument 8 (taper)", kind), SL_SAME_I("argument 4 (M: its values)", digest)));
+                  SL_SAME_I("argument 7 (nover)", nover), SL_SAME_I("argument 8 (taper)", kind),
+                  SL_SAME_I("argument 4 (M: given or NULL)", M != NULL), SL_SAME_I("argument 4 (M: its values)", digest)));
+  const int64_t nmat = M ? nwin * nm : 0; /* M's elements in the tables (none for the identity) */
   int64_t step = nwin - nover, nwins = (n - nwin) / step + 1;
   /* the model: the axis replaced by (nwins, nm), distributed as the data */
   int64_t mdims[SL_MAX_DIMS];
@@ -115,7 +122,7 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   rc = sl_layout_create(&model, like->ndim + 1, mdims, like->dtype, &md);
   sl_windowed *c = calloc(1, sizeof *c);
   size_t el = like->elsize;
-  char *tab = malloc((size_t)(nwin * nm + nwins * nwin + 1) * el);
+  char *tab = malloc((size_t)(nmat + nwins * nwin + 1) * el);
   double *tp = malloc(sizeof *tp * (size_t)(nwins * nwin));
   if (rc == SL_SUCCESS && (!c || !tab || !tp)) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   if (rc == SL_SUCCESS) {
@@ -123,16 +130,16 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
     for (int d = 0; d < axis; d++) outer *= like->ldims[d];
     for (int d = axis + 1; d < like->ndim; d++) in_ *= like->ldims[d];
     /* data (outer, n, inner) and model (outer, nwins, nm, inner): patches of nwin x 1 */
-    c->d = (sl_patch_dims){outer, n, 1, 1, in_, nwins, nm, nwin, step, 1, 1, 1, 1, 0, 0, nwins};
+    c->d = (sl_patch_dims){outer, n, 1, 1, in_, nwins, nm, nwin, step, 1, 1, 1, 1, 0, 0, nwins, M == NULL};
     c->da = c->d;
     c->split = split;
     if (dist) sl_window_split_dims(&c->split, &c->d, &c->da, nm * in_, in_, el);
-    memcpy(tab, M, (size_t)(nwin * nm) * el);
+    if (M) memcpy(tab, M, (size_t)nmat * el);
     sl_window_tapers(tp, nwins, nwin, nover, kind);
-    sl_store_real(tab, nwin * nm, tp, nwins * nwin, like->dtype);
+    sl_store_real(tab, nmat, tp, nwins * nwin, like->dtype);
     const double one = 1; /* the taper of the patch kernels' second axis */
-    sl_store_real(tab, nwin * nm + nwins * nwin, &one, 1, like->dtype);
-    rc = sl_kept_copy(&c->tables, tab, nwin * nm + nwins * nwin + 1, el);
+    sl_store_real(tab, nmat + nwins * nwin, &one, 1, like->dtype);
+    rc = sl_kept_copy(&c->tables, tab, nmat + nwins * nwin + 1, el);
     if (rc == SL_SUCCESS) rc = sl_windowed_scratch(c, fn, el);
   }
   free(tab);

@@ -73,10 +73,16 @@ static cplx *model_values(sl_dtype dt, sl_array *x, int64_t nx, int seed)
   return xg;
 }
 
+enum { DENSE = 0, WINDOWS = 1, FFT_PER_WINDOW = 2 };
+
 /* data 2-D (n0 x n1) split along dist_axis, windows along the other axis; dist_axis -1: split along axis 0
- * and windows along it too (the model split by the windows' starts, ghost windows and rows between ranks) */
-static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, int64_t nover, int64_t nm, int kind)
+ * and windows along it too (the model split by the windows' starts, ghost windows and rows between ranks).
+ * inner: DENSE a dense M per window; WINDOWS M = NULL (the identity: the model holds the windows); FFT_PER_WINDOW
+ * the windows' operator composed with the adjoint of an orthonormal FFT along the window axis (complex dtypes),
+ * checked against the inverse DFT's matrix written out */
+static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, int64_t nover, int64_t nm, int kind, int inner)
 {
+  if (inner != DENSE) nm = nwin;
   int along = dist_axis < 0;
   if (along) dist_axis = 0;
   int axis = along ? 0 : 1 - dist_axis;
@@ -90,12 +96,26 @@ static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, 
   CHECK_OK(sl_array_create(&like, 2, dims, dt, &d));
   cplx *Mz = malloc(sizeof *Mz * (size_t)(nwin * nm));
   for (int64_t q = 0; q < nwin; q++)
-    for (int64_t j = 0; j < nm; j++) Mz[q * nm + j] = mval(dt, q, j);
+    for (int64_t j = 0; j < nm; j++)
+      Mz[q * nm + j] = inner == DENSE ? mval(dt, q, j)
+                       : inner == WINDOWS ? (q == j)
+                                          : cexp(2 * M_PI * I * (double)(q * j) / (double)nwin) / sqrt((double)nwin);
   void *M = malloc(sl_dtype_size(dt) * (size_t)(nwin * nm));
   mc_to_dtype(dt, nwin * nm, Mz, M);
-  mc_from_dtype(dt, nwin * nm, M, Mz);
+  if (inner == DENSE) mc_from_dtype(dt, nwin * nm, M, Mz);
   sl_op *op = NULL;
-  CHECK_OK(sl_op_sliding1d(&op, like, axis, M, nm, nwin, nover, (sl_taper)kind));
+  CHECK_OK(sl_op_sliding1d(&op, like, axis, inner == DENSE ? M : NULL, nm, nwin, nover, (sl_taper)kind));
+  if (op && inner == FFT_PER_WINDOW) { /* any operator per window: the windows' operator after an FFT^H along them */
+    sl_op *W = op, *F = NULL, *Fh = NULL;
+    int fax = axis + 1;
+    op = NULL;
+    CHECK_OK(sl_op_fft(&F, sl_op_domain(W), 1, &fax, SL_FFT_ORTHO, 0, -1));
+    if (F) CHECK_OK(sl_op_adjoint(&Fh, F));
+    if (Fh) CHECK_OK(sl_op_product(&op, W, Fh));
+    sl_op_destroy(&F);
+    sl_op_destroy(&Fh);
+    sl_op_destroy(&W);
+  }
   if (!op) {
     sl_array_destroy(&like);
     free(Mz), free(M);
@@ -124,8 +144,9 @@ static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, 
       }
   CHECK_OK(sl_op_apply(op, SL_FORWARD, x, y));
   char what[96];
-  snprintf(what, sizeof what, "Sliding1D forward (axis %d%s, nwin %lld, nover %lld, taper %d)", axis, along ? " distributed" : "",
-           (long long)nwin, (long long)nover, kind);
+  static const char *const inner_name[] = {"", ", the windows", ", FFT^H per window"};
+  snprintf(what, sizeof what, "Sliding1D forward (axis %d%s, nwin %lld, nover %lld, taper %d%s)", axis, along ? " distributed" : "",
+           (long long)nwin, (long long)nover, kind, inner_name[inner]);
   mc_compare(y, yref, what);
   /* adjoint of y: model (a, w, j) = sum_q conj(M[q][j]) T[w][q] y(a, w step + q) */
   for (int64_t a = 0; a < nother; a++)
@@ -136,12 +157,13 @@ static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, 
         zref[MIDX(a, w, j)] = s;
       }
   CHECK_OK(sl_op_apply(op, SL_ADJOINT, y, z));
-  snprintf(what, sizeof what, "Sliding1D adjoint (axis %d%s, nwin %lld, nover %lld, taper %d)", axis, along ? " distributed" : "",
-           (long long)nwin, (long long)nover, kind);
+  snprintf(what, sizeof what, "Sliding1D adjoint (axis %d%s, nwin %lld, nover %lld, taper %d%s)", axis, along ? " distributed" : "",
+           (long long)nwin, (long long)nover, kind, inner_name[inner]);
   mc_compare(z, zref, what);
   double err = 1;
   CHECK_OK(sl_dottest(op, 4, &err));
-  CHECK(err < (dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-5 : 1e-13), "Sliding1D dot test %s: %.3g", sl_dtype_name(dt), err);
+  CHECK(err < (dt == SL_FLOAT32 || dt == SL_COMPLEX64 ? 1e-5 : 1e-13), "Sliding1D%s dot test %s: %.3g", inner_name[inner],
+        sl_dtype_name(dt), err);
 #undef DIDX
 #undef MIDX
   sl_op_destroy(&op);
@@ -161,10 +183,13 @@ static int64_t flat(int n, const int64_t *d, const int64_t *c)
 /* Patch2D on 3-D data (dims dd, split along dist), patches over axes ax[0], ax[1]: y(.., w0 s0 + q0, .., w1 s1 +
  * q1, ..) += T0[w0][q0] T1[w1][q1] sum_{j0, j1} M0[q0][j0] M1[q1][j1] x(.., w0, j0, .., w1, j1, ..) */
 /* dense: 0 the separable operator (sl_op_patch2d), 1 the dense one with M = kron(M0, M1), 2 the dense one with a
- * matrix that is not a Kronecker product (sl_op_patch2d_dense); the references use the dense matrix. */
+ * matrix that is not a Kronecker product (sl_op_patch2d_dense), 3 the patches themselves (M = NULL, the identity),
+ * 4 those under an orthonormal 2-D FFT^H over the patch axes (any operator per patch; complex dtypes); the
+ * references use the dense matrix (for 3 and 4 the identity's and the inverse 2-D DFT's, written out). */
 static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int ax[2], const int64_t nwin[2],
-                         const int64_t nover[2], const int64_t nop[2], int kind, int dense)
+                         const int64_t nover[2], const int64_t nop_[2], int kind, int dense)
 {
+  const int64_t nop[2] = {dense >= 3 ? nwin[0] : nop_[0], dense >= 3 ? nwin[1] : nop_[1]};
   int64_t ln = mc_share(dd[dist]);
   sl_dist d = sl_dist_scatter(dist);
   d.local_n = &ln;
@@ -189,12 +214,32 @@ static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int a
       for (int64_t j0 = 0; j0 < nop[0]; j0++)
         for (int64_t j1 = 0; j1 < nop[1]; j1++)
           Md[(q0 * nwin[1] + q1) * nc + j0 * nop[1] + j1] =
-            dense == 2 ? mval(dt, q0 * 7 + q1, j0 * 5 - j1) + 0.1 * (double)(q1 * j0) : Mz[0][q0 * nop[0] + j0] * Mz[1][q1 * nop[1] + j1];
+            dense == 2   ? mval(dt, q0 * 7 + q1, j0 * 5 - j1) + 0.1 * (double)(q1 * j0)
+            : dense == 3 ? (q0 == j0 && q1 == j1)
+            : dense == 4 ? cexp(2 * M_PI * I * ((double)(q0 * j0) / (double)nwin[0] + (double)(q1 * j1) / (double)nwin[1])) /
+                             sqrt((double)(nwin[0] * nwin[1]))
+                         : Mz[0][q0 * nop[0] + j0] * Mz[1][q1 * nop[1] + j1];
   mc_to_dtype(dt, nr * nc, Md, Mb);
-  mc_from_dtype(dt, nr * nc, Mb, Md);
+  if (dense < 3) mc_from_dtype(dt, nr * nc, Mb, Md);
   sl_op *op = NULL;
-  if (dense) CHECK_OK(sl_op_patch2d_dense(&op, like, ax, Mb, nop[0], nop[1], nwin[0], nover[0], nwin[1], nover[1], (sl_taper)kind));
-  else CHECK_OK(sl_op_patch2d(&op, like, ax, M[0], nop[0], nwin[0], nover[0], M[1], nop[1], nwin[1], nover[1], (sl_taper)kind));
+  if (dense) CHECK_OK(sl_op_patch2d_dense(&op, like, ax, dense >= 3 ? NULL : Mb, nop[0], nop[1], nwin[0], nover[0], nwin[1],
+                                          nover[1], (sl_taper)kind));
+  if (op && dense == 4) { /* a 2-D FFT^H over the patch axes of the patches' array, then the patches' operator */
+    sl_op *W = op, *F = NULL, *Fh = NULL;
+    int fax[2], e = 0;
+    for (int k = 0; k < 3; k++) {
+      if (k == ax[0] || k == ax[1]) fax[k == ax[1]] = e + 1; /* the nop axis after the patches' axis */
+      e += k == ax[0] || k == ax[1] ? 2 : 1;
+    }
+    op = NULL;
+    CHECK_OK(sl_op_fft(&F, sl_op_domain(W), 2, fax, SL_FFT_ORTHO, 0, -1));
+    if (F) CHECK_OK(sl_op_adjoint(&Fh, F));
+    if (Fh) CHECK_OK(sl_op_product(&op, W, Fh));
+    sl_op_destroy(&F);
+    sl_op_destroy(&Fh);
+    sl_op_destroy(&W);
+  }
+  if (!dense) CHECK_OK(sl_op_patch2d(&op, like, ax, M[0], nop[0], nwin[0], nover[0], M[1], nop[1], nwin[1], nover[1], (sl_taper)kind));
   int64_t step[2], nw[2];
   double *T[2];
   for (int a = 0; a < 2; a++) {
@@ -215,7 +260,7 @@ static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int a
   }
   int lay_ok = op && sl_array_ndim(sl_op_domain(op)) == 5;
   for (int k = 0; lay_ok && k < 5; k++) lay_ok = sl_array_dims(sl_op_domain(op))[k] == md[k];
-  CHECK(lay_ok && op && !strcmp(sl_op_name(op), "Patch2D"), "Patch2D model layout %lld x %lld x %lld x %lld x %lld",
+  CHECK(lay_ok && op && (dense == 4 || !strcmp(sl_op_name(op), "Patch2D")), "Patch2D model layout %lld x %lld x %lld x %lld x %lld",
         (long long)md[0], (long long)md[1], (long long)md[2], (long long)md[3], (long long)md[4]);
   if (!lay_ok) {
     sl_op_destroy(&op);
@@ -274,14 +319,15 @@ static void test_patch2d(sl_dtype dt, int dist, const int64_t dd[3], const int a
             zref[flat(5, md, mc)] = acc;
           }
   CHECK_OK(sl_op_apply(op, SL_FORWARD, x, y));
+  static const char *const kinds[] = {"", " dense kron", " dense", ", the patches", ", FFT2D^H per patch"};
   char what[128];
   snprintf(what, sizeof what, "Patch2D%s forward (axes %d %d, nwin %lld %lld, nover %lld %lld, taper %d)",
-           dense ? (dense == 1 ? " dense kron" : " dense") : "", ax[0], ax[1], (long long)nwin[0], (long long)nwin[1],
+           kinds[dense], ax[0], ax[1], (long long)nwin[0], (long long)nwin[1],
            (long long)nover[0], (long long)nover[1], kind);
   mc_compare(y, yref, what);
   CHECK_OK(sl_op_apply(op, SL_ADJOINT, y, z));
   snprintf(what, sizeof what, "Patch2D%s adjoint (axes %d %d, nwin %lld %lld, nover %lld %lld, taper %d)",
-           dense ? (dense == 1 ? " dense kron" : " dense") : "", ax[0], ax[1], (long long)nwin[0], (long long)nwin[1],
+           kinds[dense], ax[0], ax[1], (long long)nwin[0], (long long)nwin[1],
            (long long)nover[0], (long long)nover[1], kind);
   mc_compare(z, zref, what);
   double err = 1;
@@ -347,6 +393,10 @@ static void test_patch2d_bad_input(void)
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nover"), "dense: overlap above half: %s",
         sl_last_error());
   CHECK(op == NULL, "a failed dense Patch2D leaves op NULL");
+  rc = sl_op_patch2d_dense(&op, x, ok2, NULL, 6, 3, 6, 2, 4, 1, SL_TAPER_NONE);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 4 (M) is NULL"),
+        "dense: M NULL (the patches) with nop != nwin: %s", sl_last_error());
+  CHECK(op == NULL, "a failed Patch2D of the patches leaves op NULL");
   sl_array_destroy(&x);
 }
 
@@ -377,6 +427,14 @@ static void test_bad_input(void)
   rc = sl_op_sliding1d(&op, x, 1, M, 2, 30, 2, SL_TAPER_NONE);
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nwin"), "window longer than the axis: %s",
         sl_last_error());
+  rc = sl_op_sliding1d(&op, x, 1, NULL, 2, 8, 2, SL_TAPER_NONE);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 4 (M) is NULL"),
+        "M NULL (the windows) with nm != nwin: %s", sl_last_error());
+  double eye[4 * 4] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  rc = sl_op_sliding1d(&op, x, 1, R == 0 ? eye : NULL, 4, 4, 1, SL_TAPER_NONE);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "given or NULL"),
+        "M given on one rank, NULL on the others: %s", sl_last_error());
+  sl_op_destroy(&op);
   double mine[8 * 2] = {[0] = (double)R};
   rc = sl_op_sliding1d(&op, x, 1, mine, 2, 8, 2, SL_TAPER_NONE);
   CHECK(P == 1 || mc_same_error_everywhere(rc, SL_E_INVALID), "M differing between ranks: %s", sl_last_error());
@@ -391,16 +449,25 @@ int main(int argc, char **argv)
   R = sl_rank();
   const sl_dtype *dts = mc_dtypes;
   for (int t = 0; t < 4; t++) {
-    test_case(dts[t], 0, 23, 8, 3, 6, SL_TAPER_HANNING); /* windows at 0, 5, 10, 15: the axis covered */
-    test_case(dts[t], 0, 25, 8, 3, 6, SL_TAPER_COSINE);  /* the last 2 samples uncovered */
-    test_case(dts[t], 1, 19, 6, 2, 4, SL_TAPER_COSINESQUARE);
-    test_case(dts[t], 1, 16, 4, 0, 5, SL_TAPER_NONE);    /* no overlap, nm > nwin */
+    test_case(dts[t], 0, 23, 8, 3, 6, SL_TAPER_HANNING, DENSE); /* windows at 0, 5, 10, 15: the axis covered */
+    test_case(dts[t], 0, 25, 8, 3, 6, SL_TAPER_COSINE, DENSE);  /* the last 2 samples uncovered */
+    test_case(dts[t], 1, 19, 6, 2, 4, SL_TAPER_COSINESQUARE, DENSE);
+    test_case(dts[t], 1, 16, 4, 0, 5, SL_TAPER_NONE, DENSE);    /* no overlap, nm > nwin */
     /* along the distributed axis: windows reaching over one or more ranks' rows, a rank with rows but no window
      * start, the last rows uncovered, one-row windows */
-    test_case(dts[t], -1, 23, 8, 3, 6, SL_TAPER_HANNING);
-    test_case(dts[t], -1, 26, 11, 2, 4, SL_TAPER_COSINE);
-    test_case(dts[t], -1, 17, 3, 0, 2, SL_TAPER_NONE);
-    test_case(dts[t], -1, 9, 1, 0, 3, SL_TAPER_NONE);
+    test_case(dts[t], -1, 23, 8, 3, 6, SL_TAPER_HANNING, DENSE);
+    test_case(dts[t], -1, 26, 11, 2, 4, SL_TAPER_COSINE, DENSE);
+    test_case(dts[t], -1, 17, 3, 0, 2, SL_TAPER_NONE, DENSE);
+    test_case(dts[t], -1, 9, 1, 0, 3, SL_TAPER_NONE, DENSE);
+    /* the windows themselves (M = NULL), alone and under any operator (an FFT per window), away from and along the
+     * distributed axis */
+    for (int inner = WINDOWS; inner <= FFT_PER_WINDOW; inner++) {
+      if (inner == FFT_PER_WINDOW && !sl_dtype_is_complex(dts[t])) continue;
+      test_case(dts[t], 0, 25, 8, 3, 0, SL_TAPER_COSINE, inner);
+      test_case(dts[t], 1, 19, 6, 2, 0, SL_TAPER_HANNING, inner);
+      test_case(dts[t], -1, 23, 8, 3, 0, SL_TAPER_HANNING, inner);
+      test_case(dts[t], -1, 26, 11, 2, 0, SL_TAPER_COSINESQUARE, inner);
+    }
   }
   for (int t = 0; t < 4; t++) {
     const int64_t d1[3] = {5, 14, 11}, w1[2] = {6, 5}, o1[2] = {2, 1}, p1[2] = {4, 3};
@@ -414,6 +481,15 @@ int main(int argc, char **argv)
     const int64_t d3[3] = {17, 4, 10}, w3[2] = {6, 4}, o3[2] = {2, 1}, p3[2] = {3, 5};
     const int a3[2] = {0, 2}, a4[2] = {2, 0};
     for (int dense = 0; dense < 3; dense += 2) {
+      test_patch2d(dts[t], 0, d3, a3, w3, o3, p3, SL_TAPER_HANNING, dense);
+      test_patch2d(dts[t], 0, d3, a4, w3, o3, p3, SL_TAPER_COSINESQUARE, dense);
+    }
+    /* the patches themselves (M = NULL), alone and under a 2-D FFT per patch, away from and over the distributed
+     * axis */
+    for (int dense = 3; dense <= 4; dense++) {
+      if (dense == 4 && !sl_dtype_is_complex(dts[t])) continue;
+      test_patch2d(dts[t], 0, d1, a1, w1, o1, p1, SL_TAPER_HANNING, dense);
+      test_patch2d(dts[t], 1, d2, a2, w2, o2, p2, SL_TAPER_COSINE, dense);
       test_patch2d(dts[t], 0, d3, a3, w3, o3, p3, SL_TAPER_HANNING, dense);
       test_patch2d(dts[t], 0, d3, a4, w3, o3, p3, SL_TAPER_COSINESQUARE, dense);
     }
