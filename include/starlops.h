@@ -598,9 +598,11 @@ int sl_prox_l2(sl_prox **p, sl_op *Op, const sl_array *b, double sigma, int cg_n
  *  group shrunk by max(1 - tau sigma / ||x_j||, 0). Plain arrays are refused. */
 int sl_prox_l21(sl_prox **p, double sigma);
 /** Collective. L21 along `axis` of plain arrays laid out like `like`: f(x) = sigma sum over the other indices
- *  of the 2-norm of the line along axis (pyproximal's L21 on an array of ndim lines); axis must not be the
- *  distributed one. Built as L21 on V x with V the stack of the planes along the axis (a permutation): one
- *  task per plane each way, meant for short axes. */
+ *  of the 2-norm of the line along axis (pyproximal's L21 on an array of ndim lines). Built as L21 on V x
+ *  with V the stack of the planes along the axis (a permutation): one task per plane each way, meant for
+ *  short axes. When axis is the distributed one (its lines span ranks), V starts with a redistribution along
+ *  the longest other axis (two all-to-alls per prox); a distributed 1-D array (or one with a mask) is refused
+ *  then (SL_E_DIST). */
 int sl_prox_l21_axis(sl_prox **p, const sl_array *like, int axis, double sigma);
 /** The indicator of the box lower <= x <= upper (0 inside, +Inf outside; complex: the real and imaginary
  *  parts each); prox: clipping. lower <= upper; either may be infinite. */

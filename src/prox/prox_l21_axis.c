@@ -2,7 +2,9 @@
  * `axis`. V = VStack of the restrictions to each plane along the axis is a permutation of the elements (V^H V
  * = I), so prox_f(x) = V^H prox_L21(V x) with L21 grouping the parts of the stacked V x, and the same for the
  * conjugate's prox and the value. One restriction task per plane each way: meant for short axes (the
- * components of a vector field). */
+ * components of a vector field). Along the distributed axis a line spans ranks: V then starts with a
+ * redistribution R of the array along its longest other axis (a permutation too, two all-to-alls per prox),
+ * after which every line is local: prox_f(x) = R^H V^H prox_L21(V R x). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -59,17 +61,43 @@ int sl_prox_l21_axis(sl_prox **p, const sl_array *like, int axis, double sigma)
     rc = sl_error(SL_E_INVALID, "%s: argument 3 (axis) is %d, outside the %d axes of argument 2 (like)", fn, axis, like->ndim);
   else if (!(sigma >= 0 && isfinite(sigma))) rc = sl_error(SL_E_INVALID, "%s: argument 4 (sigma) must be finite and >= 0, got %g", fn, sigma);
   if (rc == SL_SUCCESS && axis < 0) axis += like->ndim;
-  if (rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1)
-    rc = sl_error(SL_E_DIST, "%s: argument 3 (axis = %d) is the distributed axis of argument 2 (like): the groups would span "
-                  "ranks; group along another axis, or redistribute first (sl_op_redistribute)", fn, axis);
+  int across = rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1, other = -1;
+  for (int d = 0; across && d < like->ndim; d++) /* the axis to redistribute along: the longest other one */
+    if (d != axis && (other < 0 || like->dims[d] > like->dims[other])) other = d;
+  if (across && other < 0)
+    rc = sl_error(SL_E_DIST, "%s: argument 2 (like) is 1-D and distributed: its one line along axis %d is the whole vector "
+                  "(sigma ||x||_2), which has no other axis to redistribute along", fn, axis);
+  else if (across && like->group->mask)
+    rc = sl_error(SL_E_DIST, "%s: argument 3 (axis = %d) is the distributed axis of argument 2 (like), which has a mask "
+                  "(replicas): redistribute it first (sl_op_redistribute)", fn, axis);
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axis)", axis), sl_same_d("argument 4 (sigma)", sigma)));
+  sl_array *lines = NULL; /* the layout where every line is local: like's, or like's along the other axis */
+  sl_op *redist = NULL;
+  if (across) {
+    sl_dist d = {.partition = SL_SCATTER, .axis = other};
+    rc = sl_layout_create(&lines, like->ndim, like->dims, like->dtype, &d); /* both agreed */
+    if (rc == SL_SUCCESS) rc = sl_op_redistribute(&redist, like, lines);
+    if (rc != SL_SUCCESS) {
+      sl_array_destroy(&lines);
+      return rc;
+    }
+  }
+  const sl_array *lay = across ? lines : like;
   int64_t n = like->dims[axis];
   sl_op **r = calloc((size_t)n, sizeof *r), *v = NULL;
   rc = sl_agree(sl_ctx.comm, r ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn));
-  for (int64_t k = 0; rc == SL_SUCCESS && k < n; k++) rc = sl_op_restriction_axis(&r[k], like, &k, 1, axis);
+  for (int64_t k = 0; rc == SL_SUCCESS && k < n; k++) rc = sl_op_restriction_axis(&r[k], lay, &k, 1, axis);
   if (rc == SL_SUCCESS) rc = sl_op_vstack(&v, (int)n, r);
   for (int64_t k = 0; r && k < n; k++) sl_op_destroy(&r[k]);
   free(r);
+  if (rc == SL_SUCCESS && redist) { /* V R */
+    sl_op *vr = NULL;
+    rc = sl_op_product(&vr, v, redist);
+    sl_op_destroy(&v);
+    v = vr;
+  }
+  sl_op_destroy(&redist);
+  sl_array_destroy(&lines);
   sl_prox *inner = NULL;
   if (rc == SL_SUCCESS) rc = sl_prox_l21(&inner, sigma);
   if (rc == SL_SUCCESS) rc = prox_new(p, &axis_ops, "L21(axis %d)", axis);

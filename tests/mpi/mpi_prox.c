@@ -226,30 +226,47 @@ static void test_l21(sl_dtype dt)
 }
 
 /* L21 along axis 1 of a plain 13 x 3 array split along axis 0: each row a group */
+/* L21 along axis 1 (lines local) and along axis 0, the distributed one (lines across ranks: redistributed along
+ * axis 1, whose 3 columns leave a fourth rank nothing); a 1-D distributed array is refused */
 static void test_l21_axis(sl_dtype dt)
 {
   const int64_t n0 = 13, n1 = 3, n = n0 * n1;
   cplx *x = NULL, *ref = malloc(sizeof *ref * (size_t)n);
   sl_array *ax = make(dt, n0, n1, 9, 0.7, 0.0, &x);
   const double sigma = 0.4, tau = 0.6;
-  sl_prox *p = NULL;
-  CHECK_OK(sl_prox_l21_axis(&p, ax, 1, sigma));
-  for (int kind = 0; p && kind < 3; kind++) {
-    double v = 0;
-    for (int64_t i = 0; i < n0; i++) {
-      double s = 0;
-      for (int64_t j = 0; j < n1; j++) s += pow(cabs(x[i * n1 + j]), 2);
-      double g = sqrt(s), f = kind == 0 ? (g > tau * sigma ? 1 - tau * sigma / g : 0) : (g > sigma ? sigma / g : 1);
-      for (int64_t j = 0; j < n1; j++) ref[i * n1 + j] = f * x[i * n1 + j];
-      v += sigma * g;
+  for (int gax = 1; gax >= 0; gax--) {
+    sl_prox *p = NULL;
+    CHECK_OK(sl_prox_l21_axis(&p, ax, gax, sigma));
+    int64_t ng = gax ? n0 : n1, nl = gax ? n1 : n0; /* groups, and the elements of a group */
+    for (int kind = 0; p && kind < 3; kind++) {
+      double v = 0;
+      for (int64_t i = 0; i < ng; i++) {
+        double s = 0;
+        for (int64_t j = 0; j < nl; j++) s += pow(cabs(x[gax ? i * n1 + j : j * n1 + i]), 2);
+        double g = sqrt(s), f = kind == 0 ? (g > tau * sigma ? 1 - tau * sigma / g : 0) : (g > sigma ? sigma / g : 1);
+        for (int64_t j = 0; j < nl; j++) {
+          int64_t e = gax ? i * n1 + j : j * n1 + i;
+          ref[e] = f * x[e];
+        }
+        v += sigma * g;
+      }
+      const char *what[2][3] = {{"L21 along the distributed axis, prox", "L21 along the distributed axis, dual prox",
+                                 "L21 along the distributed axis"},
+                                {"L21 along an axis, prox", "L21 along an axis, dual prox", "L21 along an axis"}};
+      if (kind == 2) EXPECT_VALUE(p, ax, v, what[gax][2]);
+      else check_prox(dt, p, tau, ax, ref, kind, what[gax][kind]);
     }
-    if (kind == 2) EXPECT_VALUE(p, ax, v, "L21 along an axis");
-    else check_prox(dt, p, tau, ax, ref, kind, kind == 0 ? "L21 along an axis, prox" : "L21 along an axis, dual prox");
+    sl_prox_destroy(&p);
   }
+  int64_t nv = 11;
+  sl_array *v1 = NULL;
+  sl_prox *p = NULL;
+  CHECK_OK(sl_array_create(&v1, 1, &nv, dt, NULL));
+  int rc = sl_prox_l21_axis(&p, v1, 0, sigma);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST) && strstr(sl_last_error(), "1-D"),
+        "L21 along the one axis of a distributed vector: %s", sl_last_error());
   sl_prox_destroy(&p);
-  int rc = sl_prox_l21_axis(&p, ax, 0, sigma);
-  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST), "L21 along the distributed axis: %s", sl_last_error());
-  sl_prox_destroy(&p);
+  sl_array_destroy(&v1);
   sl_array_destroy(&ax);
   free(x);
   free(ref);
