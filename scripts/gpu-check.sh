@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ..."), solvers, latency, ringbench, alongbench, patchbench, windowsbench, ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ..."), solvers, latency, ringbench, alongbench, patchbench, windowsbench, ncu (NCU_PROG, NCU_ARGS, NCU_KERNELS, NCU_ENV), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -104,6 +104,18 @@ if want setup; then
     STEP_TIMEOUT=150 step "bench_setup, $label" "bench-setup-$label.log" env $envs mpirun -n 1 --bind-to none \
       "$B/build/bench/bench_setup" $args
   done
+fi
+# ---- Nsight Compute on one benchmark's kernels, where the node has ncu: NCU_PROG (a bench program), NCU_ARGS,
+# NCU_KERNELS (a regex of kernel names), NCU_ENV (variables for the run) ----
+if want ncu; then
+  ncu_bin=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  if [ -n "$ncu_bin" ]; then
+    STEP_TIMEOUT=300 step "ncu: ${NCU_PROG:-bench_stencil} ${NCU_ARGS:-}" ncu.log mpirun -n 1 --bind-to none env ${NCU_ENV:-} "$ncu_bin" \
+      --kernel-name "regex:${NCU_KERNELS:-.}" --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum \
+      "$B/build/bench/${NCU_PROG:-bench_stencil}" ${NCU_ARGS:-}
+  else
+    echo "ncu: not on this node" > "$logs/ncu.log"
+  fi
 fi
 if want kernels; then
   step "CUDA kernels vs CPU kernels" tests-cuda-kernels.log "$B/build/tests/unit_tests" -j1 --filter 'cuda_kernels/*' --verbose

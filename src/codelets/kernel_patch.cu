@@ -106,6 +106,44 @@ template <typename T, typename I, bool DIRECT> __global__ void patch_overlap_add
   }
 }
 
+/* Windows along one axis (nwin1 = nw1 = B = 1) with M the identity, the model (a, w, q, c) holding them: the
+ * forward sums the tapered windows covering each data sample (a, r, c) (one or two when they overlap by at
+ * most half), the adjoint cuts each window out; a few index divisions per element instead of the general
+ * kernels' eight (the division by C skipped when C = 1) */
+template <typename T, typename I> __global__ void window_add(sl_patch_dims dd, const T *tab, const T *x, T *y)
+{
+  const pdims<I> d = in_type<I>(dd);
+  const I total = d.A * d.n0 * d.C;
+  const T *t0 = tab + d.tap, t1 = t0[d.nwtot * d.nwin0];
+  const bool c1 = d.C == 1;
+  for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
+    I c = c1 ? 0 : e % d.C, rest = c1 ? e : e / d.C, a = rest / d.n0, R = rest - a * d.n0 + d.r0, Wa, Wb;
+    covering<I>(R, d.nwin0, d.s0, d.nwtot, &Wa, &Wb);
+    if (Wa < d.p0) Wa = d.p0;
+    if (Wb > d.p0 + d.nw0 - 1) Wb = d.p0 + d.nw0 - 1;
+    T acc = ops<T>::zero();
+    for (I W = Wa; W <= Wb; W++) {
+      I q = R - W * d.s0;
+      acc = ops<T>::add(acc, ops<T>::mul(t0[W * d.nwin0 + q], x[((a * d.nw0 + W - d.p0) * d.nwin0 + q) * d.C + c]));
+    }
+    y[e] = ops<T>::mul(t1, acc);
+  }
+}
+
+template <typename T, typename I> __global__ void window_cut(sl_patch_dims dd, const T *tab, const T *y, T *x)
+{
+  const pdims<I> d = in_type<I>(dd);
+  const I total = d.A * d.nw0 * d.nwin0 * d.C;
+  const T *t0 = tab + d.tap, t1 = t0[d.nwtot * d.nwin0];
+  const bool c1 = d.C == 1;
+  for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
+    I c = c1 ? 0 : e % d.C, rest = c1 ? e : e / d.C, aw = rest / d.nwin0, q = rest - aw * d.nwin0, a = aw / d.nw0;
+    I W = d.p0 + aw - a * d.nw0, r = W * d.s0 - d.r0 + q;
+    x[e] = W < 0 || W >= d.nwtot || r < 0 || r >= d.n0 ? ops<T>::zero()
+                                                        : ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q], t1), y[(a * d.n0 + r) * d.C + c]);
+  }
+}
+
 /* adjoint: Y[p Q + q] = conj(the tapered data of patch p at sample q) */
 template <typename T, typename I> __global__ void patch_windows(sl_patch_dims dd, const T *tab, const T *y, T *Y)
 {
@@ -164,6 +202,22 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
   if (Q * P > most) most = Q * P;
   if (K * P > most) most = K * P;
   int narrow = most + (d->r0 > 0 ? d->r0 : 0) + d->nwtot * d->nwin0 < ((int64_t)1 << 30);
+  if (d->ident && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1) { /* windows along one axis */
+    if (!adjoint) {
+#define L_(U)                                                                                                    \
+  if (narrow) window_add<U, int32_t><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out); \
+  else window_add<U, int64_t><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out)
+      SL_CUDA_DISPATCH(dt, L_);
+#undef L_
+    } else {
+#define L_(U)                                                                                                    \
+  if (narrow) window_cut<U, int32_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out); \
+  else window_cut<U, int64_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out)
+      SL_CUDA_DISPATCH(dt, L_);
+#undef L_
+    }
+    return cudaGetLastError();
+  }
   if (d->ident) { /* the patches are the model: one pass, no GEMM */
     if (!adjoint) {
 #define L_(U)                                                                                                    \

@@ -1,8 +1,9 @@
 /* The stencil kernels on blocks cut into segments that lie apart in memory (as the chunks of an array do
  * when StarPU allocates them on a worker): one element per segment, segments of a few elements, and one
  * segment, against a naive loop over the weights of every row; forward and adjoint, real and complex
- * (two components per element), 3-D and 4-D Laplacians over every axis. The CUDA kernel, where a GPU is
- * present, on the same segments. */
+ * (two components per element), 3-D and 4-D Laplacians over every axis (mixed kinds), and a 3-D Laplacian of
+ * centred second derivatives (the 7-point stencil the CUDA kernel marches along its first axis, over several
+ * tiles and plane ranges). The CUDA kernel, where a GPU is present, on the same segments. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,7 +12,8 @@
 #include "codelets/kernel_stencil.h"
 #include "unit_gpu.h"
 
-static st_plan make_plan(int ndim, const int64_t *dims, int ncomp, int adjoint)
+/* lap = 1: every axis a centred second derivative without edges (a Laplacian), else mixed kinds and edges */
+static st_plan make_plan(int ndim, const int64_t *dims, int ncomp, int adjoint, int lap)
 {
   st_plan p;
   memset(&p, 0, sizeof p);
@@ -24,7 +26,7 @@ static st_plan make_plan(int ndim, const int64_t *dims, int ncomp, int adjoint)
   for (int a = 0; a < ndim; a++) {
     int64_t stride = 1;
     for (int d = a + 1; d < ndim; d++) stride *= dims[d];
-    p.t[p.nterms++] = (st_term){.kind = kinds[a % 4], .edge = a % 2, .axis = a, .ghosts = 0, .n = dims[a], .off = 0,
+    p.t[p.nterms++] = (st_term){.kind = lap ? ST_D2_C : kinds[a % 4], .edge = lap ? 0 : a % 2, .axis = a, .ghosts = 0, .n = dims[a], .off = 0,
                                 .nloc = dims[a], .stride = stride, .scale = 1.0 + 0.5 * a};
   }
   st_plan_finish(&p);
@@ -100,16 +102,16 @@ Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
 {
   /* small blocks (mostly edge rows), then blocks with an interior (the CUDA kernel's fast box) */
   int64_t d3[3] = {5, 4, 7}, d4[4] = {3, 4, 2, 5}, d1[1] = {301}, d2[2] = {37, 53}, e3[3] = {11, 13, 17},
-          e4[4] = {9, 9, 10, 11};
-  const int64_t *dims[6] = {d3, d4, d1, d2, e3, e4};
-  int nds[6] = {3, 4, 1, 2, 3, 4};
+          e4[4] = {9, 9, 10, 11}, l3[3] = {70, 19, 45};
+  const int64_t *dims[7] = {d3, d4, d1, d2, e3, e4, l3};
+  int nds[7] = {3, 4, 1, 2, 3, 4, 3};
 #ifdef SL_HAVE_CUDA
   int gpu = have_gpu();
 #endif
-  for (int c = 0; c < 6; c++)
+  for (int c = 0; c < 7; c++)
     for (int ncomp = 1; ncomp <= 2; ncomp++)
       for (int adj = 0; adj < 2; adj++) {
-        st_plan p = make_plan(nds[c], dims[c], ncomp, adj);
+        st_plan p = make_plan(nds[c], dims[c], ncomp, adj, c == 6);
         int64_t n = 1;
         for (int d = 0; d < nds[c]; d++) n *= dims[c][d];
         double *x = malloc(sizeof(double) * (size_t)(n * ncomp)), *ref = malloc(sizeof(double) * (size_t)(n * ncomp)),
@@ -151,7 +153,7 @@ Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
 Test(stencil_kernel, an_element_in_no_segment_is_reported)
 {
   int64_t dims[2] = {6, 5};
-  st_plan p = make_plan(2, dims, 1, 0);
+  st_plan p = make_plan(2, dims, 1, 0, 0);
   double x[30] = {0}, y[30];
   st_input in;
   double *owned[ST_MAX_SEGS];
