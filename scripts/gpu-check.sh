@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ..."), solvers, latency, ringbench, alongbench, patchbench, windowsbench, ncu (NCU_PROG, NCU_ARGS, NCU_KERNELS, NCU_ENV), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ..."), solvers, latency, ringbench, alongbench, patchbench, windowsbench, vecbench, ncu (NCU_PROG, NCU_ARGS, NCU_KERNELS, NCU_ENV), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -104,6 +104,11 @@ if want setup; then
     STEP_TIMEOUT=150 step "bench_setup, $label" "bench-setup-$label.log" env $envs mpirun -n 1 --bind-to none \
       "$B/build/bench/bench_setup" $args
   done
+fi
+# ---- the vector operations alone: axpby beside a copy, the reductions beside a read-only kernel ----
+if want vecbench; then
+  STEP_TIMEOUT=180 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "bench_vec on the GPU (forced CUDA)" \
+    bench-vec-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_vec" --sizes 256,1024,4096 --reps 10
 fi
 # ---- Nsight Compute on one benchmark's kernels, where the node has ncu: NCU_PROG (a bench program), NCU_ARGS,
 # NCU_KERNELS (a regex of kernel names), NCU_ENV (variables for the run) ----

@@ -209,35 +209,58 @@ __device__ static void block_reduce(int k, double &v0, double &v1)
   v1 = s1[0];
 }
 
-/* K is the reduction kind, a template argument so the loop body has no branch on it. */
+/* One element's term (t0, t1) of reduction K from its values; K is a template argument so that the loops
+ * have no branch on it. */
+template <int K>
+__device__ static inline void red_term(double xr, double xi, double yr, double yi, double p, double &t0, double &t1)
+{
+  t0 = t1 = 0.0;
+  switch (K) {
+  case SL_RED_DOT:
+  case SL_RED_VDOT:
+    if (K == SL_RED_VDOT) xi = -xi;
+    t0 = xr * yr - xi * yi;
+    t1 = xr * yi + xi * yr;
+    break;
+  case SL_RED_SUM: t0 = xr; t1 = xi; break;
+  case SL_RED_ABSPOW: t0 = p == 2.0 ? xr * xr + xi * xi : (p == 1.0 ? hypot(xr, xi) : pow(hypot(xr, xi), p)); break;
+  case SL_RED_MAXABS:
+  case SL_RED_MINABS: t0 = hypot(xr, xi); break;
+  case SL_RED_NNZ: t0 = (xr != 0.0 || xi != 0.0) ? 1.0 : 0.0; break;
+  }
+}
+
+/* The reductions of one vector (a norm, a sum, ...) read 8 or 16 bytes per element: each thread loads RED_AHEAD
+ * elements before reducing them, so that enough loads are in flight to keep the memory busy (a dot's two
+ * vectors give two loads per element already). */
+#define RED_AHEAD 4
 template <typename R, int C, int K>
 __global__ void reduce_k(int64_t n, const R *x, const R *y, double p, double *partials)
 {
   const int k = K;
-  double v0 = k == SL_RED_MINABS ? INFINITY : 0.0, v1 = 0.0;
-  GRID_STRIDE(i, n)
-  {
-    double xr = C == 2 ? (double)x[2 * i] : (double)x[i];
-    double xi = C == 2 ? (double)x[2 * i + 1] : 0.0;
-    double t0 = 0.0, t1 = 0.0;
-    switch (K) {
-    case SL_RED_DOT:
-    case SL_RED_VDOT: {
-      if (k == SL_RED_VDOT) xi = -xi;
-      double yr = C == 2 ? (double)y[2 * i] : (double)y[i];
-      double yi = C == 2 ? (double)y[2 * i + 1] : 0.0;
-      t0 = xr * yr - xi * yi;
-      t1 = xr * yi + xi * yr;
-      break;
+  double v0 = k == SL_RED_MINABS ? INFINITY : 0.0, v1 = 0.0, t0, t1;
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (K != SL_RED_DOT && K != SL_RED_VDOT)
+    for (; i + (RED_AHEAD - 1) * stride < n; i += RED_AHEAD * stride) {
+      R v[RED_AHEAD][C];
+#pragma unroll
+      for (int u = 0; u < RED_AHEAD; u++)
+#pragma unroll
+        for (int c = 0; c < C; c++) v[u][c] = x[C * (i + u * stride) + c];
+#pragma unroll
+      for (int u = 0; u < RED_AHEAD; u++) {
+        red_term<K>((double)v[u][0], C == 2 ? (double)v[u][C - 1] : 0.0, 0.0, 0.0, p, t0, t1);
+        red_combine(k, v0, v1, t0, t1);
+      }
     }
-    case SL_RED_SUM: t0 = xr; t1 = xi; break;
-    case SL_RED_ABSPOW:
-      t0 = p == 2.0 ? xr * xr + xi * xi : (p == 1.0 ? hypot(xr, xi) : pow(hypot(xr, xi), p));
-      break;
-    case SL_RED_MAXABS:
-    case SL_RED_MINABS: t0 = hypot(xr, xi); break;
-    case SL_RED_NNZ: t0 = (xr != 0.0 || xi != 0.0) ? 1.0 : 0.0; break;
+  for (; i < n; i += stride) {
+    double xr = C == 2 ? (double)x[2 * i] : (double)x[i], xi = C == 2 ? (double)x[2 * i + 1] : 0.0, yr = 0.0, yi = 0.0;
+    if (K == SL_RED_DOT || K == SL_RED_VDOT) {
+      yr = C == 2 ? (double)y[2 * i] : (double)y[i];
+      yi = C == 2 ? (double)y[2 * i + 1] : 0.0;
     }
+    red_term<K>(xr, xi, yr, yi, p, t0, t1);
     red_combine(k, v0, v1, t0, t1);
   }
   block_reduce(k, v0, v1);

@@ -53,9 +53,10 @@ static void expect_same(sl_dtype dt, int64_t n, const void *cpu, const void *dev
 Test(cuda_kernels, match_the_cpu_kernels)
 {
   if (!have_gpu()) cr_skip_test("no CUDA device");
-  const int64_t sizes[3] = {1, 1000, (1 << 20) + 37};
+  /* the last size: more than four grid strides (the reductions of one vector load four elements at a time) */
+  const int64_t sizes[4] = {1, 1000, (1 << 20) + 37, (3 << 20) + 11};
   for (int t = 0; t < SL_NDTYPES; t++)
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
       sl_dtype dt = (sl_dtype)t;
       int64_t n = sizes[k];
       size_t bytes = (size_t)n * sl_dtype_size(dt);
