@@ -428,10 +428,13 @@ typedef enum { SL_TAPER_NONE = 0, SL_TAPER_HANNING = 1, SL_TAPER_COSINE = 2, SL_
  *  taper_w * (M m_w), added where windows overlap; the first window's taper keeps its start, the last's its
  *  end (pylops' tapers). The model is the data's layout with `axis` replaced by (nwins, nm); the adjoint is
  *  the true adjoint (M^H, tapers, windows gathered). Along an axis that is not the distributed one the
- *  windows are local and the model is distributed as the data. Along the distributed axis (which must be the
- *  first axis, or the axes before it of length 1; SL_E_DIST otherwise) each rank owns the windows that
- *  start in its rows, so the model is split by the windows' starts (create it with sl_op_create_domain); the
- *  windows reaching into the next ranks' rows travel as ghost layers through neighbour exchanges.
+ *  windows are local and the model is distributed as the data. Along the distributed axis, when it is the
+ *  first axis (or the axes before it have length 1), each rank owns the windows that start in its rows, so
+ *  the model is split by the windows' starts (create it with sl_op_create_domain); the windows reaching into
+ *  the next ranks' rows travel as ghost layers through neighbour exchanges. Along a distributed axis that is
+ *  not the first, the windows are local in the data's layout moved along the longest other axis (the model
+ *  is distributed that way) and every forward apply ends with the move back (one all-to-all; the adjoint
+ *  starts with one).
  *  M = NULL (with nm = nwin) is the identity: the model holds the windows themselves, and the operator adds
  *  them, tapered, into the data. Composed after any operator whose range is laid out like its domain
  *  (sl_op_product(&S, W, Op), e.g. Op the adjoint of sl_op_fft along axis + 1 of sl_op_domain(W)) it is
@@ -440,8 +443,8 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
                     sl_taper taper);
 /** Collective. pylops' Patch2D with a separable operator on every patch: patches of nwin0 x nwin1 samples
  *  starting every (nwin0 - nover0, nwin1 - nover1) over axes[0] and axes[1] of the data laid out like `like`
- *  (one of them the distributed axis only if it is the first: see sl_op_sliding1d for the model's split
- *  then), the operator on each patch the Kronecker product of M0 (nwin0 x nop0)
+ *  (either may be the distributed axis: see sl_op_sliding1d for the model's split along the first axis, and
+ *  the move along another axis otherwise), the operator on each patch the Kronecker product of M0 (nwin0 x nop0)
  *  and M1 (nwin1 x nop1) (row-major, like's dtype, the same on every rank: a 2-D FFT's two 1-D transforms,
  *  for instance), the tapers pylops' 2-D tapers (the outer product of the 1-D ones; an edge patch keeps its
  *  edge; with a taper, nover at most nwin / 2 on each axis). The model is the data's layout with axes[0]
@@ -454,9 +457,11 @@ int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const voi
  *  nop1), row-major, like's dtype, the same on every rank: row q0 nwin1 + q1 is the patch sample (q0 along
  *  axes[0], q1 along axes[1]), column j0 nop1 + j1 the patch's model coefficient), for non-separable operators
  *  (a Radon transform, a dictionary): patches, tapers and the model's layout as sl_op_patch2d (with M =
- *  kron(M0, M1) both give the same operator). A patch axis may be the distributed axis when that is the first
- *  axis of the array (SL_E_DIST otherwise): the model is then split by the patches' starts along it and ghost
- *  patches and rows travel between neighbours, as for sl_op_sliding1d; otherwise every patch is local.
+ *  kron(M0, M1) both give the same operator). A patch axis may be the distributed axis: when it is the first
+ *  axis of the array (and the first patch axis) the model is split by the patches' starts along it and ghost
+ *  patches and rows travel between neighbours, as for sl_op_sliding1d; otherwise the patches are local in
+ *  the data's layout moved along another axis, followed by the move back. Away from it every patch is
+ *  local.
  *  M = NULL (with nop0 = nwin0, nop1 = nwin1) is the identity: the model holds the patches themselves, and
  *  composed after any operator whose range is laid out like its domain (a 2-D sl_op_fft over the two nop
  *  axes of sl_op_domain(W), adjoint) it is pylops' Patch2D of that operator. */

@@ -250,7 +250,7 @@ def Sliding1D(like, M, nwin, nover, axis=-1, tapertype="hanning"):
 
 def Patch2D(like, M0, M1, nwin, nover, axes=(-2, -1), tapertype="hanning"):
     """pylops' Patch2D with the separable operator kron(M0, M1) on every patch (M0: nwin[0] x nop0, M1: nwin[1] x
-    nop1), patches over two axes of the data laid out like `like` (the distributed one only if it is the first); the model has
+    nop1), patches over two axes of the data laid out like `like` (either may be the distributed one); the model has
     each patch axis replaced by (nwins, nop). Sliding2D: nwin[1] the length of the second axis, nover[1] = 0."""
     m0 = np.ascontiguousarray(np.atleast_2d(M0), dtype=like.dtype)
     m1 = np.ascontiguousarray(np.atleast_2d(M1), dtype=like.dtype)
@@ -262,7 +262,7 @@ def Patch2D(like, M0, M1, nwin, nover, axes=(-2, -1), tapertype="hanning"):
 
 def Patch2DDense(like, M, nop, nwin, nover, axes=(-2, -1), tapertype="hanning"):
     """pylops' Patch2D with any operator on a patch, patches over two axes of the data laid out like `like` (the
-    distributed one only if it is the first), tapers and model layout as Patch2D. M: the patch operator as a
+    patch axes may include the distributed one), tapers and model layout as Patch2D. M: the patch operator as a
     dense matrix ((nwin[0] nwin[1]) x (nop[0] nop[1]): row q0 nwin[1] + q1, column j0 nop[1] + j1), e.g. a Radon
     transform's; None, the patches themselves (nop = nwin; the model holds them); or a callable that receives an
     array laid out like the patches and returns an operator whose range is laid out like it (a 2-D FFT over

@@ -71,6 +71,15 @@ void sl_window_split_dims(sl_window_split *w, sl_patch_dims *fwd, sl_patch_dims 
 int sl_window_split_apply(const sl_window_split *w, sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y,
                           const sl_patch_dims *d, starpu_data_handle_t tables, starpu_data_handle_t scratch);
 void sl_window_split_free(sl_window_split *w);
+/* Windows along a distributed axis that is not the array's first: like's layout moved along another axis (the
+ * longest one not in skip[0..nskip), else the first of skip), in which the windows are local (or along the
+ * distributed first axis), and the operator built there followed by the redistribution back to like's layout
+ * (one all-to-all per apply). Both collective, verdicts agreed. */
+int sl_window_layout(sl_array **loc, const sl_array *like, const int *skip, int nskip);
+/* 1 when patches over axes a0, a1 of like need that move: a patch axis is distributed but is not the array's
+ * first axis (or not the first of the two) */
+int sl_patch_moved(const sl_array *like, int a0, int a1);
+int sl_window_wrap(sl_op **op, sl_op *inner, const sl_array *loc, const sl_array *like, const char *name);
 /** The windowed operators' object (op_windowed.c): the patch kernels' buffers for the forward (d) and the
  *  adjoint (da), the split along the distributed axis, the tables (M, T0, T1) and the scratch handle. An
  *  operator made with sl_windowed_ops owns it. */

@@ -1,6 +1,7 @@
 /* Patch2D (pylops' Patch2D with a separable operator on every patch): patches of nwin0 x nwin1 samples
  * overlapping by (nover0, nover1) over two axes (one of them may be the distributed axis when it is the
- * first: its Sliding1D exchanges ghost windows and rows, op_sliding.c), the operator on each
+ * first: its Sliding1D exchanges ghost windows and rows, op_sliding.c; else the patches are local in the
+ * data's layout moved along another axis, followed by the move back), the operator on each
  * patch the Kronecker product M0 (x) M1 of two dense matrices, pylops' 2-D tapers (the outer product of
  * the 1-D tapers, edge patches keeping their edges). Built as the product of two Sliding1D operators: along
  * axis1 from the model to an intermediate array, then along axis0 to the data; on a patch that product is
@@ -29,18 +30,23 @@ int sl_patch_check(const char *fn, const sl_array *like, const int axes[2], cons
     if (nwin[a] < 1 || nwin[a] > n || nover[a] < 0 || nover[a] >= nwin[a])
       rc = sl_error(SL_E_INVALID, "%s: nwin%d = %lld and nover%d = %lld must satisfy 1 <= nwin%d <= %lld (axis %d) and 0 <= "
                     "nover%d < nwin%d", fn, a, (long long)nwin[a], a, (long long)nover[a], a, (long long)n, ax, a, a);
-    else if (like->partition == SL_SCATTER && like->axis == ax && like->group->size > 1) {
-      for (int d = 0; d < ax && rc == SL_SUCCESS; d++)
-        if (like->dims[d] != 1)
-          rc = sl_error(SL_E_DIST, "%s: argument 3 (axes[%d] = %d) is the distributed axis of argument 2 (like) but not its "
-                        "first axis: patches over the distributed axis need it first (sl_op_redistribute can move it)", fn, a, ax);
-    }
+    else if (like->partition == SL_SCATTER && like->axis == ax && like->group->size > 1 && like->group->mask)
+      rc = sl_error(SL_E_DIST, "%s: argument 3 (axes[%d] = %d) is the distributed axis of argument 2 (like), which has a "
+                    "mask", fn, a, ax);
   }
   /* pylops keeps an edge patch's edge at the taper's middle value, which is 1 when the ramps do not meet */
   if (rc == SL_SUCCESS && taper != SL_TAPER_NONE && (2 * nover[0] > nwin[0] || 2 * nover[1] > nwin[1]))
     rc = sl_error(SL_E_INVALID, "%s: nover0 = %lld and nover1 = %lld must be at most half the patches (%lld, %lld) with a "
                   "taper", fn, (long long)nover[0], (long long)nover[1], (long long)nwin[0], (long long)nwin[1]);
   return rc;
+}
+
+int sl_patch_moved(const sl_array *like, int a0, int a1)
+{
+  int lo = a0 < a1 ? a0 : a1, notfirst = 0;
+  if (like->partition != SL_SCATTER || like->group->size == 1 || (like->axis != a0 && like->axis != a1)) return 0;
+  for (int d = 0; d < like->axis; d++) notfirst |= like->dims[d] != 1;
+  return notfirst || like->axis != lo;
 }
 
 int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const void *M0, int64_t nop0, int64_t nwin0,
@@ -60,6 +66,16 @@ int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const voi
                     (long long)nop[a]);
   /* agreed here so that every rank fails at the same point; the two Sliding1D constructors agree the rest */
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axes[0])", a0), SL_SAME_I("argument 3 (axes[1])", a1)));
+  if (sl_patch_moved(like, a0, a1)) { /* patches local in a layout split along another axis, then moved back */
+    sl_array *loc = NULL;
+    sl_op *inner = NULL;
+    const int skip[2] = {a0, a1};
+    rc = sl_window_layout(&loc, like, skip, 2);
+    if (rc == SL_SUCCESS) rc = sl_op_patch2d(&inner, loc, axes, M0, nop0, nwin0, nover0, M1, nop1, nwin1, nover1, taper);
+    if (rc == SL_SUCCESS) rc = sl_window_wrap(op, inner, loc, like, "Patch2D");
+    sl_array_destroy(&loc);
+    return rc;
+  }
   sl_op *s0 = NULL, *s1 = NULL, *p = NULL;
   rc = sl_op_sliding1d(&s0, like, a0, M0, nop0, nwin0, nover0, taper);
   /* in the intermediate array axis0 is (nwins0, nop0): axis1 moves one place when it comes after */

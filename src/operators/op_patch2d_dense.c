@@ -1,6 +1,7 @@
 /* Patch2D with a dense matrix per patch (pylops' Patch2D with any operator on a patch: a Radon transform, a
  * learned dictionary, any (nwin0 nwin1) x (nop0 nop1) matrix): patches of nwin0 x nwin1 samples overlapping by
- * (nover0, nover1) over two axes (the first may be the distributed axis, op_window_split.c), pylops' 2-D tapers (the outer product of
+ * (nover0, nover1) over two axes (the first may be the distributed axis, op_window_split.c; another distributed
+ * patch axis is moved: the patches local in a layout split along another axis, then the move back), pylops' 2-D tapers (the outer product of
  * the 1-D ones, edge patches keeping their edges). The model's layout is the separable Patch2D's, each patch
  * axis replaced by (nwins, nop), so that M = kron(M0, M1) gives sl_op_patch2d's operator. Away from the
  * distributed axis every patch is local: one task per rank per apply (kernel_patch.h: a GEMM per outer index on the CPU, one cuBLAS GEMM
@@ -34,9 +35,6 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
                     (long long)nwin0, (long long)nwin1);
   }
   int dist = rc == SL_SUCCESS && like->partition == SL_SCATTER && like->group->size > 1 && (like->axis == a0 || like->axis == a1);
-  if (dist && like->axis != (a0 < a1 ? a0 : a1))
-    rc = sl_error(SL_E_DIST, "%s: argument 3 (axes = %d, %d): the distributed axis %d must come before the other patch axis "
-                  "in the array", fn, axes[0], axes[1], like->axis);
   int64_t rows = nwin0 * nwin1, cols = nop0 * nop1, nmat = M ? rows * cols : 0; /* M's elements in the tables */
   int64_t bad = rc == SL_SUCCESS && M ? sl_first_nonfinite(M, rows * cols, like->dtype) : -1;
   if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)bad);
@@ -47,6 +45,16 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
                   SL_SAME_I("argument 9 (nwin1)", nwin1), SL_SAME_I("argument 10 (nover1)", nover1),
                   SL_SAME_I("argument 11 (taper)", taper), SL_SAME_I("argument 4 (M: given or NULL)", M != NULL),
                   SL_SAME_I("argument 4 (M: its values)", digest)));
+  if (sl_patch_moved(like, a0, a1)) { /* patches local in a layout split along another axis, then moved back */
+    sl_array *loc = NULL;
+    sl_op *inner = NULL;
+    const int skip[2] = {a0, a1};
+    rc = sl_window_layout(&loc, like, skip, 2);
+    if (rc == SL_SUCCESS) rc = sl_op_patch2d_dense(&inner, loc, axes, M, nop0, nop1, nwin0, nover0, nwin1, nover1, taper);
+    if (rc == SL_SUCCESS) rc = sl_window_wrap(op, inner, loc, like, "Patch2D");
+    sl_array_destroy(&loc);
+    return rc;
+  }
   /* the kernel's axes in array order: lo before hi; M's rows and columns follow the caller's axes order */
   int swap = a0 > a1, lo = swap ? a1 : a0, hi = swap ? a0 : a1;
   int64_t kw[2], ko[2], ks[2], knw[2];

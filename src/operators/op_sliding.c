@@ -5,7 +5,8 @@
  * Every window is a patch of nwin x 1 samples for the patch kernels (kernel_patch.h: BLAS or cuBLAS GEMMs).
  * Along an axis that is not the distributed one every window is local: one task per rank, no communication.
  * Along the distributed axis (the first axis) a rank owns the windows that start in its rows, and the model is
- * split that way, with ghost layers between ranks (op_window_split.c). The operator's object is the windowed
+ * split that way, with ghost layers between ranks (op_window_split.c); along a distributed axis that is not the
+ * first, the windows are local in the data's layout moved along another axis, followed by the move back. The operator's object is the windowed
  * operators' (op_windowed.c). M = NULL (nm = nwin) is the identity: the model holds the windows themselves, so
  * that any operator producing them (an FFT along the window axis, say) composes with it into pylops' Sliding1D
  * of that operator; the kernels then add the tapered windows straight into the data. */
@@ -85,12 +86,8 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   if (rc == SL_SUCCESS && kind == SL_TAPER_HANNING && nover > 0 && nwin / nover < 2)
     rc = sl_error(SL_E_INVALID, "%s: argument 7 (nover = %lld) must be at most nwin / 2 = %lld for the hanning taper", fn,
                   (long long)nover, (long long)(nwin / 2));
-  int dist = rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1;
-  for (int d = 0; dist && rc == SL_SUCCESS && d < axis; d++)
-    if (like->dims[d] != 1)
-      rc = sl_error(SL_E_DIST, "%s: argument 3 (axis = %d) is the distributed axis of argument 2 (like) but not its first "
-                    "axis (axis %d has length %lld): windows along the distributed axis need it first (sl_op_redistribute "
-                    "or sl_op_transpose can move it)", fn, axis, d, (long long)like->dims[d]);
+  int dist = rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1, notfirst = 0;
+  for (int d = 0; dist && d < axis; d++) notfirst |= like->dims[d] != 1;
   int64_t bad = rc == SL_SUCCESS && M ? sl_first_nonfinite(M, nwin * nm, like->dtype) : -1;
   if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)bad);
   uint64_t digest = rc == SL_SUCCESS && M ? sl_fnv1a(SL_FNV1A_START, M, (size_t)(nwin * nm) * like->elsize) : 0;
@@ -98,6 +95,15 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
                   SL_SAME_I("argument 7 (nover)", nover), SL_SAME_I("argument 8 (taper)", kind),
                   SL_SAME_I("argument 4 (M: given or NULL)", M != NULL), SL_SAME_I("argument 4 (M: its values)", digest)));
   const int64_t nmat = M ? nwin * nm : 0; /* M's elements in the tables (none for the identity) */
+  if (notfirst) { /* the distributed axis is not the first: windows local in a layout split along another axis */
+    sl_array *loc = NULL;
+    sl_op *inner = NULL;
+    rc = sl_window_layout(&loc, like, &axis, 1);
+    if (rc == SL_SUCCESS) rc = sl_op_sliding1d(&inner, loc, axis, M, nm, nwin, nover, kind);
+    if (rc == SL_SUCCESS) rc = sl_window_wrap(op, inner, loc, like, "Sliding1D");
+    sl_array_destroy(&loc);
+    return rc;
+  }
   int64_t step = nwin - nover, nwins = (n - nwin) / step + 1;
   /* the model: the axis replaced by (nwins, nm), distributed as the data */
   int64_t mdims[SL_MAX_DIMS];

@@ -4,6 +4,7 @@
  * rank's own (ghost windows of the model) and the adjoint the nwin - 1 rows after its block (ghost rows of the
  * data), both filled through the comm layer's neighbour exchange (sl_array_ghost_fill) and read by the same
  * patch task as the block: every output is a gather, written once. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "operators/op_internal.h"
@@ -62,6 +63,30 @@ int sl_window_split_apply(const sl_window_split *w, sl_op *op, sl_op_mode mode, 
   free(hx);
   free(hy);
   return rc;
+}
+
+int sl_window_layout(sl_array **loc, const sl_array *like, const int *skip, int nskip)
+{
+  int other = -1;
+  for (int d = 0; d < like->ndim; d++) {
+    int in = 0;
+    for (int k = 0; k < nskip; k++) in |= skip[k] == d;
+    if (!in && (other < 0 || like->dims[d] > like->dims[other])) other = d;
+  }
+  if (other < 0) other = skip[0] < skip[nskip - 1] ? skip[0] : skip[nskip - 1];
+  sl_dist d = {.partition = SL_SCATTER, .axis = other};
+  return sl_layout_create(loc, like->ndim, like->dims, like->dtype, &d); /* agreed */
+}
+
+int sl_window_wrap(sl_op **op, sl_op *inner, const sl_array *loc, const sl_array *like, const char *name)
+{
+  sl_op *r = NULL, *p = NULL;
+  int rc = sl_op_redistribute(&r, loc, like);
+  if (rc == SL_SUCCESS) rc = sl_op_product(&p, r, inner);
+  sl_op_destroy(&r);
+  sl_op_destroy(&inner);
+  if (rc == SL_SUCCESS) snprintf(p->name, sizeof p->name, "%s", name);
+  return sl_op_finish(op, p, rc);
 }
 
 void sl_window_split_free(sl_window_split *w)
