@@ -248,6 +248,7 @@ def cs(value):
 _proto("sl_prox_l1", I, c_void_pp, D)
 _proto("sl_prox_l2", I, c_void_pp, P, P, D, I)
 _proto("sl_prox_l21", I, c_void_pp, D)
+_proto("sl_prox_l21_axis", I, c_void_pp, P, I, D)
 _proto("sl_prox_box", I, c_void_pp, D, D)
 _proto("sl_prox_precompose", I, c_void_pp, P, D, D)
 _proto("sl_prox_postcompose", I, c_void_pp, P, D, D)

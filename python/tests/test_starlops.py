@@ -279,6 +279,18 @@ def test_sliding1d_distributed_axis():
     assert sl.dottest(sl.Sliding1D(d, M, nwin=9, nover=3, axis=0, tapertype="hanning")) < 1e-13
 
 
+def test_l21_along_an_axis():
+    # groups along axis 1 (local) and axis 0 (the distributed one: lines across ranks)
+    xn = values((13, 3), np.float64, 9)
+    x = sl.Array.from_numpy(xn)
+    for axis in (1, 0):
+        f = sl.L21(0.4, like=x, axis=axis)
+        g = np.linalg.norm(xn, axis=axis, keepdims=True)
+        ref = xn * np.maximum(1 - 0.6 * 0.4 / g, 0)
+        np.testing.assert_allclose(f.prox(x, 0.6).to_numpy(), ref, atol=1e-12)
+        assert abs(f(x) - 0.4 * g.sum()) < 1e-10 * (1 + g.sum())
+
+
 def test_sliding1d_any_operator():
     # an inverse FFT per window (the windows' operator after FFT^H along the window axis), against the dense
     # inverse DFT per window; the windows themselves (M = None) against the identity matrix
