@@ -186,6 +186,54 @@ extern "C" int64_t kernel_cuda_patch_work(const sl_patch_dims *d)
   return (d->nop0 * d->nop1 + d->nwin0 * d->nwin1) * d->A * d->B * d->nw0 * d->nw1 * d->C;
 }
 
+/* M's product on the gathered columns: forward Y (Q x P) = M X, adjoint conj(X) (K x P) = M^T conj(Y). M
+ * row-major (Q x K) is column-major K x Q (ld K), hence op_T forward and op_N adjoint. */
+static cublasStatus_t patch_product(sl_dtype dt, int adjoint, int64_t K, int64_t Q, int64_t P, const void *tables, void *X,
+                                    void *Y, cublasHandle_t h)
+{
+  cublasOperation_t oa = adjoint ? CUBLAS_OP_N : CUBLAS_OP_T;
+  int m_ = (int)(adjoint ? K : Q), n_ = (int)P, k_ = (int)(adjoint ? Q : K);
+  const void *B_ = adjoint ? (const void *)Y : (const void *)X;
+  void *C_ = adjoint ? X : Y;
+  const float one_s[2] = {1, 0}, zero_s[2] = {0, 0};
+  const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
+  if (dt == SL_FLOAT32)
+    return cublasSgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, one_s, (const float *)tables, (int)K, (const float *)B_, k_, zero_s, (float *)C_, m_);
+  if (dt == SL_FLOAT64)
+    return cublasDgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, one_d, (const double *)tables, (int)K, (const double *)B_, k_, zero_d, (double *)C_, m_);
+  if (dt == SL_COMPLEX64)
+    return cublasCgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, (const cuComplex *)one_s, (const cuComplex *)tables, (int)K, (const cuComplex *)B_,
+                       k_, (const cuComplex *)zero_s, (cuComplex *)C_, m_);
+  return cublasZgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, (const cuDoubleComplex *)one_d, (const cuDoubleComplex *)tables, (int)K,
+                     (const cuDoubleComplex *)B_, k_, (const cuDoubleComplex *)zero_d, (cuDoubleComplex *)C_, m_);
+}
+
+/* The launches of one call in the element type T and the index type I: the windows along one axis or the
+ * patches with M the identity in one pass; otherwise the gather into X (Y, adjoint), the product, and the
+ * overlap-add from Y (the scatter from X). */
+template <typename T, typename I>
+static int patch_run(sl_dtype dt, int adjoint, const sl_patch_dims *d, const T *tab, T *in, T *out, T *X, T *Y,
+                     cublasHandle_t h, cudaStream_t s)
+{
+  const int64_t K = d->nop0 * d->nop1, Q = d->nwin0 * d->nwin1, P = d->A * d->B * d->nw0 * d->nw1 * d->C;
+  const unsigned gm = sl_cuda_grid(sl_patch_model_size(d)), gd = sl_cuda_grid(sl_patch_data_size(d)), gw = sl_cuda_grid(Q * P);
+  const int T_ = SL_CUDA_THREADS;
+  if (d->ident && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1) { /* windows along one axis */
+    if (!adjoint) window_add<T, I><<<gd, T_, 0, s>>>(*d, tab, in, out);
+    else window_cut<T, I><<<gm, T_, 0, s>>>(*d, tab, in, out);
+  } else if (d->ident) { /* the patches are the model: one pass, no GEMM */
+    if (!adjoint) patch_overlap_add<T, I, true><<<gd, T_, 0, s>>>(*d, tab, in, out);
+    else patch_cut<T, I><<<gm, T_, 0, s>>>(*d, tab, in, out);
+  } else {
+    if (!adjoint) patch_columns<T, I><<<gm, T_, 0, s>>>(*d, 0, in, X);
+    else patch_windows<T, I><<<gw, T_, 0, s>>>(*d, tab, in, Y);
+    if (patch_product(dt, adjoint, K, Q, P, tab, X, Y, h) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
+    if (!adjoint) patch_overlap_add<T, I, false><<<gd, T_, 0, s>>>(*d, tab, Y, out);
+    else patch_columns<T, I><<<gm, T_, 0, s>>>(*d, 1, out, X);
+  }
+  return cudaGetLastError();
+}
+
 extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in,
                                       void *out, void *work, void *handle, void *stream)
 {
@@ -196,89 +244,15 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
   if (cublasSetStream(h, s) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
   size_t el = dt == SL_FLOAT32 ? 4 : (dt == SL_COMPLEX128 ? 16 : 8);
   char *X = (char *)work, *Y = X + (size_t)(K * P) * el;
-  unsigned gm = sl_cuda_grid(sl_patch_model_size(d)), gd = sl_cuda_grid(sl_patch_data_size(d)), gw = sl_cuda_grid(Q * P);
   /* 32-bit indices when every index (and a grid stride past it) stays below 2^31 */
   int64_t most = sl_patch_model_size(d) > sl_patch_data_size(d) ? sl_patch_model_size(d) : sl_patch_data_size(d);
   if (Q * P > most) most = Q * P;
   if (K * P > most) most = K * P;
-  int narrow = most + (d->r0 > 0 ? d->r0 : 0) + d->nwtot * d->nwin0 < ((int64_t)1 << 30);
-  if (d->ident && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1) { /* windows along one axis */
-    if (!adjoint) {
+  int narrow = most + (d->r0 > 0 ? d->r0 : 0) + d->nwtot * d->nwin0 < ((int64_t)1 << 30), rc = cudaSuccess;
 #define L_(U)                                                                                                    \
-  if (narrow) window_add<U, int32_t><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out); \
-  else window_add<U, int64_t><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out)
-      SL_CUDA_DISPATCH(dt, L_);
+  rc = narrow ? patch_run<U, int32_t>(dt, adjoint, d, (const U *)tables, (U *)in, (U *)out, (U *)X, (U *)Y, h, s)    \
+              : patch_run<U, int64_t>(dt, adjoint, d, (const U *)tables, (U *)in, (U *)out, (U *)X, (U *)Y, h, s)
+  SL_CUDA_DISPATCH(dt, L_);
 #undef L_
-    } else {
-#define L_(U)                                                                                                    \
-  if (narrow) window_cut<U, int32_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out); \
-  else window_cut<U, int64_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out)
-      SL_CUDA_DISPATCH(dt, L_);
-#undef L_
-    }
-    return cudaGetLastError();
-  }
-  if (d->ident) { /* the patches are the model: one pass, no GEMM */
-    if (!adjoint) {
-#define L_(U)                                                                                                    \
-  if (narrow) patch_overlap_add<U, int32_t, true><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out); \
-  else patch_overlap_add<U, int64_t, true><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out)
-      SL_CUDA_DISPATCH(dt, L_);
-#undef L_
-    } else {
-#define L_(U)                                                                                                    \
-  if (narrow) patch_cut<U, int32_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out); \
-  else patch_cut<U, int64_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)out)
-      SL_CUDA_DISPATCH(dt, L_);
-#undef L_
-    }
-    return cudaGetLastError();
-  }
-  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-  /* M row-major (Q x K) is column-major K x Q (ld K): forward Y (Q x P) = op_T(M) X (K x P); adjoint
-   * conj(X) (K x P) = op_N(M) conj(Y) (Q x P) */
-  cublasOperation_t oa = adjoint ? CUBLAS_OP_N : CUBLAS_OP_T;
-  int m_ = (int)(adjoint ? K : Q), n_ = (int)P, k_ = (int)(adjoint ? Q : K);
-  const void *B_ = adjoint ? (const void *)Y : (const void *)X;
-  void *C_ = adjoint ? (void *)X : (void *)Y;
-  if (!adjoint) {
-#define L_(U)                                                                                                    \
-  if (narrow) patch_columns<U, int32_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 0, (U *)in, (U *)X);                  \
-  else patch_columns<U, int64_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 0, (U *)in, (U *)X)
-    SL_CUDA_DISPATCH(dt, L_);
-#undef L_
-  } else {
-#define L_(U)                                                                                                    \
-  if (narrow) patch_windows<U, int32_t><<<gw, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)Y); \
-  else patch_windows<U, int64_t><<<gw, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)in, (U *)Y)
-    SL_CUDA_DISPATCH(dt, L_);
-#undef L_
-  }
-  const float one_s[2] = {1, 0}, zero_s[2] = {0, 0};
-  const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
-  if (dt == SL_FLOAT32)
-    st = cublasSgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, one_s, (const float *)tables, (int)K, (const float *)B_, k_, zero_s, (float *)C_, m_);
-  else if (dt == SL_FLOAT64)
-    st = cublasDgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, one_d, (const double *)tables, (int)K, (const double *)B_, k_, zero_d, (double *)C_, m_);
-  else if (dt == SL_COMPLEX64)
-    st = cublasCgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, (const cuComplex *)one_s, (const cuComplex *)tables, (int)K, (const cuComplex *)B_,
-                     k_, (const cuComplex *)zero_s, (cuComplex *)C_, m_);
-  else
-    st = cublasZgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, (const cuDoubleComplex *)one_d, (const cuDoubleComplex *)tables, (int)K,
-                     (const cuDoubleComplex *)B_, k_, (const cuDoubleComplex *)zero_d, (cuDoubleComplex *)C_, m_);
-  if (st != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
-  if (!adjoint) {
-#define L_(U)                                                                                                    \
-  if (narrow) patch_overlap_add<U, int32_t, false><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)Y, (U *)out); \
-  else patch_overlap_add<U, int64_t, false><<<gd, SL_CUDA_THREADS, 0, s>>>(*d, (const U *)tables, (const U *)Y, (U *)out)
-    SL_CUDA_DISPATCH(dt, L_);
-#undef L_
-  } else {
-#define L_(U)                                                                                                    \
-  if (narrow) patch_columns<U, int32_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 1, (U *)out, (U *)X);                 \
-  else patch_columns<U, int64_t><<<gm, SL_CUDA_THREADS, 0, s>>>(*d, 1, (U *)out, (U *)X)
-    SL_CUDA_DISPATCH(dt, L_);
-#undef L_
-  }
-  return cudaGetLastError();
+  return rc;
 }
