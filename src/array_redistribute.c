@@ -11,6 +11,19 @@
 #include "codelets/codelets.h"
 #include "comm/comm.h"
 
+int sl_layout_moved(sl_array **loc, const sl_array *like, const int *skip, int nskip)
+{
+  int other = -1;
+  for (int d = 0; d < like->ndim; d++) {
+    int in = 0;
+    for (int k = 0; k < nskip; k++) in |= skip[k] == d;
+    if (!in && (other < 0 || like->dims[d] > like->dims[other])) other = d;
+  }
+  if (other < 0) other = skip[0] < skip[nskip - 1] ? skip[0] : skip[nskip - 1];
+  sl_dist d = {.partition = SL_SCATTER, .axis = other};
+  return sl_layout_create(loc, like->ndim, like->dims, like->dtype, &d);
+}
+
 typedef struct {
   int64_t rows, len, start, stride;
 } rowcopy;

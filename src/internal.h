@@ -221,6 +221,10 @@ enum sl_storage {
 int sl_array_clone(sl_array **out, const sl_array *like, int storage);
 /** Collective, as sl_array_create: a layout only (no block, no handles), for operators' domains and ranges. */
 int sl_layout_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist);
+/* Collective, agreed: like's layout scattered along another axis, the longest one not in skip[0..nskip) (else the
+ * lower of skip[0] and skip[nskip - 1]): where lines along the skipped axes are local, for operators that
+ * redistribute to work on them. */
+int sl_layout_moved(sl_array **loc, const sl_array *like, const int *skip, int nskip);
 int sl_stack_clone(sl_array **a, const sl_array *like, int storage);
 void sl_stack_free(sl_array *a);
 /** The stacked-array branch of a reduction: s = combination of the parts' reductions (array_stack.c). */

@@ -71,11 +71,9 @@ void sl_window_split_dims(sl_window_split *w, sl_patch_dims *fwd, sl_patch_dims 
 int sl_window_split_apply(const sl_window_split *w, sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y,
                           const sl_patch_dims *d, starpu_data_handle_t tables, starpu_data_handle_t scratch);
 void sl_window_split_free(sl_window_split *w);
-/* Windows along a distributed axis that is not the array's first: like's layout moved along another axis (the
- * longest one not in skip[0..nskip), else the first of skip), in which the windows are local (or along the
- * distributed first axis), and the operator built there followed by the redistribution back to like's layout
- * (one all-to-all per apply). Both collective, verdicts agreed. */
-int sl_window_layout(sl_array **loc, const sl_array *like, const int *skip, int nskip);
+/* Windows along a distributed axis that is not the array's first: the operator built in like's layout moved
+ * along another axis (sl_layout_moved), where the windows are local (or along the distributed first axis),
+ * followed by the redistribution back to like's layout (one all-to-all per apply). Collective, agreed. */
 /* 1 when patches over axes a0, a1 of like need that move: a patch axis is distributed but is not the array's
  * first axis (or not the first of the two) */
 int sl_patch_moved(const sl_array *like, int a0, int a1);

@@ -70,7 +70,7 @@ int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const voi
     sl_array *loc = NULL;
     sl_op *inner = NULL;
     const int skip[2] = {a0, a1};
-    rc = sl_window_layout(&loc, like, skip, 2);
+    rc = sl_layout_moved(&loc, like, skip, 2);
     if (rc == SL_SUCCESS) rc = sl_op_patch2d(&inner, loc, axes, M0, nop0, nwin0, nover0, M1, nop1, nwin1, nover1, taper);
     if (rc == SL_SUCCESS) rc = sl_window_wrap(op, inner, loc, like, "Patch2D");
     sl_array_destroy(&loc);

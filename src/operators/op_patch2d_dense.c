@@ -49,7 +49,7 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
     sl_array *loc = NULL;
     sl_op *inner = NULL;
     const int skip[2] = {a0, a1};
-    rc = sl_window_layout(&loc, like, skip, 2);
+    rc = sl_layout_moved(&loc, like, skip, 2);
     if (rc == SL_SUCCESS) rc = sl_op_patch2d_dense(&inner, loc, axes, M, nop0, nop1, nwin0, nover0, nwin1, nover1, taper);
     if (rc == SL_SUCCESS) rc = sl_window_wrap(op, inner, loc, like, "Patch2D");
     sl_array_destroy(&loc);

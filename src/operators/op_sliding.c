@@ -98,7 +98,7 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   if (notfirst) { /* the distributed axis is not the first: windows local in a layout split along another axis */
     sl_array *loc = NULL;
     sl_op *inner = NULL;
-    rc = sl_window_layout(&loc, like, &axis, 1);
+    rc = sl_layout_moved(&loc, like, &axis, 1);
     if (rc == SL_SUCCESS) rc = sl_op_sliding1d(&inner, loc, axis, M, nm, nwin, nover, kind);
     if (rc == SL_SUCCESS) rc = sl_window_wrap(op, inner, loc, like, "Sliding1D");
     sl_array_destroy(&loc);

@@ -65,19 +65,6 @@ int sl_window_split_apply(const sl_window_split *w, sl_op *op, sl_op_mode mode, 
   return rc;
 }
 
-int sl_window_layout(sl_array **loc, const sl_array *like, const int *skip, int nskip)
-{
-  int other = -1;
-  for (int d = 0; d < like->ndim; d++) {
-    int in = 0;
-    for (int k = 0; k < nskip; k++) in |= skip[k] == d;
-    if (!in && (other < 0 || like->dims[d] > like->dims[other])) other = d;
-  }
-  if (other < 0) other = skip[0] < skip[nskip - 1] ? skip[0] : skip[nskip - 1];
-  sl_dist d = {.partition = SL_SCATTER, .axis = other};
-  return sl_layout_create(loc, like->ndim, like->dims, like->dtype, &d); /* agreed */
-}
-
 int sl_window_wrap(sl_op **op, sl_op *inner, const sl_array *loc, const sl_array *like, const char *name)
 {
   sl_op *r = NULL, *p = NULL;

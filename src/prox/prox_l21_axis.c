@@ -61,10 +61,8 @@ int sl_prox_l21_axis(sl_prox **p, const sl_array *like, int axis, double sigma)
     rc = sl_error(SL_E_INVALID, "%s: argument 3 (axis) is %d, outside the %d axes of argument 2 (like)", fn, axis, like->ndim);
   else if (!(sigma >= 0 && isfinite(sigma))) rc = sl_error(SL_E_INVALID, "%s: argument 4 (sigma) must be finite and >= 0, got %g", fn, sigma);
   if (rc == SL_SUCCESS && axis < 0) axis += like->ndim;
-  int across = rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1, other = -1;
-  for (int d = 0; across && d < like->ndim; d++) /* the axis to redistribute along: the longest other one */
-    if (d != axis && (other < 0 || like->dims[d] > like->dims[other])) other = d;
-  if (across && other < 0)
+  int across = rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1;
+  if (across && like->ndim == 1)
     rc = sl_error(SL_E_DIST, "%s: argument 2 (like) is 1-D and distributed: its one line along axis %d is the whole vector "
                   "(sigma ||x||_2), which has no other axis to redistribute along", fn, axis);
   else if (across && like->group->mask)
@@ -73,9 +71,8 @@ int sl_prox_l21_axis(sl_prox **p, const sl_array *like, int axis, double sigma)
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axis)", axis), sl_same_d("argument 4 (sigma)", sigma)));
   sl_array *lines = NULL; /* the layout where every line is local: like's, or like's along the other axis */
   sl_op *redist = NULL;
-  if (across) {
-    sl_dist d = {.partition = SL_SCATTER, .axis = other};
-    rc = sl_layout_create(&lines, like->ndim, like->dims, like->dtype, &d); /* both agreed */
+  if (across) { /* along the longest other axis */
+    rc = sl_layout_moved(&lines, like, &axis, 1); /* both agreed */
     if (rc == SL_SUCCESS) rc = sl_op_redistribute(&redist, like, lines);
     if (rc != SL_SUCCESS) {
       sl_array_destroy(&lines);
