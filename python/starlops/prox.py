@@ -80,7 +80,7 @@ def L2(Op=None, b=None, sigma=1.0, niter=10):
 def L21(sigma=1.0, like=None, axis=None):
     """sigma sum_j ||x_j||_2 over the groups of a stacked Array (a Gradient's range); with `like` (a plain Array)
     and `axis`, the groups are the lines along that axis of arrays laid out like `like` (pyproximal's L21 on an
-    array of ndim lines), the distributed axis included."""
+    array of ndim lines), the distributed axis included; a 1-D array is one group (sigma ||x||_2)."""
     if like is None:
         return Prox._make(lib.sl_prox_l21, float(sigma))
     return Prox._make(lib.sl_prox_l21_axis, like._h, int(axis), float(sigma))

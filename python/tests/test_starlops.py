@@ -289,6 +289,14 @@ def test_l21_along_an_axis():
         ref = xn * np.maximum(1 - 0.6 * 0.4 / g, 0)
         np.testing.assert_allclose(f.prox(x, 0.6).to_numpy(), ref, atol=1e-12)
         assert abs(f(x) - 0.4 * g.sum()) < 1e-10 * (1 + g.sum())
+    # a distributed 1-D array: one group, the whole vector
+    vn = values((2 + P,), np.float64, 5)
+    v = sl.Array.from_numpy(vn)
+    nv = np.linalg.norm(vn)
+    f = sl.L21(0.3 * nv, like=v, axis=0)
+    np.testing.assert_allclose(f.prox(v, 2.0).to_numpy(), vn * (1 - 0.6), atol=1e-12)
+    np.testing.assert_allclose(f.prox(v, 4.0).to_numpy(), 0 * vn, atol=1e-12)
+    assert abs(f(v) - 0.3 * nv * nv) < 1e-12 * (1 + nv * nv)
 
 
 def test_sliding1d_any_operator():

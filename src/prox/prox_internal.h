@@ -35,6 +35,9 @@ struct sl_prox {
   /* compositions */
   sl_prox *f;
   double a, shift;
+  /* L21 over one group (a 1-D array): its layout, and the scalar the group's norm and factor go through */
+  sl_array *layout;
+  sl_scalar *gs;
   /* scratch arrays, each made at first use like the array it is used with (and remade for another layout) */
   sl_array *scratch[PROX_NSCRATCH];
 };

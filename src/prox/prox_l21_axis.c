@@ -4,7 +4,10 @@
  * conjugate's prox and the value. One restriction task per plane each way: meant for short axes (the
  * components of a vector field). Along the distributed axis a line spans ranks: V then starts with a
  * redistribution R of the array along its longest other axis (a permutation too, two all-to-alls per prox),
- * after which every line is local: prox_f(x) = R^H V^H prox_L21(V R x). */
+ * after which every line is local: prox_f(x) = R^H V^H prox_L21(V R x). A 1-D array is one group, the whole
+ * vector (distributed or not): f(x) = sigma ||x||_2, its prox the vector scaled by max(0, 1 - tau sigma /
+ * ||x||) and its conjugate's prox the projection onto the ball of radius sigma, the factor computed by a
+ * scalar task from the norm's reduction (nothing waits on the host). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -49,6 +52,82 @@ static void axis_destroy(sl_prox *p) { sl_op_destroy(&p->op); }
 
 static const sl_prox_ops axis_ops = {axis_prox, axis_dual, axis_value, NULL, NULL, axis_check, axis_destroy};
 
+/* ---- one group: the whole of a 1-D array ----------------------------------------------------------- */
+static int whole_check(const sl_prox *p, const sl_array *x, const char *an)
+{
+  return sl_array_check_same(x, an, p->layout, "the layout L21 along an axis was made for");
+}
+
+struct factor_args {
+  double t;
+  int ball; /* 0: shrink by max(0, 1 - t / s); 1: project onto the ball of radius t */
+};
+
+/* v[0] = (||x||, 0) -> the factor; a NaN norm gives a NaN factor (NaN in, NaN out) */
+static void factor_fn(double *const *v, const void *arg)
+{
+  const struct factor_args *q = arg;
+  double s = v[0][0], f;
+  if (isnan(s)) f = s;
+  else if (q->ball) f = s > q->t ? q->t / s : 1.0;
+  else f = s > q->t ? 1.0 - q->t / s : 0.0;
+  v[0][0] = f;
+  v[0][1] = 0;
+}
+
+static int whole_scale(sl_prox *p, const sl_array *x, sl_array *y, double t, int ball)
+{
+  SL_TRY(sl_array_norm_p(x, 2.0, p->gs));
+  struct factor_args q = {t, ball};
+  SL_TRY(sl_stask_submit(factor_fn, &q, sizeof q, 1, &p->gs->handle, (enum starpu_data_access_mode[]){STARPU_RW}));
+  if (y == x) return sl_array_scale_h(y, SL_REAL(1), p->gs->handle, 0);
+  return sl_array_axpby_h(y, SL_REAL(1), p->gs->handle, 0, x, SL_REAL(0), NULL, 0);
+}
+
+static int whole_prox(sl_prox *p, double tau, const sl_array *x, sl_array *y) { return whole_scale(p, x, y, tau * p->sigma, 0); }
+
+static int whole_dual(sl_prox *p, double tau, const sl_array *x, sl_array *y)
+{
+  (void)tau;
+  return whole_scale(p, x, y, p->sigma, 1);
+}
+
+static int whole_value(sl_prox *p, const sl_array *x, sl_scalar *s)
+{
+  SL_TRY(sl_array_norm_p(x, 2.0, s));
+  return prox_scalar_affine(s, p->sigma, 0, 0);
+}
+
+static void whole_destroy(sl_prox *p)
+{
+  sl_array_destroy(&p->layout);
+  sl_scalar_destroy(&p->gs);
+}
+
+static const sl_prox_ops whole_ops = {whole_prox, whole_dual, whole_value, NULL, NULL, whole_check, whole_destroy};
+
+static int whole_new(sl_prox **p, const sl_array *like, double sigma)
+{
+  sl_array *layout = NULL;
+  sl_scalar *gs = NULL;
+  sl_prox *q = NULL;
+  int rc = sl_array_clone(&layout, like, SL_STORE_LAYOUT);
+  if (rc == SL_SUCCESS) rc = sl_scalar_create(&gs, SL_FLOAT64);
+  if (rc == SL_SUCCESS) rc = prox_new(&q, &whole_ops, "L21(axis 0, one group)");
+  rc = sl_agree(sl_ctx.comm, rc);
+  if (rc != SL_SUCCESS) {
+    free(q);
+    sl_array_destroy(&layout);
+    sl_scalar_destroy(&gs);
+    return rc;
+  }
+  q->layout = layout;
+  q->gs = gs;
+  q->sigma = sigma;
+  *p = q;
+  return SL_SUCCESS;
+}
+
 int sl_prox_l21_axis(sl_prox **p, const sl_array *like, int axis, double sigma)
 {
   const char *fn = "sl_prox_l21_axis";
@@ -62,13 +141,11 @@ int sl_prox_l21_axis(sl_prox **p, const sl_array *like, int axis, double sigma)
   else if (!(sigma >= 0 && isfinite(sigma))) rc = sl_error(SL_E_INVALID, "%s: argument 4 (sigma) must be finite and >= 0, got %g", fn, sigma);
   if (rc == SL_SUCCESS && axis < 0) axis += like->ndim;
   int across = rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1;
-  if (across && like->ndim == 1)
-    rc = sl_error(SL_E_DIST, "%s: argument 2 (like) is 1-D and distributed: its one line along axis %d is the whole vector "
-                  "(sigma ||x||_2), which has no other axis to redistribute along", fn, axis);
-  else if (across && like->group->mask)
+  if (across && like->group->mask)
     rc = sl_error(SL_E_DIST, "%s: argument 3 (axis = %d) is the distributed axis of argument 2 (like), which has a mask "
                   "(replicas): redistribute it first (sl_op_redistribute)", fn, axis);
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axis)", axis), sl_same_d("argument 4 (sigma)", sigma)));
+  if (like->ndim == 1) return whole_new(p, like, sigma);
   sl_array *lines = NULL; /* the layout where every line is local: like's, or like's along the other axis */
   sl_op *redist = NULL;
   if (across) { /* along the longest other axis */

@@ -225,9 +225,10 @@ static void test_l21(sl_dtype dt)
   free(ref);
 }
 
-/* L21 along axis 1 of a plain 13 x 3 array split along axis 0: each row a group */
+static void test_l21_vector(sl_dtype dt);
+
 /* L21 along axis 1 (lines local) and along axis 0, the distributed one (lines across ranks: redistributed along
- * axis 1, whose 3 columns leave a fourth rank nothing); a 1-D distributed array is refused */
+ * axis 1, whose 3 columns leave a fourth rank nothing); then a 1-D array */
 static void test_l21_axis(sl_dtype dt)
 {
   const int64_t n0 = 13, n1 = 3, n = n0 * n1;
@@ -258,16 +259,59 @@ static void test_l21_axis(sl_dtype dt)
     }
     sl_prox_destroy(&p);
   }
-  int64_t nv = 11;
-  sl_array *v1 = NULL;
-  sl_prox *p = NULL;
-  CHECK_OK(sl_array_create(&v1, 1, &nv, dt, NULL));
-  int rc = sl_prox_l21_axis(&p, v1, 0, sigma);
-  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_DIST) && strstr(sl_last_error(), "1-D"),
-        "L21 along the one axis of a distributed vector: %s", sl_last_error());
-  sl_prox_destroy(&p);
-  sl_array_destroy(&v1);
   sl_array_destroy(&ax);
+  free(x);
+  free(ref);
+  test_l21_vector(dt);
+}
+
+/* L21 along the one axis of a 1-D array (distributed over the ranks, uneven, a fourth rank owning nothing):
+ * one group, the whole vector: the prox shrinks it by max(0, 1 - tau sigma / ||x||) (a sigma that keeps part
+ * of it and one that zeroes it), the dual prox projects it onto the ball of radius sigma (outside and
+ * inside), the value is sigma ||x||; a NaN anywhere gives NaN everywhere */
+static void test_l21_vector(sl_dtype dt)
+{
+  const int64_t n = 11;
+  int64_t ln = mc_share(n);
+  sl_dist d = sl_dist_default();
+  d.local_n = &ln;
+  sl_array *v = NULL;
+  CHECK_OK(sl_array_create(&v, 1, &n, dt, &d));
+  cplx *x = malloc(sizeof *x * (size_t)n), *ref = malloc(sizeof *ref * (size_t)n);
+  void *buf = malloc((size_t)n * sl_dtype_size(dt));
+  for (int64_t i = 0; i < n; i++) x[i] = 0.5 * mc_value(dt, i, 12);
+  mc_to_dtype(dt, n, x, buf);
+  CHECK_OK(sl_array_scatter(v, -1, buf));
+  mc_from_dtype(dt, n, buf, x);
+  double nrm = 0;
+  for (int64_t i = 0; i < n; i++) nrm += pow(cabs(x[i]), 2);
+  nrm = sqrt(nrm);
+  const double tau = 0.5, sigmas[2] = {0.4 * nrm, 3.0 * nrm}; /* tau sigma below, then above ||x|| */
+  for (int k = 0; k < 2; k++) {
+    sl_prox *p = NULL;
+    CHECK_OK(sl_prox_l21_axis(&p, v, -1, sigmas[k]));
+    double t = tau * sigmas[k], f = nrm > t ? 1 - t / nrm : 0;
+    for (int64_t i = 0; i < n; i++) ref[i] = f * x[i];
+    check_prox(dt, p, tau, v, ref, 0, k ? "L21 of a vector, prox (zero)" : "L21 of a vector, prox");
+    f = nrm > sigmas[k] ? sigmas[k] / nrm : 1;
+    for (int64_t i = 0; i < n; i++) ref[i] = f * x[i];
+    check_prox(dt, p, tau, v, ref, 1, k ? "L21 of a vector, dual prox (inside)" : "L21 of a vector, dual prox (outside)");
+    EXPECT_VALUE(p, v, sigmas[k] * nrm, "L21 of a vector");
+    if (k == 1) { /* NaN in, NaN out */
+      x[n / 2] = NAN;
+      mc_to_dtype(dt, n, x, buf);
+      CHECK_OK(sl_array_scatter(v, -1, buf));
+      CHECK_OK(sl_prox_apply(p, tau, v, v));
+      cplx *got = mc_gather(v);
+      int nans = 0;
+      for (int64_t i = 0; i < n; i++) nans += isnan(creal(got[i]));
+      CHECK(nans == n, "L21 of a vector with a NaN: %d of %d elements NaN", nans, (int)n);
+      free(got);
+    }
+    sl_prox_destroy(&p);
+  }
+  sl_array_destroy(&v);
+  free(buf);
   free(x);
   free(ref);
 }
