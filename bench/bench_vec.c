@@ -2,8 +2,9 @@
  * measured in the same run: a plain single-pass C loop on the same host data, or, when the rank has a CUDA
  * worker, a device-to-device cudaMemcpy of the same bytes (axpby) and a read-only kernel over the same bytes
  * (the reductions, bench_vec_ceiling.cu). Prints one table row per (op, size).
- *   mpirun -n P bench_vec [--sizes MiB,MiB,...] [--reps R]
- * Sizes are per-rank block sizes of one float64 vector. */
+ *   mpirun -n P bench_vec [--sizes MiB,MiB,...] [--reps R] [--phases]
+ * Sizes are per-rank block sizes of one float64 vector. --phases adds, for the reductions, where a call's
+ * time goes: the submission, the tasks' completion (sl_wait) and the scalar's fetch after it (medians). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,22 @@ static int starlops_op(int op, sl_array *y, sl_array *x, sl_scalar *s)
   }
 }
 
+/* The phases of a reduction: submission, completion of its tasks, the scalar's fetch (seconds, into ph). */
+static int reduction_phases(int op, sl_array *y, sl_array *x, sl_scalar *s, double ph[3])
+{
+  double v, t0 = bench_now();
+  int rc = op == OP_DOT ? sl_array_dot(x, y, s) : sl_array_norm(x, 2, s);
+  double t1 = bench_now();
+  if (rc == SL_SUCCESS) rc = sl_wait();
+  double t2 = bench_now();
+  if (rc == SL_SUCCESS) rc = sl_scalar_get(s, &v);
+  double t3 = bench_now();
+  ph[0] = t1 - t0;
+  ph[1] = t2 - t1;
+  ph[2] = t3 - t2;
+  return rc;
+}
+
 #ifdef SL_HAVE_CUDA
 int bench_read_times(size_t bytes, int reps, double *t);
 
@@ -100,15 +117,17 @@ static double d2d_ceiling(size_t bytes, int reps)
 int main(int argc, char **argv)
 {
   double sizes[16] = {8, 32, 128};
-  int nsizes = 3, reps = 10;
+  int nsizes = 3, reps = 10, phases = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
       nsizes = 0;
       for (char *p = strtok(argv[++i], ","); p && nsizes < 16; p = strtok(NULL, ",")) sizes[nsizes++] = atof(p);
     } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--phases")) {
+      phases = 1;
     } else {
-      printf("usage: bench_vec [--sizes MiB,MiB,...] [--reps R]\n");
+      printf("usage: bench_vec [--sizes MiB,MiB,...] [--reps R] [--phases]\n");
       return strcmp(argv[i], "--help") ? 2 : 0;
     }
   }
@@ -173,6 +192,21 @@ int main(int argc, char **argv)
       if (sl_rank() == 0)
         printf("| %s | %.0f | %d | %.3f | %.2f | %.2f | %.2f |\n", op_names[op], sizes[k], sl_array_nchunks(x),
                ts * 1e3, bw, ceiling, bw / ceiling);
+      if (phases && op != OP_AXPBY) {
+        double ph[3][64], med[3];
+        int np = reps < 64 ? reps : 64;
+        for (int r = 0; r < np; r++) {
+          double one[3];
+          MPI_Barrier(sl_comm());
+          if (reduction_phases(op, y, x, s, one) != SL_SUCCESS) status = 1;
+          for (int q = 0; q < 3; q++) ph[q][r] = one[q];
+        }
+        for (int q = 0; q < 3; q++) med[q] = bench_median(ph[q], np);
+        if (sl_rank() == 0)
+          printf("|   phases of %s (ms): submit %.3f, tasks done %.3f, scalar fetch %.3f; the ceiling's time for these "
+                 "bytes %.3f | | | | | | |\n",
+                 op_names[op], med[0] * 1e3, med[1] * 1e3, med[2] * 1e3, bytes / ceiling / 1e6);
+      }
     }
     sl_scalar_destroy(&s);
     sl_array_destroy(&x);

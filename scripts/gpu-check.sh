@@ -108,7 +108,7 @@ fi
 # ---- the vector operations alone: axpby beside a copy, the reductions beside a read-only kernel ----
 if want vecbench; then
   STEP_TIMEOUT=180 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "bench_vec on the GPU (forced CUDA)" \
-    bench-vec-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_vec" --sizes 256,1024,4096 --reps 10
+    bench-vec-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_vec" --sizes 256,1024,4096 --reps 10 --phases
 fi
 # ---- Nsight Compute on one benchmark's kernels, where the node has ncu: NCU_PROG (a bench program), NCU_ARGS,
 # NCU_KERNELS (a regex of kernel names), NCU_ENV (variables for the run) ----
