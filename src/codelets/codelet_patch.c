@@ -32,17 +32,21 @@ static void patch_cpu(void *buffers[], void *arg)
   const char *tables = (const char *)STARPU_VECTOR_GET_PTR(buffers[0]);
   const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
   void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin]);
+  const int iw = 1 + a->ch.nin + a->ch.nout; /* the scratch handle, when the task has it */
+  char *scratch = (int)STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) > iw ? (char *)STARPU_VECTOR_GET_PTR(buffers[iw]) : NULL;
   char *flat = NULL, *fin = NULL, *fout = NULL;
   if (a->ch.nin != 1 || a->ch.nout != 1) { /* several chunks (or a ghost layer): one buffer each way, in place
                                              * when the chunks lie back to back, else packed in the scratch space */
-    flat = (char *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin + a->ch.nout]);
+    flat = scratch;
     fin = codelet_chunks_flat(buffers, 1, a->ch.nin, el);
     fout = codelet_chunks_flat(buffers, 1 + a->ch.nin, a->ch.nout, el);
     if (!fin) codelet_chunks_copy(buffers, 1, a->ch.nin, flat, el, 0);
     in = fin ? fin : flat;
     out = fout ? fout : flat + (size_t)(a->adjoint ? sl_patch_data_size(&a->d) : sl_patch_model_size(&a->d)) * el;
   }
-  if (kernel_patch(a->dt, a->adjoint, &a->d, tables, in, out) != 0)
+  /* the products' work space after the packing space (StarPU keeps it between tasks: no new pages per call) */
+  void *work = scratch ? scratch + (size_t)(sl_patch_data_size(&a->d) + sl_patch_model_size(&a->d)) * el : NULL;
+  if (kernel_patch(a->dt, a->adjoint, &a->d, tables, in, out, work) != 0)
     sl_async_error(SL_E_NOMEM, "Patch2D/Sliding1D: no work space for the patches' products");
   if (flat && !fout) codelet_chunks_copy(buffers, 1 + a->ch.nin, a->ch.nout, out, el, 1);
 }
@@ -107,10 +111,11 @@ int codelet_patch_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data
 
 int64_t codelet_patch_work(const void *dims, int64_t packing)
 {
+  int64_t cpu = kernel_patch_work(dims);
 #ifdef SL_HAVE_CUDA
-  return packing + kernel_cuda_patch_work(dims);
+  int64_t cuda = kernel_cuda_patch_work(dims);
+  return packing + (cuda > cpu ? cuda : cpu);
 #else
-  (void)dims;
-  return packing;
+  return packing + cpu;
 #endif
 }

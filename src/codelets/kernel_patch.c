@@ -1,8 +1,11 @@
 /* CPU Patch2D with a dense matrix per patch: one body (real or complex through C's complex types) for the four
  * dtypes. The patches of one outer index a are one matrix product: their model coefficients gathered as the
  * columns (b, w0, w1, c) of X (K x cols), Y = M X (Q x cols) by BLAS, then tapered and added into the data; the
- * adjoint gathers the tapered data patches into Y and takes X = M^H Y. With M the identity (ident) the model's
- * patches are tapered and added straight into the data (the adjoint cuts them out straight into the model). */
+ * adjoint gathers the tapered data patches into Y and takes X = M^H Y. Windows along the last axis skip the
+ * model-side gather: the model block is X^T, so Y^T = X^T M^T straight from it (adjoint: conj(X^T) = conj(Y^T) M
+ * straight into it). With M the identity (ident) the model's patches are tapered and added straight into the
+ * data (the adjoint cuts them out straight into the model). The work space is the caller's (the task's scratch
+ * space) or allocated per call. */
 #include <cblas.h>
 #include <complex.h>
 #include <stdlib.h>
@@ -11,25 +14,56 @@
 #include "codelets/kernel_patch.h"
 
 /* C (rows x cols) = op(A) B, A row-major Q x K (op: none, or the conjugate transpose), one call per dtype */
-#define GEMM_REAL(FN, T)                                                                                         \
-  static void gemm_##T(int adj, int64_t rows, int64_t cols, int64_t inner, const T *A, int64_t lda, const T *B, T *C) \
-  {                                                                                                              \
-    FN(CblasRowMajor, adj ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)rows, (int)cols, (int)inner, 1, A, (int)lda, B, \
-       (int)cols, 0, C, (int)cols);                                                                              \
-  }
-#define GEMM_CPLX(FN, T, NAME)                                                                                   \
-  static void gemm_##NAME(int adj, int64_t rows, int64_t cols, int64_t inner, const T *A, int64_t lda, const T *B, T *C) \
-  {                                                                                                              \
-    const T one = 1, zero = 0;                                                                                   \
-    FN(CblasRowMajor, adj ? CblasConjTrans : CblasNoTrans, CblasNoTrans, (int)rows, (int)cols, (int)inner, &one, A,  \
-       (int)lda, B, (int)cols, &zero, C, (int)cols);                                                             \
-  }
+#define GEMM_REAL(FN, T)                                                                                            \
+  static void gemm_##T(int adj, int64_t rows, int64_t cols, int64_t inner, const T *A, int64_t lda, const T *B, T *C)\
+  {                                                                                                                 \
+    FN(CblasRowMajor, adj ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)rows, (int)cols, (int)inner, 1, A, (int)lda, B,\
+       (int)cols, 0, C, (int)cols);                                                                                 \
+  }                                                                                                                 \
+  static void gemmr_##T(int trans, int64_t rows, int64_t cols, int64_t inner, const T *A, const T *M, int64_t ldm, T *C)\
+  {                                                                                                                 \
+    FN(CblasRowMajor, CblasNoTrans, trans ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, (int)inner, 1, A,      \
+       (int)inner, M, (int)ldm, 0, C, (int)cols);                                                                   \
+  }                                                                                                                 \
+  static inline T conj_##T(T v) { return v; }
+#define GEMM_CPLX(FN, T, NAME, CONJ)                                                                                \
+  static void gemm_##NAME(int adj, int64_t rows, int64_t cols, int64_t inner, const T *A, int64_t lda, const T *B, T *C)\
+  {                                                                                                                 \
+    const T one = 1, zero = 0;                                                                                      \
+    FN(CblasRowMajor, adj ? CblasConjTrans : CblasNoTrans, CblasNoTrans, (int)rows, (int)cols, (int)inner, &one, A, \
+       (int)lda, B, (int)cols, &zero, C, (int)cols);                                                                \
+  }                                                                                                                 \
+  static void gemmr_##NAME(int trans, int64_t rows, int64_t cols, int64_t inner, const T *A, const T *M, int64_t ldm, T *C)\
+  {                                                                                                                 \
+    const T one = 1, zero = 0;                                                                                      \
+    FN(CblasRowMajor, CblasNoTrans, trans ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, (int)inner, &one, A,   \
+       (int)inner, M, (int)ldm, &zero, C, (int)cols);                                                               \
+  }                                                                                                                 \
+  static inline T conj_##NAME(T v) { return CONJ(v); }
+
+/* C = op(A) B (gemm_), C = A op(M) with op none or the transpose (gemmr_), and the conjugate, per dtype */
 GEMM_REAL(cblas_sgemm, float)
 GEMM_REAL(cblas_dgemm, double)
-GEMM_CPLX(cblas_cgemm, float complex, cfloat)
-GEMM_CPLX(cblas_zgemm, double complex, cdouble)
+GEMM_CPLX(cblas_cgemm, float complex, cfloat, conjf)
+GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
 
-#define PATCH_BODY(T, GEMM)                                                                                      \
+/* X's columns from the model's patches of outer index a (back: the model from X), a patch row (j0, w0) at a
+ * time along its columns w1 */
+#define MODEL_COLUMNS(model, back)                                                                               \
+  for (int64_t j0 = 0; j0 < d->nop0; j0++)                                                                       \
+    for (int64_t j1 = 0; j1 < d->nop1; j1++)                                                                     \
+      for (int64_t b = 0; b < d->B; b++)                                                                         \
+        for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                \
+          __typeof__(X) xc = X + (j0 * d->nop1 + j1) * cols + (b * d->nw0 + w0) * d->nw1 * C;                               \
+          const int64_t mo = a * ma + w0 * mw0 + j0 * mj0 + b * mb + j1 * mj1;                                   \
+          for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                                \
+            for (int64_t c = 0; c < C; c++) {                                                                    \
+              if (back) ((__typeof__(X))(model))[mo + w1 * mw1 + c] = xc[w1 * C + c];                                      \
+              else xc[w1 * C + c] = (model)[mo + w1 * mw1 + c];                                                  \
+            }                                                                                                    \
+        }
+
+#define PATCH_BODY(T, NAME)                                                                                      \
   const int64_t K = d->nop0 * d->nop1, Q = d->nwin0 * d->nwin1, C = d->C, cols = d->B * d->nw0 * d->nw1 * C;     \
   const int ident = d->ident != 0;                                                                               \
   const T *m = tables, *t0 = m + (ident ? 0 : Q * K), *t1 = t0 + d->nwtot * d->nwin0, *x = in;                  \
@@ -80,70 +114,100 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble)
         }                                                                                                        \
     return 0;                                                                                                    \
   }                                                                                                              \
-  T *X = malloc(sizeof(T) * (size_t)((K + Q) * cols + 1)), *Y = X + K * cols;                                    \
+  if (d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && C == 1) { /* windows along the last axis: the model block is */  \
+    /* X^T (a window's coefficients contiguous), so Y^T = X^T M^T and X^T = Y^T conj(M) (conj(X^T) = conj(Y^T) M) */\
+    /* need no gather on the model side, and a window's data is a contiguous run */                                 \
+    T *YT = work ? (T *)work : malloc(sizeof(T) * (size_t)(Q * d->nw0 + 1));                                        \
+    if (!YT) return -1;                                                                                             \
+    const T t1v = t1[0];                                                                                            \
+    for (int64_t a = 0; a < d->A; a++) {                                                                            \
+      if (!adjoint) gemmr_##NAME(1, d->nw0, Q, K, x + a * ma, m, K, YT);                                            \
+      for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                     \
+        const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0; /* the window's first buffer row */                    \
+        int64_t lo = r < 0 ? -r : 0, hi = d->n0 - r < Q ? d->n0 - r : Q;                                            \
+        if (W < 0 || W >= d->nwtot) lo = hi = 0;                                                                    \
+        const T *tw = t0 + W * d->nwin0;                                                                            \
+        T *yw = YT + w0 * Q;                                                                                        \
+        if (!adjoint) {                                                                                             \
+          T *yd = y + a * da + r;                                                                                   \
+          for (int64_t q = lo; q < hi; q++) yd[q] += tw[q] * t1v * yw[q];                                           \
+        } else {                                                                                                    \
+          const T *xd = x + a * da + r;                                                                             \
+          for (int64_t q = 0; q < Q; q++) yw[q] = q >= lo && q < hi ? conj_##NAME(tw[q] * t1v * xd[q]) : 0;         \
+        }                                                                                                           \
+      }                                                                                                             \
+      if (adjoint) {                                                                                                \
+        T *xm = y + a * ma;                                                                                         \
+        gemmr_##NAME(0, d->nw0, K, Q, YT, m, K, xm);                                                                \
+        for (int64_t k = 0; k < d->nw0 * K; k++) xm[k] = conj_##NAME(xm[k]);                                        \
+      }                                                                                                             \
+    }                                                                                                               \
+    if (YT != work) free(YT);                                                                                       \
+    return 0;                                                                                                       \
+  }                                                                                                                 \
+  T *X = work ? (T *)work : malloc(sizeof(T) * (size_t)((K + Q) * cols + 1)), *Y = X + K * cols;                \
   if (!X) return -1;                                                                                             \
   for (int64_t a = 0; a < d->A; a++) {                                                                           \
     if (!adjoint) {                                                                                              \
-      for (int64_t j0 = 0; j0 < d->nop0; j0++)                                                                   \
-        for (int64_t j1 = 0; j1 < d->nop1; j1++)                                                                 \
-          for (int64_t b = 0; b < d->B; b++)                                                                     \
-            for (int64_t w0 = 0; w0 < d->nw0; w0++)                                                              \
-              for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                            \
-                memcpy(X + (j0 * d->nop1 + j1) * cols + ((b * d->nw0 + w0) * d->nw1 + w1) * C,                  \
-                       x + a * ma + w0 * mw0 + j0 * mj0 + b * mb + w1 * mw1 + j1 * mj1, sizeof(T) * (size_t)C);  \
-      GEMM(0, Q, cols, K, m, K, X, Y);                                                                           \
+      MODEL_COLUMNS(x, 0);                                                                                       \
+      gemm_##NAME(0, Q, cols, K, m, K, X, Y);                                                                           \
     }                                                                                                            \
+    /* the tapered overlap-add (or the tapered gather): per patch row (q0, w0) its row's taper and bounds, then */\
+    /* along the patch columns w1 of each (b, q1) with no other index work */                                    \
     for (int64_t q0 = 0; q0 < d->nwin0; q0++)                                                                    \
-      for (int64_t q1 = 0; q1 < d->nwin1; q1++)                                                                  \
+      for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                  \
+        const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0 + q0; /* global patch, buffer row */                 \
+        const int inside = W >= 0 && W < d->nwtot && r >= 0 && r < d->n0;                                        \
+        const T tr = inside ? t0[W * d->nwin0 + q0] : 0;                                                         \
         for (int64_t b = 0; b < d->B; b++)                                                                       \
-          for (int64_t w0 = 0; w0 < d->nw0; w0++)                                                                \
-            for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                            \
-              const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0 + q0; /* global patch, buffer row */            \
-              T *yq = Y + (q0 * d->nwin1 + q1) * cols + ((b * d->nw0 + w0) * d->nw1 + w1) * C;                   \
-              const int inside = W >= 0 && W < d->nwtot && r >= 0 && r < d->n0;                                 \
-              const T tw = inside ? t0[W * d->nwin0 + q0] * t1[w1 * d->nwin1 + q1] : 0;                          \
-              const int64_t o = a * da + r * dr0 + b * db + (w1 * d->s1 + q1) * dr1;                             \
-              if (!adjoint) {                                                                                    \
-                if (inside)                                                                                      \
-                  for (int64_t c = 0; c < C; c++) y[o + c] += tw * yq[c];                                        \
-              } else { /* x is the data, y the model here */                                                     \
-                for (int64_t c = 0; c < C; c++) yq[c] = inside ? tw * x[o + c] : 0;                              \
+          for (int64_t q1 = 0; q1 < d->nwin1; q1++) {                                                            \
+            T *yq = Y + (q0 * d->nwin1 + q1) * cols + (b * d->nw0 + w0) * d->nw1 * C;                            \
+            const T *tq = t1 + q1;                                                                               \
+            const int64_t o = a * da + r * dr0 + b * db + q1 * dr1, so = d->s1 * dr1;                            \
+            if (!adjoint) {                                                                                      \
+              if (inside)                                                                                        \
+                for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                        \
+                  const T tw = tr * tq[w1 * d->nwin1];                                                           \
+                  for (int64_t c = 0; c < C; c++) y[o + w1 * so + c] += tw * yq[w1 * C + c];                     \
+                }                                                                                                \
+            } else if (inside) { /* x is the data, Y the tapered patches here */                                 \
+              for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                          \
+                const T tw = tr * tq[w1 * d->nwin1];                                                             \
+                for (int64_t c = 0; c < C; c++) yq[w1 * C + c] = tw * x[o + w1 * so + c];                        \
               }                                                                                                  \
+            } else {                                                                                             \
+              for (int64_t k = 0; k < d->nw1 * C; k++) yq[k] = 0;                                                \
             }                                                                                                    \
+          }                                                                                                      \
+      }                                                                                                          \
     if (adjoint) {                                                                                               \
-      GEMM(1, K, cols, Q, m, K, Y, X);                                                                           \
-      for (int64_t j0 = 0; j0 < d->nop0; j0++)                                                                   \
-        for (int64_t j1 = 0; j1 < d->nop1; j1++)                                                                 \
-          for (int64_t b = 0; b < d->B; b++)                                                                     \
-            for (int64_t w0 = 0; w0 < d->nw0; w0++)                                                              \
-              for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                            \
-                memcpy(y + a * ma + w0 * mw0 + j0 * mj0 + b * mb + w1 * mw1 + j1 * mj1,                          \
-                       X + (j0 * d->nop1 + j1) * cols + ((b * d->nw0 + w0) * d->nw1 + w1) * C, sizeof(T) * (size_t)C); \
+      gemm_##NAME(1, K, cols, Q, m, K, Y, X);                                                                           \
+      MODEL_COLUMNS(y, 1);                                                                                       \
     }                                                                                                            \
   }                                                                                                              \
-  free(X);                                                                                                       \
+  if (X != work) free(X);                                                                                        \
   return 0;
 
-static int patch_s(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out)
+static int patch_s(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work)
 {
-  PATCH_BODY(float, gemm_float)
+  PATCH_BODY(float, float)
 }
-static int patch_d(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out)
+static int patch_d(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work)
 {
-  PATCH_BODY(double, gemm_double)
+  PATCH_BODY(double, double)
 }
-static int patch_c(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out)
+static int patch_c(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work)
 {
-  PATCH_BODY(float complex, gemm_cfloat)
+  PATCH_BODY(float complex, cfloat)
 }
-static int patch_z(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out)
+static int patch_z(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work)
 {
-  PATCH_BODY(double complex, gemm_cdouble)
+  PATCH_BODY(double complex, cdouble)
 }
 
-int kernel_patch(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out)
+int kernel_patch(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work)
 {
-  static int (*const f[])(int, const sl_patch_dims *, const void *, const void *, void *) = {patch_s, patch_d, patch_c,
-                                                                                              patch_z};
-  return f[dt](adjoint, d, tables, in, out);
+  static int (*const f[])(int, const sl_patch_dims *, const void *, const void *, void *, void *) = {patch_s, patch_d, patch_c,
+                                                                                                    patch_z};
+  return f[dt](adjoint, d, tables, in, out, work);
 }

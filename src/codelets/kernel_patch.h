@@ -43,8 +43,15 @@ static inline int64_t sl_patch_model_size(const sl_patch_dims *d)
   return d->A * d->nw0 * d->nop0 * d->B * d->nw1 * d->nop1 * d->C;
 }
 
-/** tables: M (unless ident), then T0, then T1, in the dtype. Returns 0, or -1 when its work space cannot be allocated. */
-int kernel_patch(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out);
+/** Elements of kernel_patch's work space: one outer index's patches as the columns of two matrices (0 when
+ *  ident). */
+static inline int64_t kernel_patch_work(const sl_patch_dims *d)
+{
+  return d->ident ? 0 : (d->nop0 * d->nop1 + d->nwin0 * d->nwin1) * d->B * d->nw0 * d->nw1 * d->C;
+}
+/** tables: M (unless ident), then T0, then T1, in the dtype; work: kernel_patch_work elements, or NULL (then
+ *  allocated for the call). Returns 0, or -1 when its work space cannot be allocated. */
+int kernel_patch(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work);
 #ifdef SL_HAVE_CUDA
 /** Elements of the work space of kernel_cuda_patch_gemm: every patch's model and data as the columns of two
  *  matrices. */

@@ -487,6 +487,13 @@ int main(int argc, char **argv)
       test_patch2d(dts[t], 0, d3, a3, w3, o3, p3, SL_TAPER_HANNING, dense);
       test_patch2d(dts[t], 0, d3, a4, w3, o3, p3, SL_TAPER_COSINESQUARE, dense);
     }
+    /* patches over the first two axes of three: a trailing axis of 3 elements inside every patch sample */
+    const int64_t d4[3] = {12, 9, 3}, w4[2] = {5, 4}, o4[2] = {2, 1}, p4[2] = {4, 3};
+    const int a5[2] = {0, 1};
+    for (int dense = 0; dense < 5; dense++) {
+      if (dense == 4 && !sl_dtype_is_complex(dts[t])) continue;
+      test_patch2d(dts[t], 0, d4, a5, w4, o4, p4, SL_TAPER_HANNING, dense);
+    }
     /* the patches themselves (M = NULL), alone and under a 2-D FFT per patch, away from and over the distributed
      * axis */
     for (int dense = 3; dense <= 4; dense++) {
