@@ -55,10 +55,10 @@ static void apply_ref(const int64_t *dims, int axis, const cplx *M, int adjoint,
       }
 }
 
-static void test_case(sl_dtype dt, int dist_axis, int broadcast, int axis)
+static void test_case_dims(sl_dtype dt, const int64_t dims_in[3], int64_t L, int dist_axis, int broadcast, int axis)
 {
-  int64_t dims[3] = {7, 13, 6};
-  const int64_t L = 5, nf = 4;
+  int64_t dims[3] = {dims_in[0], dims_in[1], dims_in[2]};
+  const int64_t nf = 4;
   int64_t ih[4];
   for (int f = 0; f < nf; f++) ih[f] = 1 + 3 * f; /* 1, 4, 7, 10: some samples beyond the last centre */
   int64_t ln = mc_share(dims[dist_axis]);
@@ -97,6 +97,12 @@ static void test_case(sl_dtype dt, int dist_axis, int broadcast, int axis)
   sl_array_destroy(&y);
   sl_array_destroy(&z);
   free(xg), free(hz), free(hs), free(M), free(ref);
+}
+
+static void test_case(sl_dtype dt, int dist_axis, int broadcast, int axis)
+{
+  const int64_t dims[3] = {7, 13, 6};
+  test_case_dims(dt, dims, 5, dist_axis, broadcast, axis);
 }
 
 static void test_bad_input(void)
@@ -144,6 +150,9 @@ int main(int argc, char **argv)
     test_case(dts[t], 1, 0, 0);
     test_case(dts[t], 2, 0, 1);
     test_case(dts[t], 0, 1, 0);
+    /* a long convolution axis (the last): samples far from both ends as well as near them, rows in groups */
+    const int64_t long_dims[3] = {5, 3, 700};
+    test_case_dims(dts[t], long_dims, 9, 0, 0, 2);
   }
   test_bad_input();
   return mc_finish("mpi_nsconv");
