@@ -54,9 +54,19 @@ static void SFN(row_sum_)(int ns, const R *w, const R *const *src, R *y, int64_t
 
 /* y[q] = sum_k w_k src_k[q] for q in [0, len) elements, the input sources each moved by `shift` elements: cut
  * where a source crosses from one segment to the next, each piece one pass. -1 if a source is in no segment. */
-static int SFN(span_sum_)(const st_input *in, int nc, int ns, const SFN(st_source_) *src, int64_t shift, R *y, int64_t len)
+static int SFN(span_sum_)(const st_input *in, int nc, int ns0, const SFN(st_source_) *src0, int64_t shift, R *y, int64_t len)
 {
-  const R *ptr[ST_MAX_SRC];
+  /* one source per input element: the terms of a fused sum share the centre (and the ghost runs they read),
+   * so their weights are added first (a 3-D Laplacian reads 7 sources in one pass, not 9 in two) */
+  SFN(st_source_) src[ST_MAX_SRC];
+  int ns = 0;
+  for (int i = 0; i < ns0; i++) {
+    int j = 0;
+    while (j < ns && !(src[j].ghost == src0[i].ghost && (src0[i].ghost || src[j].elem == src0[i].elem))) j++;
+    if (j < ns) src[j].w += src0[i].w;
+    else src[ns++] = src0[i];
+  }
+  const R *ptr[ST_MAX_SRC] = {NULL};
   R w[ST_MAX_SRC];
   for (int i = 0; i < ns; i++) w[i] = src[i].w;
   for (int64_t q = 0; q < len;) {
@@ -91,6 +101,16 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
   int lt = -1; /* the term along the last axis, if any */
   for (int k = 0; k < p->nterms; k++)
     if (p->t[k].axis == last) lt = k;
+  /* the weights of the last axis's first and last ST_EDGE rows, worked out once for every row of the task
+   * (short rows spend a large share of their time on their ends) */
+  enum { ST_EDGE = 8 };
+  double ce[2][ST_EDGE][5];
+  const int cached = lt >= 0 && p->t[lt].nloc >= 2 * ST_EDGE;
+  if (cached)
+    for (int r = 0; r < ST_EDGE; r++) {
+      st_coeffs(&p->t[lt], p->adjoint, r + p->t[lt].off, ce[0][r]);
+      st_coeffs(&p->t[lt], p->adjoint, p->t[lt].nloc - 1 - r + p->t[lt].off, ce[1][r]);
+    }
   for (int64_t f = s; f < e;) {
     int64_t k0 = idx[last], run = p->ldims[last] - k0;
     if (run > e - f) run = e - f;
@@ -119,7 +139,63 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
       int64_t a = lo - k0 > 0 ? lo - k0 : 0, b = hi - k0 < run ? hi - k0 : run;
       if (a > run) a = run;
       if (b < a) b = a;
-      if (a < b) {
+      /* the input row itself, when no ghost layer is involved and one segment holds it */
+      const R *xrow = NULL;
+      if (!t->ghosts) {
+        int64_t rs = f - k0;
+        int sg = st_seg_find(in, rs);
+        if (sg >= 0 && in->start[sg] + in->len[sg] >= rs + t->nloc) xrow = (const R *)in->ptr[sg] + (rs - in->start[sg]) * nc;
+      }
+      /* the usual case: the row and every other source's run of `run` elements each in one segment (or a ghost
+       * run): direct pointers, one pass over the interior and the ends element by element, no searches */
+      const R *sp[ST_MAX_SRC + 5];
+      R sw[ST_MAX_SRC + 5];
+      int direct = xrow != NULL, nd = 0;
+      for (int i = 0; direct && i < ns; i++) {
+        const R *q = src[i].ghost;
+        if (!q) {
+          int sg = st_seg_find(in, src[i].elem);
+          if (sg < 0 || in->start[sg] + in->len[sg] < src[i].elem + run) direct = 0;
+          else q = (const R *)in->ptr[sg] + (src[i].elem - in->start[sg]) * nc;
+        }
+        int j = 0;
+        while (j < nd && sp[j] != q) j++;
+        if (j < nd) sw[j] += src[i].w;
+        else sp[nd] = q, sw[nd++] = src[i].w;
+      }
+      if (direct) {
+        if (a < b) { /* the interior: the other sources moved by a, and the last axis's interior taps */
+          const R *ip[ST_MAX_SRC + 5];
+          R iw[ST_MAX_SRC + 5];
+          int ni = 0;
+          for (int i = 0; i < nd; i++) ip[ni] = sp[i] + a * nc, iw[ni++] = sw[i];
+          for (int dr = -2; dr <= 2; dr++) {
+            if (cint[lt][dr + 2] == 0.0) continue;
+            const R *q = xrow + (k0 + a + dr) * nc;
+            int j = 0;
+            while (j < ni && ip[j] != q) j++;
+            if (j < ni) iw[j] += (R)cint[lt][dr + 2];
+            else ip[ni] = q, iw[ni++] = (R)cint[lt][dr + 2];
+          }
+          SFN(row_sum_)(ni, iw, ip, yr + a * nc, (b - a) * nc);
+        }
+        for (int part = 0; part < 2; part++)
+          for (int64_t kk = part ? b : 0; kk < (part ? run : a); kk++) {
+            int64_t r = k0 + kk;
+            double cbuf[5];
+            const double *c = cbuf;
+            if (cached && r < ST_EDGE) c = ce[0][r];
+            else if (cached && r >= t->nloc - ST_EDGE) c = ce[1][t->nloc - 1 - r];
+            else st_coeffs(t, p->adjoint, r + t->off, cbuf);
+            for (int q = 0; q < nc; q++) {
+              R acc = 0;
+              for (int i = 0; i < nd; i++) acc += sw[i] * sp[i][kk * nc + q];
+              for (int dr = -2; dr <= 2; dr++)
+                if (c[dr + 2] != 0.0 && r + dr >= 0 && r + dr < t->nloc) acc += (R)c[dr + 2] * xrow[(r + dr) * nc + q];
+              yr[kk * nc + q] = acc;
+            }
+          }
+      } else if (a < b) {
         int n2 = ns;
         SFN(st_source_) src2[ST_MAX_SRC];
         for (int i = 0; i < ns; i++) {
@@ -131,14 +207,25 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
           if (cint[lt][dr + 2] != 0.0) src2[n2++] = (SFN(st_source_)){.ghost = NULL, .elem = f + a + dr, .w = (R)cint[lt][dr + 2]};
         if (SFN(span_sum_)(in, nc, n2, src2, 0, yr + a * nc, b - a) != 0) return -1;
       }
-      for (int part = 0; part < 2; part++) {
+      for (int part = 0; part < 2 && !direct; part++) {
         int64_t from = part ? b : 0, to = part ? run : a;
         if (from >= to) continue;
         if (SFN(span_sum_)(in, nc, ns, src, from, yr + from * nc, to - from) != 0) return -1;
         for (int64_t kk = from; kk < to; kk++) {
           int64_t r = k0 + kk, g = r + t->off;
-          double c[5];
-          st_coeffs(t, p->adjoint, g, c);
+          double cbuf[5];
+          const double *c = cbuf;
+          if (cached && r < ST_EDGE) c = ce[0][r];
+          else if (cached && r >= t->nloc - ST_EDGE) c = ce[1][t->nloc - 1 - r];
+          else st_coeffs(t, p->adjoint, g, cbuf);
+          if (xrow) {
+            for (int dr = -2; dr <= 2; dr++) {
+              int64_t rr = r + dr;
+              if (c[dr + 2] == 0.0 || rr < 0 || rr >= t->nloc) continue;
+              for (int q = 0; q < nc; q++) yr[kk * nc + q] += (R)c[dr + 2] * xrow[rr * nc + q];
+            }
+            continue;
+          }
           for (int dr = -2; dr <= 2; dr++) {
             SFN(st_source_) one;
             if (c[dr + 2] == 0.0 || !SFN(st_src_)(p, t, glo, ghi, f + kk, r, dr, &one)) continue;
