@@ -4,6 +4,7 @@
  * communication. The filter of every sample is tabulated once at construction, in both orders (2 n L values). */
 #include <complex.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,9 @@ int sl_op_nonstationary_convolve1d(sl_op **op, const sl_array *like, const void 
     rc = sl_error(SL_E_INVALID, "%s: argument 5 (hsize) must be odd and >= 1 (filters centred on their middle sample), got %lld",
                   fn, (long long)hsize);
   if (rc == SL_SUCCESS && axis < 0) axis += like->ndim;
+  if (rc == SL_SUCCESS && 2 * like->dims[axis] * hsize > (int64_t)UINT32_MAX) /* the table is one StarPU vector */
+    rc = sl_error(SL_E_DIMS, "%s: the filter table, two copies of %lld samples x %lld taps (arguments 2 and 5: the length "
+                  "along axis %d and hsize), is above 2^32 elements", fn, (long long)like->dims[axis], (long long)hsize, axis);
   if (rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1)
     rc = sl_error(SL_E_DIST, "%s: argument 7 (axis = %d) is the axis argument 2 (like) is distributed along; convolve along "
                   "another axis, or move the data first (sl_op_redistribute)", fn, axis);

@@ -135,6 +135,16 @@ static void test_bad_input(void)
   sl_op_destroy(&op);
   rc = sl_op_nonstationary_convolve1d(&op, x, hs, 2, 3, ih, 2);
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "axis"), "axis out of range: %s", sl_last_error());
+  /* a filter table (2 n hsize elements) past what one StarPU vector holds: refused before anything is allocated */
+  int64_t wide[2] = {2, 65537};
+  sl_array *xw = NULL;
+  CHECK_OK(sl_array_create(&xw, 2, wide, SL_FLOAT64, NULL));
+  double *long_h = calloc(65537, sizeof *long_h);
+  rc = sl_op_nonstationary_convolve1d(&op, xw, long_h, 1, 65537, ih, 1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_DIMS) && strstr(sl_last_error(), "2^32"), "a filter table above 2^32 elements: %s",
+        sl_last_error());
+  free(long_h);
+  sl_array_destroy(&xw);
   sl_array_destroy(&x);
 }
 
