@@ -1,5 +1,6 @@
 /* The operator object: layouts, apply (checks, then the operator's own submit function), references. */
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +153,8 @@ int sl_op_apply_chunked(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
 int sl_kept_copy(sl_kept *k, const void *src, int64_t n, size_t el)
 {
   if (n == 0) return SL_SUCCESS;
+  if (n > (int64_t)UINT32_MAX) /* one StarPU vector: its length is 32-bit */
+    return sl_error(SL_E_DIMS, "operator: a table of %lld elements on one rank is above 2^32; use more ranks", (long long)n);
   k->ptr = malloc((size_t)n * el);
   if (!k->ptr) return sl_error(SL_E_NOMEM, "operator: out of memory for %lld elements", (long long)n);
   memcpy(k->ptr, src, (size_t)n * el);
