@@ -15,25 +15,25 @@
 
 /* C (rows x cols) = op(A) B, A row-major Q x K (op: none, or the conjugate transpose), one call per dtype */
 #define GEMM_REAL(FN, T)                                                                                            \
-  static void gemm_##T(int adj, int64_t rows, int64_t cols, int64_t inner, const T *A, int64_t lda, const T *B, T *C)\
+  static void gemm_##T(int adj, int64_t rows, int64_t cols, int64_t inner, const T *A, int64_t lda, const T *B, T *C) \
   {                                                                                                                 \
-    FN(CblasRowMajor, adj ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)rows, (int)cols, (int)inner, 1, A, (int)lda, B,\
+    FN(CblasRowMajor, adj ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)rows, (int)cols, (int)inner, 1, A, (int)lda, B, \
        (int)cols, 0, C, (int)cols);                                                                                 \
   }                                                                                                                 \
-  static void gemmr_##T(int trans, int64_t rows, int64_t cols, int64_t inner, const T *A, const T *M, int64_t ldm, T *C)\
+  static void gemmr_##T(int trans, int64_t rows, int64_t cols, int64_t inner, const T *A, const T *M, int64_t ldm, T *C) \
   {                                                                                                                 \
     FN(CblasRowMajor, CblasNoTrans, trans ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, (int)inner, 1, A,      \
        (int)inner, M, (int)ldm, 0, C, (int)cols);                                                                   \
   }                                                                                                                 \
   static inline T conj_##T(T v) { return v; }
 #define GEMM_CPLX(FN, T, NAME, CONJ)                                                                                \
-  static void gemm_##NAME(int adj, int64_t rows, int64_t cols, int64_t inner, const T *A, int64_t lda, const T *B, T *C)\
+  static void gemm_##NAME(int adj, int64_t rows, int64_t cols, int64_t inner, const T *A, int64_t lda, const T *B, T *C) \
   {                                                                                                                 \
     const T one = 1, zero = 0;                                                                                      \
     FN(CblasRowMajor, adj ? CblasConjTrans : CblasNoTrans, CblasNoTrans, (int)rows, (int)cols, (int)inner, &one, A, \
        (int)lda, B, (int)cols, &zero, C, (int)cols);                                                                \
   }                                                                                                                 \
-  static void gemmr_##NAME(int trans, int64_t rows, int64_t cols, int64_t inner, const T *A, const T *M, int64_t ldm, T *C)\
+  static void gemmr_##NAME(int trans, int64_t rows, int64_t cols, int64_t inner, const T *A, const T *M, int64_t ldm, T *C) \
   {                                                                                                                 \
     const T one = 1, zero = 0;                                                                                      \
     FN(CblasRowMajor, CblasNoTrans, trans ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, (int)inner, &one, A,   \
@@ -49,94 +49,58 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
 
 /* X's columns from the model's patches of outer index a (back: the model from X), a patch row (j0, w0) at a
  * time along its columns w1 */
-#define MODEL_COLUMNS(model, back)                                                                               \
-  for (int64_t j0 = 0; j0 < d->nop0; j0++)                                                                       \
-    for (int64_t j1 = 0; j1 < d->nop1; j1++)                                                                     \
-      for (int64_t b = 0; b < d->B; b++)                                                                         \
-        for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                \
-          __typeof__(X) xc = X + (j0 * d->nop1 + j1) * cols + (b * d->nw0 + w0) * d->nw1 * C;                               \
-          const int64_t mo = a * ma + w0 * mw0 + j0 * mj0 + b * mb + j1 * mj1;                                   \
-          for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                                \
-            for (int64_t c = 0; c < C; c++) {                                                                    \
-              if (back) ((__typeof__(X))(model))[mo + w1 * mw1 + c] = xc[w1 * C + c];                                      \
-              else xc[w1 * C + c] = (model)[mo + w1 * mw1 + c];                                                  \
-            }                                                                                                    \
+#define MODEL_COLUMNS(model, back)                                                                                  \
+  for (int64_t j0 = 0; j0 < d->nop0; j0++)                                                                          \
+    for (int64_t j1 = 0; j1 < d->nop1; j1++)                                                                        \
+      for (int64_t b = 0; b < d->B; b++)                                                                            \
+        for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                   \
+          __typeof__(X) xc = X + (j0 * d->nop1 + j1) * cols + (b * d->nw0 + w0) * d->nw1 * C;                       \
+          const int64_t mo = a * ma + w0 * mw0 + j0 * mj0 + b * mb + j1 * mj1;                                      \
+          for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                                   \
+            for (int64_t c = 0; c < C; c++) {                                                                       \
+              if (back) ((__typeof__(X))(model))[mo + w1 * mw1 + c] = xc[w1 * C + c];                               \
+              else xc[w1 * C + c] = (model)[mo + w1 * mw1 + c];                                                     \
+            }                                                                                                       \
         }
 
-#define PATCH_BODY(T, NAME)                                                                                      \
-  const int64_t K = d->nop0 * d->nop1, Q = d->nwin0 * d->nwin1, C = d->C, cols = d->B * d->nw0 * d->nw1 * C;     \
-  const int ident = d->ident != 0;                                                                               \
-  const T *m = tables, *t0 = m + (ident ? 0 : Q * K), *t1 = t0 + d->nwtot * d->nwin0, *x = in;                  \
-  T *y = out;                                                                                                    \
-  /* data (a, r0, b, r1, c) and model (a, w0, j0, b, w1, j1, c), row-major; columns (b, w0, w1, c) */            \
-  const int64_t dr1 = C, db = d->n1 * C, dr0 = d->B * db, da = d->n0 * dr0;                                      \
+#define PATCH_BODY(T, NAME)                                                                                         \
+  const int64_t K = d->nop0 * d->nop1, Q = d->nwin0 * d->nwin1, C = d->C, cols = d->B * d->nw0 * d->nw1 * C;        \
+  const int ident = d->ident != 0;                                                                                  \
+  const T *m = tables, *t0 = m + (ident ? 0 : Q * K), *t1 = t0 + d->nwtot * d->nwin0, *x = in;                      \
+  T *y = out;                                                                                                       \
+  /* data (a, r0, b, r1, c) and model (a, w0, j0, b, w1, j1, c), row-major; columns (b, w0, w1, c) */               \
+  const int64_t dr1 = C, db = d->n1 * C, dr0 = d->B * db, da = d->n0 * dr0;                                         \
   const int64_t mj1 = C, mw1 = d->nop1 * C, mb = d->nw1 * mw1, mj0 = d->B * mb, mw0 = d->nop0 * mj0, ma = d->nw0 * mw0; \
-  if (!adjoint) memset(y, 0, sizeof(T) * (size_t)sl_patch_data_size(d));                                        \
-  if (ident && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && C == 1) { /* windows along the last axis: runs along q0 */ \
-    const T t1v = t1[0];                                                                                         \
-    for (int64_t a = 0; a < d->A; a++)                                                                           \
-      for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                  \
-        const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0; /* the window's first buffer row */                 \
-        int64_t lo = r < 0 ? -r : 0, hi = d->n0 - r < d->nwin0 ? d->n0 - r : d->nwin0;                          \
-        if (W < 0 || W >= d->nwtot) lo = hi = 0;                                                                 \
-        const T *tw = t0 + W * d->nwin0;                                                                         \
-        const T *xm = (const T *)(adjoint ? (const T *)y : x) + a * ma + w0 * mw0;                              \
-        if (!adjoint) {                                                                                          \
-          T *yd = y + a * da + r;                                                                                \
-          for (int64_t q = lo; q < hi; q++) yd[q] += tw[q] * t1v * xm[q];                                        \
-        } else {                                                                                                 \
-          const T *xd = x + a * da + r;                                                                          \
-          T *ym = y + a * ma + w0 * mw0;                                                                         \
-          for (int64_t q = 0; q < d->nwin0; q++) ym[q] = q >= lo && q < hi ? tw[q] * t1v * xd[q] : 0;           \
-        }                                                                                                        \
-      }                                                                                                          \
-    return 0;                                                                                                    \
-  }                                                                                                              \
-  if (ident) { /* the model holds the patches: one pass in the model's order (a, w0, q0, b, w1, q1, c) */        \
-    for (int64_t a = 0; a < d->A; a++)                                                                           \
-      for (int64_t w0 = 0; w0 < d->nw0; w0++)                                                                    \
-        for (int64_t q0 = 0; q0 < d->nwin0; q0++) {                                                              \
-          const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0 + q0; /* global patch, buffer row */              \
-          const int inside = W >= 0 && W < d->nwtot && r >= 0 && r < d->n0;                                     \
-          for (int64_t b = 0; b < d->B; b++)                                                                     \
-            for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                              \
-              for (int64_t q1 = 0; q1 < d->nwin1; q1++) {                                                        \
-                const int64_t mo = a * ma + w0 * mw0 + q0 * mj0 + b * mb + w1 * mw1 + q1 * mj1;                  \
-                const int64_t o = a * da + r * dr0 + b * db + (w1 * d->s1 + q1) * dr1;                           \
-                const T tw = inside ? t0[W * d->nwin0 + q0] * t1[w1 * d->nwin1 + q1] : 0;                        \
-                if (!adjoint) {                                                                                  \
-                  if (inside)                                                                                    \
-                    for (int64_t c = 0; c < C; c++) y[o + c] += tw * x[mo + c];                                  \
-                } else {                                                                                         \
-                  for (int64_t c = 0; c < C; c++) y[mo + c] = inside ? tw * x[o + c] : 0;                        \
-                }                                                                                                \
-              }                                                                                                  \
-        }                                                                                                        \
-    return 0;                                                                                                    \
-  }                                                                                                              \
-  if (d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && C == 1) { /* windows along the last axis: the model block is */  \
-    /* X^T (a window's coefficients contiguous), so Y^T = X^T M^T and X^T = Y^T conj(M) (conj(X^T) = conj(Y^T) M) */\
-    /* need no gather on the model side, and a window's data is a contiguous run */                                 \
-    T *YT = work ? (T *)work : malloc(sizeof(T) * (size_t)(Q * d->nw0 + 1));                                        \
-    if (!YT) return -1;                                                                                             \
+  if (!adjoint) memset(y, 0, sizeof(T) * (size_t)sl_patch_data_size(d));                                            \
+  if (d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && C == 1) { /* windows along the last axis: data runs along q0 */  \
+    /* With M the identity the model holds the windows; otherwise the model block is X^T (a window's coefficients */ \
+    /* contiguous), so Y^T = X^T M^T and conj(X^T) = conj(Y^T) M need no gather on the model side. Either way a */  \
+    /* window's Q samples are a row: of the model (identity) or of Y^T. */                                          \
+    T *YT = ident ? NULL : work ? (T *)work : malloc(sizeof(T) * (size_t)(Q * d->nw0 + 1));                         \
+    if (!ident && !YT) return -1;                                                                                   \
     const T t1v = t1[0];                                                                                            \
     for (int64_t a = 0; a < d->A; a++) {                                                                            \
-      if (!adjoint) gemmr_##NAME(1, d->nw0, Q, K, x + a * ma, m, K, YT);                                            \
+      if (!ident && !adjoint) gemmr_##NAME(1, d->nw0, Q, K, x + a * ma, m, K, YT);                                  \
+      const T *win = ident ? x + a * ma : YT; /* forward: the windows' samples */                                   \
+      T *cut = ident ? y + a * ma : YT;       /* adjoint: where the tapered windows go */                           \
       for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                     \
         const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0; /* the window's first buffer row */                    \
         int64_t lo = r < 0 ? -r : 0, hi = d->n0 - r < Q ? d->n0 - r : Q;                                            \
         if (W < 0 || W >= d->nwtot) lo = hi = 0;                                                                    \
         const T *tw = t0 + W * d->nwin0;                                                                            \
-        T *yw = YT + w0 * Q;                                                                                        \
         if (!adjoint) {                                                                                             \
           T *yd = y + a * da + r;                                                                                   \
-          for (int64_t q = lo; q < hi; q++) yd[q] += tw[q] * t1v * yw[q];                                           \
+          for (int64_t q = lo; q < hi; q++) yd[q] += tw[q] * t1v * win[w0 * Q + q];                                 \
         } else {                                                                                                    \
           const T *xd = x + a * da + r;                                                                             \
-          for (int64_t q = 0; q < Q; q++) yw[q] = q >= lo && q < hi ? conj_##NAME(tw[q] * t1v * xd[q]) : 0;         \
+          T *cw = cut + w0 * Q;                                                                                     \
+          for (int64_t q = 0; q < Q; q++) {                                                                         \
+            const T v = q >= lo && q < hi ? tw[q] * t1v * xd[q] : 0;                                                \
+            cw[q] = ident ? v : conj_##NAME(v);                                                                     \
+          }                                                                                                         \
         }                                                                                                           \
       }                                                                                                             \
-      if (adjoint) {                                                                                                \
+      if (!ident && adjoint) {                                                                                      \
         T *xm = y + a * ma;                                                                                         \
         gemmr_##NAME(0, d->nw0, K, Q, YT, m, K, xm);                                                                \
         for (int64_t k = 0; k < d->nw0 * K; k++) xm[k] = conj_##NAME(xm[k]);                                        \
@@ -145,47 +109,69 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
     if (YT != work) free(YT);                                                                                       \
     return 0;                                                                                                       \
   }                                                                                                                 \
-  T *X = work ? (T *)work : malloc(sizeof(T) * (size_t)((K + Q) * cols + 1)), *Y = X + K * cols;                \
-  if (!X) return -1;                                                                                             \
-  for (int64_t a = 0; a < d->A; a++) {                                                                           \
-    if (!adjoint) {                                                                                              \
-      MODEL_COLUMNS(x, 0);                                                                                       \
-      gemm_##NAME(0, Q, cols, K, m, K, X, Y);                                                                           \
-    }                                                                                                            \
-    /* the tapered overlap-add (or the tapered gather): per patch row (q0, w0) its row's taper and bounds, then */\
-    /* along the patch columns w1 of each (b, q1) with no other index work */                                    \
-    for (int64_t q0 = 0; q0 < d->nwin0; q0++)                                                                    \
-      for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                  \
-        const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0 + q0; /* global patch, buffer row */                 \
-        const int inside = W >= 0 && W < d->nwtot && r >= 0 && r < d->n0;                                        \
-        const T tr = inside ? t0[W * d->nwin0 + q0] : 0;                                                         \
-        for (int64_t b = 0; b < d->B; b++)                                                                       \
-          for (int64_t q1 = 0; q1 < d->nwin1; q1++) {                                                            \
-            T *yq = Y + (q0 * d->nwin1 + q1) * cols + (b * d->nw0 + w0) * d->nw1 * C;                            \
-            const T *tq = t1 + q1;                                                                               \
-            const int64_t o = a * da + r * dr0 + b * db + q1 * dr1, so = d->s1 * dr1;                            \
-            if (!adjoint) {                                                                                      \
-              if (inside)                                                                                        \
-                for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                        \
-                  const T tw = tr * tq[w1 * d->nwin1];                                                           \
-                  for (int64_t c = 0; c < C; c++) y[o + w1 * so + c] += tw * yq[w1 * C + c];                     \
-                }                                                                                                \
-            } else if (inside) { /* x is the data, Y the tapered patches here */                                 \
-              for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                          \
-                const T tw = tr * tq[w1 * d->nwin1];                                                             \
-                for (int64_t c = 0; c < C; c++) yq[w1 * C + c] = tw * x[o + w1 * so + c];                        \
-              }                                                                                                  \
-            } else {                                                                                             \
-              for (int64_t k = 0; k < d->nw1 * C; k++) yq[k] = 0;                                                \
-            }                                                                                                    \
-          }                                                                                                      \
-      }                                                                                                          \
-    if (adjoint) {                                                                                               \
-      gemm_##NAME(1, K, cols, Q, m, K, Y, X);                                                                           \
-      MODEL_COLUMNS(y, 1);                                                                                       \
-    }                                                                                                            \
-  }                                                                                                              \
-  if (X != work) free(X);                                                                                        \
+  if (ident) { /* the model holds the patches: one pass in the model's order (a, w0, q0, b, w1, q1, c) */           \
+    for (int64_t a = 0; a < d->A; a++)                                                                              \
+      for (int64_t w0 = 0; w0 < d->nw0; w0++)                                                                       \
+        for (int64_t q0 = 0; q0 < d->nwin0; q0++) {                                                                 \
+          const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0 + q0; /* global patch, buffer row */                  \
+          const int inside = W >= 0 && W < d->nwtot && r >= 0 && r < d->n0;                                         \
+          for (int64_t b = 0; b < d->B; b++)                                                                        \
+            for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                                 \
+              for (int64_t q1 = 0; q1 < d->nwin1; q1++) {                                                           \
+                const int64_t mo = a * ma + w0 * mw0 + q0 * mj0 + b * mb + w1 * mw1 + q1 * mj1;                     \
+                const int64_t o = a * da + r * dr0 + b * db + (w1 * d->s1 + q1) * dr1;                              \
+                const T tw = inside ? t0[W * d->nwin0 + q0] * t1[w1 * d->nwin1 + q1] : 0;                           \
+                if (!adjoint) {                                                                                     \
+                  if (inside)                                                                                       \
+                    for (int64_t c = 0; c < C; c++) y[o + c] += tw * x[mo + c];                                     \
+                } else {                                                                                            \
+                  for (int64_t c = 0; c < C; c++) y[mo + c] = inside ? tw * x[o + c] : 0;                           \
+                }                                                                                                   \
+              }                                                                                                     \
+        }                                                                                                           \
+    return 0;                                                                                                       \
+  }                                                                                                                 \
+  T *X = work ? (T *)work : malloc(sizeof(T) * (size_t)((K + Q) * cols + 1)), *Y = X + K * cols;                    \
+  if (!X) return -1;                                                                                                \
+  for (int64_t a = 0; a < d->A; a++) {                                                                              \
+    if (!adjoint) {                                                                                                 \
+      MODEL_COLUMNS(x, 0);                                                                                          \
+      gemm_##NAME(0, Q, cols, K, m, K, X, Y);                                                                       \
+    }                                                                                                               \
+    /* the tapered overlap-add (or the tapered gather): per patch row (q0, w0) its row's taper and bounds, then */  \
+    /* along the patch columns w1 of each (b, q1) with no other index work */                                       \
+    for (int64_t q0 = 0; q0 < d->nwin0; q0++)                                                                       \
+      for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                     \
+        const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0 + q0; /* global patch, buffer row */                    \
+        const int inside = W >= 0 && W < d->nwtot && r >= 0 && r < d->n0;                                           \
+        const T tr = inside ? t0[W * d->nwin0 + q0] : 0;                                                            \
+        for (int64_t b = 0; b < d->B; b++)                                                                          \
+          for (int64_t q1 = 0; q1 < d->nwin1; q1++) {                                                               \
+            T *yq = Y + (q0 * d->nwin1 + q1) * cols + (b * d->nw0 + w0) * d->nw1 * C;                               \
+            const T *tq = t1 + q1;                                                                                  \
+            const int64_t o = a * da + r * dr0 + b * db + q1 * dr1, so = d->s1 * dr1;                               \
+            if (!adjoint) {                                                                                         \
+              if (inside)                                                                                           \
+                for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                           \
+                  const T tw = tr * tq[w1 * d->nwin1];                                                              \
+                  for (int64_t c = 0; c < C; c++) y[o + w1 * so + c] += tw * yq[w1 * C + c];                        \
+                }                                                                                                   \
+            } else if (inside) { /* x is the data, Y the tapered patches here */                                    \
+              for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                             \
+                const T tw = tr * tq[w1 * d->nwin1];                                                                \
+                for (int64_t c = 0; c < C; c++) yq[w1 * C + c] = tw * x[o + w1 * so + c];                           \
+              }                                                                                                     \
+            } else {                                                                                                \
+              for (int64_t k = 0; k < d->nw1 * C; k++) yq[k] = 0;                                                   \
+            }                                                                                                       \
+          }                                                                                                         \
+      }                                                                                                             \
+    if (adjoint) {                                                                                                  \
+      gemm_##NAME(1, K, cols, Q, m, K, Y, X);                                                                       \
+      MODEL_COLUMNS(y, 1);                                                                                          \
+    }                                                                                                               \
+  }                                                                                                                 \
+  if (X != work) free(X);                                                                                           \
   return 0;
 
 static int patch_s(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work)
