@@ -50,6 +50,17 @@ static void SFN(row_sum_)(int ns, const R *w, const R *const *src, R *y, int64_t
 #undef ST_T
 }
 
+/* Adds source q with weight wq to the n sources (p, w): its weight joins an equal pointer's, or it is appended
+ * (the terms of a fused sum read the same centre). Returns the new count. */
+static int SFN(add_src_)(const R **p, R *w, int n, const R *q, R wq)
+{
+  int j = 0;
+  while (j < n && p[j] != q) j++;
+  if (j < n) w[j] += wq;
+  else p[n] = q, w[n++] = wq;
+  return n;
+}
+
 #define ST_MAX_SRC (5 * ST_MAX_TERMS)
 
 /* y[q] = sum_k w_k src_k[q] for q in [0, len) elements, the input sources each moved by `shift` elements: cut
@@ -88,6 +99,21 @@ static int SFN(span_sum_)(const st_input *in, int nc, int ns0, const SFN(st_sour
   return 0;
 }
 
+#ifndef ST_EDGE
+#define ST_EDGE 8 /* rows at each end of the last axis whose weights a task tabulates once */
+#endif
+
+/* The weights of row r (local) along term t: from the task's table ce of the first and last ST_EDGE rows when
+ * given, else worked out into buf. */
+static const double *SFN(edge_weights_)(const st_term *t, int adjoint, const double (*ce)[ST_EDGE][5], int64_t r,
+                                        double buf[5])
+{
+  if (ce && r < ST_EDGE) return ce[0][r];
+  if (ce && r >= t->nloc - ST_EDGE) return ce[1][t->nloc - 1 - r];
+  st_coeffs(t, adjoint, r + t->off, buf);
+  return buf;
+}
+
 static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_t e, R *y)
 {
   const int nd = p->ndim, last = nd - 1, nc = p->ncomp;
@@ -103,7 +129,6 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
     if (p->t[k].axis == last) lt = k;
   /* the weights of the last axis's first and last ST_EDGE rows, worked out once for every row of the task
    * (short rows spend a large share of their time on their ends) */
-  enum { ST_EDGE = 8 };
   double ce[2][ST_EDGE][5];
   const int cached = lt >= 0 && p->t[lt].nloc >= 2 * ST_EDGE;
   if (cached)
@@ -158,10 +183,7 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
           if (sg < 0 || in->start[sg] + in->len[sg] < src[i].elem + run) direct = 0;
           else q = (const R *)in->ptr[sg] + (src[i].elem - in->start[sg]) * nc;
         }
-        int j = 0;
-        while (j < nd && sp[j] != q) j++;
-        if (j < nd) sw[j] += src[i].w;
-        else sp[nd] = q, sw[nd++] = src[i].w;
+        if (direct) nd = SFN(add_src_)(sp, sw, nd, q, src[i].w);
       }
       if (direct) {
         if (a < b) { /* the interior: the other sources moved by a, and the last axis's interior taps */
@@ -171,11 +193,7 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
           for (int i = 0; i < nd; i++) ip[ni] = sp[i] + a * nc, iw[ni++] = sw[i];
           for (int dr = -2; dr <= 2; dr++) {
             if (cint[lt][dr + 2] == 0.0) continue;
-            const R *q = xrow + (k0 + a + dr) * nc;
-            int j = 0;
-            while (j < ni && ip[j] != q) j++;
-            if (j < ni) iw[j] += (R)cint[lt][dr + 2];
-            else ip[ni] = q, iw[ni++] = (R)cint[lt][dr + 2];
+            ni = SFN(add_src_)(ip, iw, ni, xrow + (k0 + a + dr) * nc, (R)cint[lt][dr + 2]);
           }
           SFN(row_sum_)(ni, iw, ip, yr + a * nc, (b - a) * nc);
         }
@@ -183,10 +201,7 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
           for (int64_t kk = part ? b : 0; kk < (part ? run : a); kk++) {
             int64_t r = k0 + kk;
             double cbuf[5];
-            const double *c = cbuf;
-            if (cached && r < ST_EDGE) c = ce[0][r];
-            else if (cached && r >= t->nloc - ST_EDGE) c = ce[1][t->nloc - 1 - r];
-            else st_coeffs(t, p->adjoint, r + t->off, cbuf);
+            const double *c = SFN(edge_weights_)(t, p->adjoint, cached ? ce : NULL, r, cbuf);
             for (int q = 0; q < nc; q++) {
               R acc = 0;
               for (int i = 0; i < nd; i++) acc += sw[i] * sp[i][kk * nc + q];
@@ -212,20 +227,9 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
         if (from >= to) continue;
         if (SFN(span_sum_)(in, nc, ns, src, from, yr + from * nc, to - from) != 0) return -1;
         for (int64_t kk = from; kk < to; kk++) {
-          int64_t r = k0 + kk, g = r + t->off;
+          int64_t r = k0 + kk;
           double cbuf[5];
-          const double *c = cbuf;
-          if (cached && r < ST_EDGE) c = ce[0][r];
-          else if (cached && r >= t->nloc - ST_EDGE) c = ce[1][t->nloc - 1 - r];
-          else st_coeffs(t, p->adjoint, g, cbuf);
-          if (xrow) {
-            for (int dr = -2; dr <= 2; dr++) {
-              int64_t rr = r + dr;
-              if (c[dr + 2] == 0.0 || rr < 0 || rr >= t->nloc) continue;
-              for (int q = 0; q < nc; q++) yr[kk * nc + q] += (R)c[dr + 2] * xrow[rr * nc + q];
-            }
-            continue;
-          }
+          const double *c = SFN(edge_weights_)(t, p->adjoint, cached ? ce : NULL, r, cbuf);
           for (int dr = -2; dr <= 2; dr++) {
             SFN(st_source_) one;
             if (c[dr + 2] == 0.0 || !SFN(st_src_)(p, t, glo, ghi, f + kk, r, dr, &one)) continue;
