@@ -33,6 +33,8 @@ typedef struct {
   int64_t nloc;    /* rows of the block */
   int64_t stride;  /* elements between consecutive rows */
   double scale;    /* weight / sampling (first derivatives) or / sampling^2 */
+  int64_t ilo, ihi; /* global rows [ilo, ihi) have the interior weights and reach only rows inside the axis
+                       (st_plan_finish; a subrange of [4, n - 4) widened to the rows that share them) */
 } st_term;
 
 /** A stencil sum on a block of ndim local dims (elements of ncomp reals). */
@@ -101,10 +103,30 @@ static inline SL_HD void st_coeffs(const st_term *t, int adjoint, int64_t g, dou
 /** Rows g in [4, n - 4) share their weights (forward and adjoint). */
 static inline SL_HD int st_interior(const st_term *t, int64_t g) { return g >= 4 && g < t->n - 4; }
 
-/** Fills the interior weights of the plan. */
+/** Row g's weights (forward or adjoint) are the interior ones ci, and reach no row outside [0, n). */
+static inline int st_row_is_interior(const st_term *t, int adjoint, const double ci[5], int64_t g)
+{
+  double c[5];
+  st_coeffs(t, adjoint, g, c);
+  for (int i = 0; i < 5; i++)
+    if (c[i] != ci[i] || (ci[i] != 0.0 && (g + i - 2 < 0 || g + i - 2 >= t->n))) return 0;
+  return 1;
+}
+
+/** Fills the interior weights of the plan and each term's interior rows [ilo, ihi): [4, n - 4) widened
+ *  towards the ends while the rows keep the interior weights (a 3-point stencil's interior starts at row 1
+ *  or 2, so a row's ends done one element at a time are 1-2 elements, not 4). */
 static inline void st_plan_finish(st_plan *p)
 {
-  for (int k = 0; k < p->nterms; k++) st_coeffs(&p->t[k], p->adjoint, 4, p->cint[k]);
+  for (int k = 0; k < p->nterms; k++) {
+    st_term *t = &p->t[k];
+    st_coeffs(t, p->adjoint, 4, p->cint[k]);
+    t->ilo = 4;
+    t->ihi = t->n - 4;
+    if (t->n < 9) continue;
+    while (t->ilo > 0 && st_row_is_interior(t, p->adjoint, p->cint[k], t->ilo - 1)) t->ilo--;
+    while (t->ihi < t->n && st_row_is_interior(t, p->adjoint, p->cint[k], t->ihi)) t->ihi++;
+  }
 }
 
 /** The input block as segments (the chunks a task reads, in increasing order of start): element e of the

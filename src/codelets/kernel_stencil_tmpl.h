@@ -114,9 +114,20 @@ static const double *SFN(edge_weights_)(const st_term *t, int adjoint, const dou
   return buf;
 }
 
+/* The reach of weights c (5 taps, -2..2): how many rows below (lo) and above (hi) a row they read. */
+static void SFN(tap_reach_)(const double c[5], int64_t *lo, int64_t *hi)
+{
+  *lo = *hi = 0;
+  for (int dr = -2; dr <= 2; dr++)
+    if (c[dr + 2] != 0.0) {
+      if (-dr > *lo) *lo = -dr;
+      if (dr > *hi) *hi = dr;
+    }
+}
+
 static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_t e, R *y)
 {
-  const int nd = p->ndim, last = nd - 1, nc = p->ncomp;
+  const int ndim = p->ndim, last = ndim - 1, nc = p->ncomp;
   const R *glo = (const R *)in->glo, *ghi = (const R *)in->ghi;
   int64_t idx[SL_MAX_DIMS], rem = s;
   for (int d = last; d >= 0; d--) {
@@ -136,67 +147,118 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
       st_coeffs(&p->t[lt], p->adjoint, r + p->t[lt].off, ce[0][r]);
       st_coeffs(&p->t[lt], p->adjoint, p->t[lt].nloc - 1 - r + p->t[lt].off, ce[1][r]);
     }
+  /* Local rows [plo, phi) of each term read with the interior weights and no ghost. A whole row of the last
+   * axis whose index along every other term's axis is in that range is plain: its sources are the previous
+   * plain row's moved by one row, so consecutive plain rows share one set-up (kept below while every source
+   * stays in its segment). */
+  int64_t plo[ST_MAX_TERMS], phi[ST_MAX_TERMS];
+  for (int k = 0; k < p->nterms; k++) {
+    const st_term *t = &p->t[k];
+    int64_t rl, rh;
+    SFN(tap_reach_)(cint[k], &rl, &rh);
+    plo[k] = t->ilo - t->off > rl ? t->ilo - t->off : rl;
+    phi[k] = t->ihi - t->off < t->nloc - rh ? t->ihi - t->off : t->nloc - rh;
+  }
+  /* a row's direct set-up: every source (merged) with the end of its segment, the row itself, and the
+   * interior's sources (the same moved by a, with the last axis's interior taps) */
+  const R *sp[ST_MAX_SRC + 5], *send[ST_MAX_SRC + 5], *ip[ST_MAX_SRC + 5], *xrow = NULL, *xend = NULL;
+  R sw[ST_MAX_SRC + 5], iw[ST_MAX_SRC + 5];
+  int nsp = 0, ni = 0, kept = 0; /* kept: the set-up is a plain row's, row f_kept */
+  int64_t a = 0, b = 0, f_kept = 0;
   for (int64_t f = s; f < e;) {
     int64_t k0 = idx[last], run = p->ldims[last] - k0;
     if (run > e - f) run = e - f;
     R *yr = y + (f - s) * nc;
+    int plain = lt >= 0 && k0 == 0 && run == p->ldims[last];
+    for (int k = 0; plain && k < p->nterms; k++)
+      if (k != lt && (idx[p->t[k].axis] < plo[k] || idx[p->t[k].axis] >= phi[k])) plain = 0;
+    int direct = 0;
+    if (plain && kept && f == f_kept + run) { /* the previous row's set-up moved by one row */
+      const int64_t step = run * nc;
+      direct = xrow + step + p->t[lt].nloc * nc <= xend;
+      for (int i = 0; i < nsp; i++) direct = direct && sp[i] + step + run * nc <= send[i];
+      if (direct) {
+        xrow += step;
+        for (int i = 0; i < nsp; i++) sp[i] += step;
+        for (int i = 0; i < ni; i++) ip[i] += step;
+      }
+    }
+    kept = 0;
     /* the sources of the terms along the other axes: whole input rows */
     SFN(st_source_) src[ST_MAX_SRC];
     int ns = 0;
-    for (int k = 0; k < p->nterms; k++) {
-      const st_term *t = &p->t[k];
-      if (k == lt) continue;
-      int64_t r = idx[t->axis], g = r + t->off;
-      double c[5];
-      if (st_interior(t, g)) for (int i = 0; i < 5; i++) c[i] = cint[k][i];
-      else st_coeffs(t, p->adjoint, g, c);
-      for (int dr = -2; dr <= 2; dr++) {
-        if (c[dr + 2] == 0.0 || !SFN(st_src_)(p, t, glo, ghi, f, r, dr, &src[ns])) continue;
-        src[ns++].w = (R)c[dr + 2];
+    if (!direct)
+      for (int k = 0; k < p->nterms; k++) {
+        const st_term *t = &p->t[k];
+        if (k == lt) continue;
+        int64_t r = idx[t->axis], g = r + t->off;
+        double c[5];
+        if (st_interior(t, g)) for (int i = 0; i < 5; i++) c[i] = cint[k][i];
+        else st_coeffs(t, p->adjoint, g, c);
+        for (int dr = -2; dr <= 2; dr++) {
+          if (c[dr + 2] == 0.0 || !SFN(st_src_)(p, t, glo, ghi, f, r, dr, &src[ns])) continue;
+          src[ns++].w = (R)c[dr + 2];
+        }
       }
-    }
     if (lt < 0) {
       if (SFN(span_sum_)(in, nc, ns, src, 0, yr, run) != 0) return -1;
     } else {
       /* along the last axis: its interior joins the one pass; near the ends, element by element */
       const st_term *t = &p->t[lt];
-      int64_t lo = 4 - t->off > 2 ? 4 - t->off : 2, hi = t->n - 4 - t->off < t->nloc - 2 ? t->n - 4 - t->off : t->nloc - 2;
-      int64_t a = lo - k0 > 0 ? lo - k0 : 0, b = hi - k0 < run ? hi - k0 : run;
-      if (a > run) a = run;
-      if (b < a) b = a;
-      /* the input row itself, when no ghost layer is involved and one segment holds it */
-      const R *xrow = NULL;
-      if (!t->ghosts) {
-        int64_t rs = f - k0;
-        int sg = st_seg_find(in, rs);
-        if (sg >= 0 && in->start[sg] + in->len[sg] >= rs + t->nloc) xrow = (const R *)in->ptr[sg] + (rs - in->start[sg]) * nc;
-      }
-      /* the usual case: the row and every other source's run of `run` elements each in one segment (or a ghost
-       * run): direct pointers, one pass over the interior and the ends element by element, no searches */
-      const R *sp[ST_MAX_SRC + 5];
-      R sw[ST_MAX_SRC + 5];
-      int direct = xrow != NULL, nd = 0;
-      for (int i = 0; direct && i < ns; i++) {
-        const R *q = src[i].ghost;
-        if (!q) {
-          int sg = st_seg_find(in, src[i].elem);
-          if (sg < 0 || in->start[sg] + in->len[sg] < src[i].elem + run) direct = 0;
-          else q = (const R *)in->ptr[sg] + (src[i].elem - in->start[sg]) * nc;
+      if (!direct) {
+        /* [a, b): the row's elements with the interior weights whose taps stay inside the block */
+        int64_t rl, rh;
+        SFN(tap_reach_)(cint[lt], &rl, &rh);
+        int64_t lo = t->ilo - t->off > rl ? t->ilo - t->off : rl;
+        int64_t hi = t->ihi - t->off < t->nloc - rh ? t->ihi - t->off : t->nloc - rh;
+        a = lo - k0 > 0 ? lo - k0 : 0, b = hi - k0 < run ? hi - k0 : run;
+        if (a > run) a = run;
+        if (b < a) b = a;
+        /* the input row itself, when no ghost layer is involved and one segment holds it */
+        xrow = NULL;
+        if (!t->ghosts) {
+          int64_t rs = f - k0;
+          int sg = st_seg_find(in, rs);
+          if (sg >= 0 && in->start[sg] + in->len[sg] >= rs + t->nloc) {
+            xrow = (const R *)in->ptr[sg] + (rs - in->start[sg]) * nc;
+            xend = (const R *)in->ptr[sg] + in->len[sg] * nc;
+          }
         }
-        if (direct) nd = SFN(add_src_)(sp, sw, nd, q, src[i].w);
-      }
-      if (direct) {
-        if (a < b) { /* the interior: the other sources moved by a, and the last axis's interior taps */
-          const R *ip[ST_MAX_SRC + 5];
-          R iw[ST_MAX_SRC + 5];
-          int ni = 0;
-          for (int i = 0; i < nd; i++) ip[ni] = sp[i] + a * nc, iw[ni++] = sw[i];
+        /* the usual case: the row and every other source's run of `run` elements each in one segment (or a
+         * ghost run): direct pointers, one pass over the interior and the ends element by element */
+        direct = xrow != NULL;
+        nsp = 0;
+        for (int i = 0; direct && i < ns; i++) {
+          const R *q = src[i].ghost, *qend = NULL;
+          if (!q) {
+            int sg = st_seg_find(in, src[i].elem);
+            if (sg < 0 || in->start[sg] + in->len[sg] < src[i].elem + run) direct = 0;
+            else {
+              q = (const R *)in->ptr[sg] + (src[i].elem - in->start[sg]) * nc;
+              qend = (const R *)in->ptr[sg] + in->len[sg] * nc;
+            }
+          }
+          if (!direct) break;
+          int n0 = nsp;
+          nsp = SFN(add_src_)(sp, sw, nsp, q, src[i].w);
+          if (nsp > n0) send[n0] = qend;
+        }
+        if (direct) {
+          /* the interior's sources: the other sources moved by a, and the last axis's interior taps */
+          ni = 0;
+          for (int i = 0; i < nsp; i++) ip[ni] = sp[i] + a * nc, iw[ni++] = sw[i];
           for (int dr = -2; dr <= 2; dr++) {
             if (cint[lt][dr + 2] == 0.0) continue;
             ni = SFN(add_src_)(ip, iw, ni, xrow + (k0 + a + dr) * nc, (R)cint[lt][dr + 2]);
           }
-          SFN(row_sum_)(ni, iw, ip, yr + a * nc, (b - a) * nc);
+          kept = plain;
         }
+      } else {
+        kept = 1;
+      }
+      f_kept = f;
+      if (direct) {
+        if (a < b) SFN(row_sum_)(ni, iw, ip, yr + a * nc, (b - a) * nc);
         for (int part = 0; part < 2; part++)
           for (int64_t kk = part ? b : 0; kk < (part ? run : a); kk++) {
             int64_t r = k0 + kk;
@@ -204,7 +266,7 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
             const double *c = SFN(edge_weights_)(t, p->adjoint, cached ? ce : NULL, r, cbuf);
             for (int q = 0; q < nc; q++) {
               R acc = 0;
-              for (int i = 0; i < nd; i++) acc += sw[i] * sp[i][kk * nc + q];
+              for (int i = 0; i < nsp; i++) acc += sw[i] * sp[i][kk * nc + q];
               for (int dr = -2; dr <= 2; dr++)
                 if (c[dr + 2] != 0.0 && r + dr >= 0 && r + dr < t->nloc) acc += (R)c[dr + 2] * xrow[(r + dr) * nc + q];
               yr[kk * nc + q] = acc;
@@ -233,13 +295,13 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
           for (int dr = -2; dr <= 2; dr++) {
             SFN(st_source_) one;
             if (c[dr + 2] == 0.0 || !SFN(st_src_)(p, t, glo, ghi, f + kk, r, dr, &one)) continue;
-            const R *sp = one.ghost;
-            if (!sp) {
+            const R *q1 = one.ghost;
+            if (!q1) {
               int sg = st_seg_find(in, one.elem);
               if (sg < 0) return -1;
-              sp = (const R *)in->ptr[sg] + (one.elem - in->start[sg]) * nc;
+              q1 = (const R *)in->ptr[sg] + (one.elem - in->start[sg]) * nc;
             }
-            for (int q = 0; q < nc; q++) yr[kk * nc + q] += (R)c[dr + 2] * sp[q];
+            for (int q = 0; q < nc; q++) yr[kk * nc + q] += (R)c[dr + 2] * q1[q];
           }
         }
       }
