@@ -88,6 +88,15 @@ static const struct {
                           {{KI_RED, 0, 0, -1, 0}, {KI_RED, 2, 2, -1, 0}, {KI_STEP, SL_PROG_CGLS_BETA, 0, 0, 0},
                            {KI_REC, 0, 0, 0, 0}, {KI_AXPY, 3, 0, -1, CGLS_BETA}, {KI_END, 0, 0, 0, 0}},
                           1, {STARPU_R}, {0, 1, 0}},
+  /* pipelined CG on several ranks: gamma and delta allreduced (RW), the updates, then this rank's parts of the
+   * next gamma and delta into the same scalars (allreduced while the next q = A w runs) */
+  [SL_KRY_PCG_DIST] = {"sl_pcg_update_dist", 7, {STARPU_RW, STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW, STARPU_RW, STARPU_RW},
+                       /* r, w, q, z, s, p, x */
+                       {{KI_STEP, SL_PROG_PCG_COEFFS, 0, 0, 0}, {KI_AXPY, 3, 2, -1, CG_BETA}, {KI_AXPY, 4, 1, -1, CG_BETA},
+                        {KI_AXPY, 5, 0, -1, CG_BETA}, {KI_AXPY, 6, 5, CG_ALPHA, -1}, {KI_AXPY, 0, 4, CG_MALPHA, -1},
+                        {KI_AXPY, 1, 3, CG_MALPHA, -1}, {KI_REC, 0, 0, 0, 0}, {KI_RED, 0, 0, -1, 0}, {KI_RED, 1, 1, 0, 0},
+                        {KI_END, 0, 0, 0, 0}},
+                       2, {STARPU_RW, STARPU_RW}, {1, 2, 0}},
 };
 
 struct krylov_args {

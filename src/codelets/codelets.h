@@ -83,6 +83,9 @@ typedef enum {
   SL_KRY_LSQR_DIST_U1, /* several ranks, range split; scalar ||u||^2 (W, this rank's part); vectors u (RW), Av (R):
                           u = Av - alpha u, ||u||^2 */
   SL_KRY_LSQR_DIST_U2, /* scalar ||u||^2 (R, allreduced); vector u (RW): LSQR's step A, u /= beta */
+  SL_KRY_PCG_DIST, /* pipelined CG on several ranks (not the first iteration); scalars ||r||^2 and w^H r (RW: read
+                      allreduced, left holding this rank's parts for the new r and w); vectors as SL_KRY_PCG: its
+                      step, z, s, p, x, r, w updated, the history row, then ||r||^2 and w^H r */
   SL_KRY_NOPS
 } sl_krylov_op;
 void codelet_krylov_init(void);

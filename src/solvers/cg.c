@@ -88,9 +88,25 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   if (rc == SL_SUCCESS) rc = solver_prog(sv, SL_PROG_CG_INIT, noarg, 1, &sv->sc[0]);
   int stop = 0;
   if (rc == SL_SUCCESS) rc = solver_after(sv, 0, x, &stop);
-  int fuse = rc == SL_SUCCESS && solver_fusable(x);
+  int fuse = rc == SL_SUCCESS && solver_fusable(x), dist = 0, parts = 0;
+  if (rc == SL_SUCCESS) rc = solver_fusable_dist(x, &dist);
   for (int k = 1; rc == SL_SUCCESS && !stop; k++) {
     int first = k == 1;
+    if (dist && !first) { /* several ranks, one chunk each: the allreduce of gamma and delta (this rank's parts
+                             left by the previous fused step, or reduced here) overlapped by q = A w, then the
+                             rest of the iteration and the next parts in one task */
+      sl_prog_arg rec = {.k = k, .flag = 0, .rows = sv->ring_rows};
+      starpu_data_handle_t v[7] = {sl_array_chunk(r, 0), sl_array_chunk(w, 0), sl_array_chunk(q, 0), sl_array_chunk(z, 0),
+                                   sl_array_chunk(s, 0), sl_array_chunk(p, 0), sl_array_chunk(x, 0)};
+      starpu_data_handle_t sh[2] = {sv->sc[0]->handle, sv->sc[1]->handle};
+      rc = parts ? comm_allreduce_n(x->group->channel, SL_FLOAT64, COMM_SUM, 2, sh) : sl_array_vdots_fused(2, xs, ys, sv->sc);
+      if (rc == SL_SUCCESS) rc = apply_damped(sv, A, w, q);
+      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_PCG_DIST, x->dtype, sv->hstate, sv->hring, sh, v, rec);
+      parts = 1;
+      sv->recorded = k;
+      if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
+      continue;
+    }
     if (fuse && !first) { /* one rank, one chunk: q = A w, then the rest of the iteration in one task */
       sl_prog_arg rec = {.k = k, .flag = 0, .rows = sv->ring_rows}; /* flag: not the first; no +Inf cost */
       starpu_data_handle_t v[7] = {sl_array_chunk(r, 0), sl_array_chunk(w, 0), sl_array_chunk(q, 0), sl_array_chunk(z, 0),
