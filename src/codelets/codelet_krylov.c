@@ -18,11 +18,20 @@ typedef enum {
   KI_REC,  /* the history row */
   KI_AXPY, /* vector a = (slot c) vector b + (slot d) vector a; a slot < 0 is the coefficient 1 */
   KI_SCALE, /* vector a *= slot c */
+  KI_PCG,   /* pipelined CG's six updates of vectors (r, w, q, z, s, p, x) = 0..6 (pcg_axpy below); a = 1: then
+               reduction results 0 and 1 = ||r||^2 and w^H r of the new r and w. On the CPU one pass over the seven
+               vectors (kernel_pcg_update), on a GPU the six updates and two reductions one kernel each */
 } kinstr_kind;
 typedef struct {
   kinstr_kind k;
   int a, b, c, d;
 } kinstr;
+
+/* KI_PCG's updates as KI_AXPY instructions: z = q + beta z, s = w + beta s, p = r + beta p, x += alpha p,
+ * r -= alpha s, w -= alpha z */
+static const kinstr pcg_axpy[6] = {{KI_AXPY, 3, 2, -1, CG_BETA},   {KI_AXPY, 4, 1, -1, CG_BETA},
+                                   {KI_AXPY, 5, 0, -1, CG_BETA},   {KI_AXPY, 6, 5, CG_ALPHA, -1},
+                                   {KI_AXPY, 0, 4, CG_MALPHA, -1}, {KI_AXPY, 1, 3, CG_MALPHA, -1}};
 
 #define KMAX 12 /* instructions per fused step, KI_END included */
 #define KVEC 8  /* vectors per fused step */
@@ -57,9 +66,7 @@ static const struct {
   [SL_KRY_PCG] = {"sl_pcg_update", 7, {STARPU_RW, STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW, STARPU_RW, STARPU_RW},
                   /* r, w, q, z, s, p, x */
                   {{KI_RED, 0, 0, -1, 0}, {KI_RED, 1, 1, 0, 0}, {KI_STEP, SL_PROG_PCG_COEFFS, 0, 0, 0},
-                   {KI_AXPY, 3, 2, -1, CG_BETA}, {KI_AXPY, 4, 1, -1, CG_BETA}, {KI_AXPY, 5, 0, -1, CG_BETA},
-                   {KI_AXPY, 6, 5, CG_ALPHA, -1}, {KI_AXPY, 0, 4, CG_MALPHA, -1}, {KI_AXPY, 1, 3, CG_MALPHA, -1},
-                   {KI_REC, 0, 0, 0, 0}, {KI_END, 0, 0, 0, 0}}},
+                   {KI_PCG, 0, 0, 0, 0}, {KI_REC, 0, 0, 0, 0}, {KI_END, 0, 0, 0, 0}}},
   /* several ranks: scalars c^H A c (allreduced, R) and ||r||^2 (this rank's part, W) */
   [SL_KRY_CG_DIST_A] = {"sl_cg_update_x_r", 4, {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW}, /* c, Ac, x, r */
                         {{KI_STEP, SL_PROG_CG_ALPHA, 0, 0, 0}, {KI_AXPY, 2, 0, CG_ALPHA, -1}, {KI_AXPY, 3, 1, CG_MALPHA, -1},
@@ -92,9 +99,7 @@ static const struct {
    * next gamma and delta into the same scalars (allreduced while the next q = A w runs) */
   [SL_KRY_PCG_DIST] = {"sl_pcg_update_dist", 7, {STARPU_RW, STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW, STARPU_RW, STARPU_RW},
                        /* r, w, q, z, s, p, x */
-                       {{KI_STEP, SL_PROG_PCG_COEFFS, 0, 0, 0}, {KI_AXPY, 3, 2, -1, CG_BETA}, {KI_AXPY, 4, 1, -1, CG_BETA},
-                        {KI_AXPY, 5, 0, -1, CG_BETA}, {KI_AXPY, 6, 5, CG_ALPHA, -1}, {KI_AXPY, 0, 4, CG_MALPHA, -1},
-                        {KI_AXPY, 1, 3, CG_MALPHA, -1}, {KI_REC, 0, 0, 0, 0}, {KI_RED, 0, 0, -1, 0}, {KI_RED, 1, 1, 0, 0},
+                       {{KI_STEP, SL_PROG_PCG_COEFFS, 0, 0, 0}, {KI_REC, 0, 0, 0, 0}, {KI_PCG, 1, 0, 0, 0},
                         {KI_END, 0, 0, 0, 0}},
                        2, {STARPU_RW, STARPU_RW}, {1, 2, 0}},
 };
@@ -154,6 +159,10 @@ static void krylov_cpu(void *buffers[], void *cl_arg)
       break;
     }
     case KI_SCALE: kernel_scale(ka->dt, b.n[i->a], b.v[i->a], coef(&b, i->c)); break;
+    case KI_PCG:
+      kernel_pcg_update(ka->dt, b.n[0], b.v, coef(&b, CG_ALPHA), coef(&b, CG_MALPHA), coef(&b, CG_BETA),
+                        i->a ? step[1] : NULL, i->a ? step[2] : NULL);
+      break;
     default: break;
     }
   }
@@ -181,6 +190,15 @@ static void krylov_cuda(void *buffers[], void *cl_arg)
       rc = kernel_cuda_axpbys(ka->dt, b.n[i->a], b.v[i->a], b.v[i->b], one, one, coef(&b, i->c), coef(&b, i->d), s);
       break;
     case KI_SCALE: rc = kernel_cuda_scales(ka->dt, b.n[i->a], b.v[i->a], one, coef(&b, i->c), s); break;
+    case KI_PCG:
+      for (int j = 0; j < 6 && rc == cudaSuccess; j++) {
+        const kinstr *u = &pcg_axpy[j];
+        rc = kernel_cuda_axpbys(ka->dt, b.n[u->a], b.v[u->a], b.v[u->b], one, one, coef(&b, u->c), coef(&b, u->d), s);
+      }
+      if (i->a && rc == cudaSuccess)
+        rc = kernel_cuda_reduce(ka->dt, SL_RED_ABSPOW, b.n[0], b.v[0], NULL, 2.0, b.work, step[1], s);
+      if (i->a && rc == cudaSuccess) rc = kernel_cuda_reduce(ka->dt, SL_RED_VDOT, b.n[1], b.v[1], b.v[0], 2.0, b.work, step[2], s);
+      break;
     default: break;
     }
   }

@@ -90,6 +90,14 @@ void kernel_group(sl_dtype dt, int64_t n, void *y, const void *x, const void *s,
   f[dt](n, y, x, s, kind, t);
 }
 
+void kernel_pcg_update(sl_dtype dt, int64_t n, void *const v[7], const double alpha[2], const double malpha[2],
+                       const double beta[2], double gamma[2], double delta[2])
+{
+  static void (*const f[])(int64_t, void *const *, const double *, const double *, const double *, double *, double *) =
+    SL_TABLE(pcg_);
+  f[dt](n, v, alpha, malpha, beta, gamma, delta);
+}
+
 void kernel_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p, double out[2])
 {
   static void (*const f[])(sl_red_kind, int64_t, const void *, const void *, double, double *) =

@@ -122,6 +122,11 @@ void kernel_clip(sl_dtype dt, int64_t n, void *y, const void *x, int kind, doubl
 void kernel_abs2(sl_dtype dt, int64_t n, void *s, const void *x, int acc);
 /* y = sl_group_factor(kind, re s, t) x (y may alias x) */
 void kernel_group(sl_dtype dt, int64_t n, void *y, const void *x, const void *s, int kind, double t);
+/* Pipelined CG's vector updates in one pass over v = (r, w, q, z, s, p, x): z = q + beta z, s = w + beta s,
+ * p = r + beta p, x = alpha p + x, r = malpha s + r, w = malpha z + w; then, when gamma is not NULL,
+ * gamma = ||r||^2 and delta = w^H r of the new r and w */
+void kernel_pcg_update(sl_dtype dt, int64_t n, void *const v[7], const double alpha[2], const double malpha[2],
+                       const double beta[2], double gamma[2], double delta[2]);
 /* out = reduction of x (and y for DOT/VDOT); p is the power for ABSPOW */
 void kernel_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p, double out[2]);
 

@@ -153,6 +153,57 @@ static void FN(group_)(int64_t n, void *yv, const void *xv, const void *sv, int 
   }
 }
 
+/* kernel_pcg_update's pass; red: with the reductions (a constant where inlined) */
+static inline __attribute__((always_inline)) void FN(pcg_pass_)(int64_t n, void *const *v, const double al[2],
+                                                                  const double ma[2], const double be[2], int red,
+                                                                  double g[2], double d[2])
+{
+  R *restrict r = v[0], *restrict w = v[1], *restrict z = v[3], *restrict s = v[4], *restrict p = v[5];
+  R *restrict x = v[6];
+  const R *restrict q = v[2];
+  const R ar = (R)al[0], ai = (R)al[1], mr = (R)ma[0], mi = (R)ma[1], br = (R)be[0], bi = (R)be[1];
+  double g0 = 0.0, d0 = 0.0, d1 = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    if (CPLX) {
+      const int64_t j = 2 * i, k = 2 * i + 1;
+      R zr = q[j] + br * z[j] - bi * z[k], zi = q[k] + br * z[k] + bi * z[j];
+      R sr = w[j] + br * s[j] - bi * s[k], si = w[k] + br * s[k] + bi * s[j];
+      R pr = r[j] + br * p[j] - bi * p[k], pi = r[k] + br * p[k] + bi * p[j];
+      x[j] += ar * pr - ai * pi;
+      x[k] += ar * pi + ai * pr;
+      R rr = r[j] + mr * sr - mi * si, ri = r[k] + mr * si + mi * sr;
+      R wr = w[j] + mr * zr - mi * zi, wi = w[k] + mr * zi + mi * zr;
+      z[j] = zr, z[k] = zi, s[j] = sr, s[k] = si, p[j] = pr, p[k] = pi;
+      r[j] = rr, r[k] = ri, w[j] = wr, w[k] = wi;
+      if (red) {
+        g0 += (double)rr * rr + (double)ri * ri;
+        d0 += (double)wr * rr + (double)wi * ri; /* conj(w) r */
+        d1 += (double)wr * ri - (double)wi * rr;
+      }
+    } else {
+      R zv = q[i] + br * z[i], sv = w[i] + br * s[i], pv = r[i] + br * p[i];
+      x[i] += ar * pv;
+      R rv = r[i] + mr * sv, wv = w[i] + mr * zv;
+      z[i] = zv, s[i] = sv, p[i] = pv, r[i] = rv, w[i] = wv;
+      if (red) {
+        g0 += (double)rv * rv;
+        d0 += (double)wv * rv;
+      }
+    }
+  }
+  if (red) {
+    g[0] = g0, g[1] = 0.0;
+    d[0] = d0, d[1] = d1;
+  }
+}
+
+static void FN(pcg_)(int64_t n, void *const *v, const double al[2], const double ma[2], const double be[2], double g[2],
+                     double d[2])
+{
+  if (g) FN(pcg_pass_)(n, v, al, ma, be, 1, g, d);
+  else FN(pcg_pass_)(n, v, al, ma, be, 0, NULL, NULL);
+}
+
 /* |x_i| in double */
 static inline double FN(abs_)(const R *x, int64_t i)
 {
