@@ -43,6 +43,7 @@ static const struct {
   int nsc; /* scalar handles holding reduction results */
   enum starpu_data_access_mode scmodes[2];
   int scred[3]; /* reduction result i: scalar handle scred[i] - 1, or the state's slot S_RED + i when 0 */
+  int chunk;    /* one of several tasks over the chunks: the state read only, no history ring (no KI_STEP, KI_REC) */
 } ops[SL_KRY_NOPS] = {
   [SL_KRY_CG] = {"sl_cg_update", 4, {STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW}, /* c, Ac, x, r */
                  {{KI_RED, 0, 0, 1, 0}, {KI_STEP, SL_PROG_CG_ALPHA, 0, 0, 0}, {KI_AXPY, 2, 0, CG_ALPHA, -1},
@@ -66,7 +67,12 @@ static const struct {
   [SL_KRY_PCG] = {"sl_pcg_update", 7, {STARPU_RW, STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW, STARPU_RW, STARPU_RW},
                   /* r, w, q, z, s, p, x */
                   {{KI_RED, 0, 0, -1, 0}, {KI_RED, 1, 1, 0, 0}, {KI_STEP, SL_PROG_PCG_COEFFS, 0, 0, 0},
-                   {KI_PCG, 0, 0, 0, 0}, {KI_REC, 0, 0, 0, 0}, {KI_END, 0, 0, 0, 0}}},
+                   {KI_REC, 0, 0, 0, 0}, {KI_PCG, 1, 0, 0, 0}, {KI_END, 0, 0, 0, 0}}},
+  /* the same after an SL_KRY_PCG or SL_KRY_PCG_NEXT step, whose pass left ||r||^2 and w^H r in the state */
+  [SL_KRY_PCG_NEXT] = {"sl_pcg_update_next", 7, {STARPU_RW, STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW, STARPU_RW, STARPU_RW},
+                       /* r, w, q, z, s, p, x */
+                       {{KI_STEP, SL_PROG_PCG_COEFFS, 0, 0, 0}, {KI_REC, 0, 0, 0, 0}, {KI_PCG, 1, 0, 0, 0},
+                        {KI_END, 0, 0, 0, 0}}},
   /* several ranks: scalars c^H A c (allreduced, R) and ||r||^2 (this rank's part, W) */
   [SL_KRY_CG_DIST_A] = {"sl_cg_update_x_r", 4, {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW}, /* c, Ac, x, r */
                         {{KI_STEP, SL_PROG_CG_ALPHA, 0, 0, 0}, {KI_AXPY, 2, 0, CG_ALPHA, -1}, {KI_AXPY, 3, 1, CG_MALPHA, -1},
@@ -102,6 +108,12 @@ static const struct {
                        {{KI_STEP, SL_PROG_PCG_COEFFS, 0, 0, 0}, {KI_REC, 0, 0, 0, 0}, {KI_PCG, 1, 0, 0, 0},
                         {KI_END, 0, 0, 0, 0}},
                        2, {STARPU_RW, STARPU_RW}, {1, 2, 0}},
+  /* pipelined CG on one chunk of several, after the step: the updates, then the chunk's parts of the next gamma
+   * and delta (W) */
+  [SL_KRY_PCG_CHUNK] = {"sl_pcg_update_chunk", 7, {STARPU_RW, STARPU_RW, STARPU_R, STARPU_RW, STARPU_RW, STARPU_RW, STARPU_RW},
+                        /* r, w, q, z, s, p, x */
+                        {{KI_PCG, 1, 0, 0, 0}, {KI_END, 0, 0, 0, 0}},
+                        2, {STARPU_W, STARPU_W}, {1, 2, 0}, 1},
 };
 
 struct krylov_args {
@@ -113,7 +125,7 @@ struct krylov_args {
 static struct starpu_codelet cl_krylov[SL_KRY_NOPS];
 static struct starpu_perfmodel pm_krylov[SL_KRY_NOPS];
 
-/* buffers: state, ring, the scalar handles, the vectors, the reductions' device scratch */
+/* buffers: state, ring (not for a chunk op), the scalar handles, the vectors, the reductions' device scratch */
 struct krylov_bufs {
   double *state, *ring, *work;
   double *red[3]; /* the reduction results: (re, im) pairs */
@@ -123,15 +135,15 @@ struct krylov_bufs {
 
 static struct krylov_bufs unpack(void *buffers[], sl_krylov_op op)
 {
-  int nv = ops[op].nvec, ns = ops[op].nsc;
+  int nv = ops[op].nvec, ns = ops[op].nsc, o = ops[op].chunk ? 1 : 2; /* o: the first scalar handle's buffer */
   struct krylov_bufs b = {.state = (double *)STARPU_VARIABLE_GET_PTR(buffers[0]),
-                          .ring = (double *)STARPU_VARIABLE_GET_PTR(buffers[1]),
-                          .work = (double *)STARPU_VECTOR_GET_PTR(buffers[2 + ns + nv])};
+                          .ring = ops[op].chunk ? NULL : (double *)STARPU_VARIABLE_GET_PTR(buffers[1]),
+                          .work = (double *)STARPU_VECTOR_GET_PTR(buffers[o + ns + nv])};
   for (int i = 0; i < 3; i++)
-    b.red[i] = ops[op].scred[i] ? (double *)STARPU_VARIABLE_GET_PTR(buffers[2 + ops[op].scred[i] - 1]) : b.state + slot(S_RED + i);
+    b.red[i] = ops[op].scred[i] ? (double *)STARPU_VARIABLE_GET_PTR(buffers[o + ops[op].scred[i] - 1]) : b.state + slot(S_RED + i);
   for (int i = 0; i < nv; i++) {
-    b.v[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[2 + ns + i]);
-    b.n[i] = (int64_t)STARPU_VECTOR_GET_NX(buffers[2 + ns + i]);
+    b.v[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[o + ns + i]);
+    b.n[i] = (int64_t)STARPU_VECTOR_GET_NX(buffers[o + ns + i]);
   }
   return b;
 }
@@ -221,8 +233,8 @@ void codelet_krylov_init(void)
     cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
 #endif
     int nb = 0;
-    cl->modes[nb++] = STARPU_RW; /* state */
-    cl->modes[nb++] = STARPU_RW; /* history ring */
+    cl->modes[nb++] = ops[op].chunk ? STARPU_R : STARPU_RW; /* state */
+    if (!ops[op].chunk) cl->modes[nb++] = STARPU_RW;        /* history ring */
     for (int i = 0; i < ops[op].nsc; i++) cl->modes[nb++] = ops[op].scmodes[i];
     for (int i = 0; i < ops[op].nvec; i++) cl->modes[nb++] = ops[op].modes[i];
     cl->modes[nb++] = STARPU_SCRATCH;
@@ -246,7 +258,7 @@ int codelet_krylov_submit(sl_krylov_op op, sl_dtype dt, starpu_data_handle_t sta
   t->priority = STARPU_MAX_PRIO;
   int i = 0;
   t->handles[i++] = state;
-  t->handles[i++] = ring;
+  if (!ops[op].chunk) t->handles[i++] = ring;
   for (int j = 0; j < ops[op].nsc; j++) t->handles[i++] = sc[j];
   for (int j = 0; j < ops[op].nvec; j++) t->handles[i++] = vec[j];
   t->handles[i++] = codelet_reduce_scratch();

@@ -71,7 +71,9 @@ typedef enum {
   SL_KRY_LSQR_V, /* vectors v (RW), A^H u (R), w (RW), x (RW): v = cu A^H u + cv v, ||v||^2, ||w||^2, LSQR's step B,
                     v /= alpha, x += t1 w, w = v + t2 w, the history row */
   SL_KRY_PCG, /* vectors r (RW), w (RW), q (R), z (RW), s (RW), p (RW), x (RW): pipelined CG after q = A w (not the
-                 first iteration): ||r||^2, w^H r, its step (a.flag 0), z, s, p, x, r, w updated, the history row */
+                 first iteration): ||r||^2, w^H r, its step (a.flag 0), the history row, z, s, p, x, r, w updated,
+                 then ||r||^2 and w^H r of the new r and w (into the state, for the next step) */
+  SL_KRY_PCG_NEXT, /* the same after an SL_KRY_PCG or SL_KRY_PCG_NEXT step: without the first two reductions */
   SL_KRY_CG_DIST_A, /* several ranks; scalars c^H A c (R, allreduced), ||r||^2 (W, this rank's part); vectors c (R),
                        Ac (R), x (RW), r (RW): CG's alpha step, x += alpha c, r -= alpha Ac, ||r||^2 */
   SL_KRY_CG_DIST_B, /* scalar ||r||^2 (R, allreduced); vectors r (R), c (RW): CG's beta step, the history row,
@@ -86,6 +88,9 @@ typedef enum {
   SL_KRY_PCG_DIST, /* pipelined CG on several ranks (not the first iteration); scalars ||r||^2 and w^H r (RW: read
                       allreduced, left holding this rank's parts for the new r and w); vectors as SL_KRY_PCG: its
                       step, z, s, p, x, r, w updated, the history row, then ||r||^2 and w^H r */
+  SL_KRY_PCG_CHUNK, /* pipelined CG on one chunk of several (one task per chunk, ring NULL), after its step;
+                       scalars: the chunk's parts of ||r||^2 and w^H r (W); vectors as SL_KRY_PCG: z, s, p, x, r,
+                       w updated, then the two parts */
   SL_KRY_NOPS
 } sl_krylov_op;
 void codelet_krylov_init(void);

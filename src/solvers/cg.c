@@ -75,6 +75,16 @@ static int classic(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   return rc;
 }
 
+/* sc[0] = ||r||^2 and sc[1] = w^H r from the chunks' parts (r's and w's partials), allreduced over the group */
+static int combine_parts(sl_solver *sv, const sl_array *r, const sl_array *w)
+{
+  SL_TRY(codelet_combine_submit(SL_RED_ABSPOW, 0.0, r->nchunks, r->partials, sv->sc[0]->handle));
+  SL_TRY(codelet_combine_submit(SL_RED_VDOT, 0.0, w->nchunks, w->partials, sv->sc[1]->handle));
+  if (r->partition != SL_SCATTER || r->group->size == 1) return SL_SUCCESS;
+  starpu_data_handle_t sh[2] = {sv->sc[0]->handle, sv->sc[1]->handle};
+  return comm_allreduce_n(r->group->channel, SL_FLOAT64, COMM_SUM, 2, sh);
+}
+
 static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
 {
   sl_array *t[6] = {NULL}; /* r, w, q, z, s, p */
@@ -90,6 +100,8 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
   if (rc == SL_SUCCESS) rc = solver_after(sv, 0, x, &stop);
   int fuse = rc == SL_SUCCESS && solver_fusable(x), dist = 0, parts = 0;
   if (rc == SL_SUCCESS) rc = solver_fusable_dist(x, &dist);
+  /* the other cases with every rank's vectors in chunks (not stacked): the updates of a chunk in one task */
+  const int chunked = !sl_ctx.set.no_fuse && x->nparts == 0 && r && r->nparts == 0 && r->nchunks == x->nchunks;
   for (int k = 1; rc == SL_SUCCESS && !stop; k++) {
     int first = k == 1;
     if (dist && !first) { /* several ranks, one chunk each: the allreduce of gamma and delta (this rank's parts
@@ -112,14 +124,29 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
       starpu_data_handle_t v[7] = {sl_array_chunk(r, 0), sl_array_chunk(w, 0), sl_array_chunk(q, 0), sl_array_chunk(z, 0),
                                    sl_array_chunk(s, 0), sl_array_chunk(p, 0), sl_array_chunk(x, 0)};
       rc = apply_damped(sv, A, w, q);
-      if (rc == SL_SUCCESS) rc = codelet_krylov_submit(SL_KRY_PCG, x->dtype, sv->hstate, sv->hring, NULL, v, rec);
+      if (rc == SL_SUCCESS)
+        rc = codelet_krylov_submit(parts ? SL_KRY_PCG_NEXT : SL_KRY_PCG, x->dtype, sv->hstate, sv->hring, NULL, v, rec);
+      parts = 1; /* the step's pass left the next gamma and delta in the state */
       sv->recorded = k;
       if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
       continue;
     }
-    rc = sl_array_vdots_fused(2, xs, ys, sv->sc);     /* gamma = r^H r, delta = w^H r: one allreduce ... */
-    if (rc == SL_SUCCESS) rc = apply_damped(sv, A, w, q); /* ... overlapped by q = A w */
+    /* gamma = r^H r, delta = w^H r: one allreduce, overlapped by q = A w (the chunks' parts left by the
+     * previous iteration's update tasks, combined here, or reduced here) */
+    rc = parts ? combine_parts(sv, r, w) : sl_array_vdots_fused(2, xs, ys, sv->sc);
+    if (rc == SL_SUCCESS) rc = apply_damped(sv, A, w, q);
     if (rc == SL_SUCCESS) rc = solver_prog(sv, SL_PROG_PCG_COEFFS, (sl_prog_arg){.k = k, .flag = first}, 2, sv->sc);
+    if (rc == SL_SUCCESS && chunked && !first) { /* the updates and the next parts: one task per chunk */
+      for (int c = 0; rc == SL_SUCCESS && c < x->nchunks; c++) {
+        starpu_data_handle_t v[7] = {sl_array_chunk(r, c), sl_array_chunk(w, c), sl_array_chunk(q, c), sl_array_chunk(z, c),
+                                     sl_array_chunk(s, c), sl_array_chunk(p, c), sl_array_chunk(x, c)};
+        starpu_data_handle_t ph[2] = {r->partials[c], w->partials[c]};
+        rc = codelet_krylov_submit(SL_KRY_PCG_CHUNK, x->dtype, sv->hstate, NULL, ph, v, (sl_prog_arg){.k = k});
+      }
+      parts = 1;
+      if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
+      continue;
+    }
     if (rc == SL_SUCCESS && first) {
       rc = sl_array_copy(z, q);
       if (rc == SL_SUCCESS) rc = sl_array_copy(s, w);
