@@ -6,10 +6,11 @@
  * --along: the samples are the distributed axis instead (data nt x traces split along the samples, windows
  * along them, ghost windows and rows exchanged between ranks); the ceiling is then the same windows local
  * (traces over the ranks) timed in the same run, so the ratio is what the exchanges and the layout cost.
+ * --along-last: the same with the data traces x nt split along the samples (axis 1, the traces before it).
  * --windows: M = NULL, the windows themselves (the operator that any per-window operator composes with: taper and
  * add, or cut out), in GB/s beside a copy of the same bytes in the same run (one thread's memcpy per rank on the
  * CPUs, a device-to-device copy on the GPU).
- *   mpirun -n P bench_sliding [--traces n] [--samples nt1,nt2,...] [--nwin w1,w2,...] [--reps R] [--along] [--windows]
+ *   mpirun -n P bench_sliding [--traces n] [--samples nt1,nt2,...] [--nwin w1,w2,...] [--reps R] [--along | --along-last] [--windows]
  * Time: median of R after a warm-up, slowest rank. */
 #include <math.h>
 #include <stdio.h>
@@ -66,9 +67,10 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--nwin") && i + 1 < argc) nwins_l = bench_parse_list(argv[++i], wins, 8);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--along")) along = 1;
+    else if (!strcmp(argv[i], "--along-last")) along = 2;
     else if (!strcmp(argv[i], "--windows")) windows = 1;
     else {
-      printf("usage: bench_sliding [--traces n] [--samples nt1,...] [--nwin w1,...] [--reps R] [--along] [--windows]\n");
+      printf("usage: bench_sliding [--traces n] [--samples nt1,...] [--nwin w1,...] [--reps R] [--along | --along-last] [--windows]\n");
       return 2;
     }
   }
@@ -119,11 +121,13 @@ int main(int argc, char **argv)
         double tl = bench_slowest(time_loop(m, nt, nwin, step, nwins, M, reps));
         ceil = 2.0 * 2.0 * (double)(m * nwins * nwin * nwin) / tl * 1e-9 * sl_size();
       }
-      if (along) { /* the windows along the distributed axis: (nt, traces) split along the samples */
-        int64_t da[2] = {nt, traces};
+      if (along) { /* the windows along the distributed axis: (nt, traces), or (traces, nt), split along the samples */
+        int64_t da[2] = {along == 1 ? nt : traces, along == 1 ? traces : nt};
+        sl_dist dd = sl_dist_scatter(along == 1 ? 0 : 1);
         sl_array *d2 = NULL, *x2 = NULL, *y2 = NULL;
         sl_op *op2 = NULL;
-        if (sl_array_create(&d2, 2, da, SL_FLOAT64, NULL) || sl_op_sliding1d(&op2, d2, 0, windows ? NULL : M, nwin, nwin, nover, SL_TAPER_HANNING) ||
+        if (sl_array_create(&d2, 2, da, SL_FLOAT64, &dd) ||
+            sl_op_sliding1d(&op2, d2, along == 1 ? 0 : 1, windows ? NULL : M, nwin, nwin, nover, SL_TAPER_HANNING) ||
             sl_op_create_domain(op2, &x2) || sl_op_create_range(op2, &y2)) {
           fprintf(stderr, "bench_sliding: %s\n", sl_last_error());
           return 1;

@@ -460,7 +460,10 @@ int main(int argc, char **argv)
     test_case(dts[t], -1, 26, 11, 2, 4, SL_TAPER_COSINE, DENSE);
     test_case(dts[t], -1, 17, 3, 0, 2, SL_TAPER_NONE, DENSE);
     test_case(dts[t], -1, 9, 1, 0, 3, SL_TAPER_NONE, DENSE);
-    test_case(dts[t], -2, 23, 8, 3, 6, SL_TAPER_HANNING, DENSE); /* along the distributed axis 1 */
+    /* along the distributed axis 1 (not the first: the layout moved) */
+    test_case(dts[t], -2, 23, 8, 3, 6, SL_TAPER_HANNING, DENSE);
+    test_case(dts[t], -2, 26, 11, 2, 5, SL_TAPER_COSINE, DENSE);
+    test_case(dts[t], -2, 9, 1, 0, 3, SL_TAPER_NONE, DENSE);
     /* the windows themselves (M = NULL), alone and under any operator (an FFT per window), away from and along the
      * distributed axis */
     for (int inner = WINDOWS; inner <= FFT_PER_WINDOW; inner++) {
