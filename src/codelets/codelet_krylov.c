@@ -4,8 +4,9 @@
  * runs an iteration in a few tasks instead of one per operation. On one rank the reductions land in the
  * solver's state (no allreduce between a reduction and its step); on several ranks (one chunk each) a fused
  * step reads the allreduced scalars of the previous reduction and writes its own partial into a scalar
- * handle, which the solver then allreduces. Each fused step is a short program of the instructions below,
- * run by the CPU and the CUDA implementations alike. */
+ * handle, which the solver then allreduces. A chunk op is one of several tasks over a rank's chunks: it
+ * reads the state (the step ran before it) and writes the chunk's partials. Each fused step is a short program
+ * of the instructions below, run by the CPU and the CUDA implementations alike. */
 #include <stdlib.h>
 
 #include "codelets/codelets.h"
