@@ -59,6 +59,10 @@ static void cpu_product(const matmul_args *m, const void *A, const void *X, void
   }
 }
 
+/* Elements past the end of a packed input: OpenBLAS 0.3.21's Haswell zgemv kernels read one complex element
+ * beyond x (OpenBLAS issue 4013); the packed copy keeps zeros there */
+enum { XPAD = 4 };
+
 static void matmul_cpu(void *buffers[], void *arg)
 {
   const matmul_args *m = arg;
@@ -69,7 +73,10 @@ static void matmul_cpu(void *buffers[], void *arg)
   int first_x = m->nr * m->nc > 0 ? 1 : 0, first_y = first_x + m->ch.nin;
   if (m->ch.nin == 1) X = (void *)STARPU_VECTOR_GET_PTR(buffers[first_x]);
   else if (m->ch.nin > 1 && (X = codelet_chunks_flat(buffers, first_x, m->ch.nin, el))) { /* in place */
-  } else if (m->ch.nin > 1 && (xbuf = malloc((size_t)(rows_in * m->nrhs * m->nbatch) * el))) codelet_chunks_copy(buffers, first_x, m->ch.nin, X = xbuf, el, 0);
+  } else if (m->ch.nin > 1 && (xbuf = malloc((size_t)(rows_in * m->nrhs * m->nbatch + XPAD) * el))) {
+    codelet_chunks_copy(buffers, first_x, m->ch.nin, X = xbuf, el, 0);
+    memset((char *)xbuf + (size_t)(rows_in * m->nrhs * m->nbatch) * el, 0, XPAD * el);
+  }
   if (m->ch.nout == 1) Y = (void *)STARPU_VECTOR_GET_PTR(buffers[first_y]);
   else if (m->ch.nout > 1 && (Y = codelet_chunks_flat(buffers, first_y, m->ch.nout, el))) { /* in place */
   } else if (m->ch.nout > 1) Y = ybuf = malloc((size_t)(rows_out * m->nrhs * m->nbatch) * el);
