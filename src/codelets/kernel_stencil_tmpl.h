@@ -147,7 +147,8 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
       st_coeffs(&p->t[lt], p->adjoint, r + p->t[lt].off, ce[0][r]);
       st_coeffs(&p->t[lt], p->adjoint, p->t[lt].nloc - 1 - r + p->t[lt].off, ce[1][r]);
     }
-  /* Local rows [plo, phi) of each term read with the interior weights and no ghost. A whole row of the last
+  /* Local rows [plo, phi) of each term read with the interior weights and no ghost (along the last axis: the
+   * elements of a row summed in one pass with the other sources). A whole row of the last
    * axis whose index along every other term's axis is in that range is plain: its sources are the previous
    * plain row's moved by one row, so consecutive plain rows share one set-up (kept below while every source
    * stays in its segment). */
@@ -207,11 +208,7 @@ static int SFN(stencil_)(const st_plan *p, const st_input *in, int64_t s, int64_
       const st_term *t = &p->t[lt];
       if (!direct) {
         /* [a, b): the row's elements with the interior weights whose taps stay inside the block */
-        int64_t rl, rh;
-        SFN(tap_reach_)(cint[lt], &rl, &rh);
-        int64_t lo = t->ilo - t->off > rl ? t->ilo - t->off : rl;
-        int64_t hi = t->ihi - t->off < t->nloc - rh ? t->ihi - t->off : t->nloc - rh;
-        a = lo - k0 > 0 ? lo - k0 : 0, b = hi - k0 < run ? hi - k0 : run;
+        a = plo[lt] - k0 > 0 ? plo[lt] - k0 : 0, b = phi[lt] - k0 < run ? phi[lt] - k0 : run;
         if (a > run) a = run;
         if (b < a) b = a;
         /* the input row itself, when no ghost layer is involved and one segment holds it */

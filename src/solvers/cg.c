@@ -85,6 +85,13 @@ static int combine_parts(sl_solver *sv, const sl_array *r, const sl_array *w)
   return comm_allreduce_n(r->group->channel, SL_FLOAT64, COMM_SUM, 2, sh);
 }
 
+/* Chunk c of pipelined CG's vectors in the fused steps' order: r, w, q, z, s, p (t) and x */
+static void pcg_chunks(sl_array *const *t, const sl_array *x, int c, starpu_data_handle_t v[7])
+{
+  for (int i = 0; i < 6; i++) v[i] = sl_array_chunk(t[i], c);
+  v[6] = sl_array_chunk(x, c);
+}
+
 static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
 {
   sl_array *t[6] = {NULL}; /* r, w, q, z, s, p */
@@ -108,8 +115,8 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
                              left by the previous fused step, or reduced here) overlapped by q = A w, then the
                              rest of the iteration and the next parts in one task */
       sl_prog_arg rec = {.k = k, .flag = 0, .rows = sv->ring_rows};
-      starpu_data_handle_t v[7] = {sl_array_chunk(r, 0), sl_array_chunk(w, 0), sl_array_chunk(q, 0), sl_array_chunk(z, 0),
-                                   sl_array_chunk(s, 0), sl_array_chunk(p, 0), sl_array_chunk(x, 0)};
+      starpu_data_handle_t v[7];
+      pcg_chunks(t, x, 0, v);
       starpu_data_handle_t sh[2] = {sv->sc[0]->handle, sv->sc[1]->handle};
       rc = parts ? comm_allreduce_n(x->group->channel, SL_FLOAT64, COMM_SUM, 2, sh) : sl_array_vdots_fused(2, xs, ys, sv->sc);
       if (rc == SL_SUCCESS) rc = apply_damped(sv, A, w, q);
@@ -121,8 +128,8 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
     }
     if (fuse && !first) { /* one rank, one chunk: q = A w, then the rest of the iteration in one task */
       sl_prog_arg rec = {.k = k, .flag = 0, .rows = sv->ring_rows}; /* flag: not the first; no +Inf cost */
-      starpu_data_handle_t v[7] = {sl_array_chunk(r, 0), sl_array_chunk(w, 0), sl_array_chunk(q, 0), sl_array_chunk(z, 0),
-                                   sl_array_chunk(s, 0), sl_array_chunk(p, 0), sl_array_chunk(x, 0)};
+      starpu_data_handle_t v[7];
+      pcg_chunks(t, x, 0, v);
       rc = apply_damped(sv, A, w, q);
       if (rc == SL_SUCCESS)
         rc = codelet_krylov_submit(parts ? SL_KRY_PCG_NEXT : SL_KRY_PCG, x->dtype, sv->hstate, sv->hring, NULL, v, rec);
@@ -138,8 +145,8 @@ static int pipelined(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x)
     if (rc == SL_SUCCESS) rc = solver_prog(sv, SL_PROG_PCG_COEFFS, (sl_prog_arg){.k = k, .flag = first}, 2, sv->sc);
     if (rc == SL_SUCCESS && chunked && !first) { /* the updates and the next parts: one task per chunk */
       for (int c = 0; rc == SL_SUCCESS && c < x->nchunks; c++) {
-        starpu_data_handle_t v[7] = {sl_array_chunk(r, c), sl_array_chunk(w, c), sl_array_chunk(q, c), sl_array_chunk(z, c),
-                                     sl_array_chunk(s, c), sl_array_chunk(p, c), sl_array_chunk(x, c)};
+        starpu_data_handle_t v[7];
+        pcg_chunks(t, x, c, v);
         starpu_data_handle_t ph[2] = {r->partials[c], w->partials[c]};
         rc = codelet_krylov_submit(SL_KRY_PCG_CHUNK, x->dtype, sv->hstate, NULL, ph, v, (sl_prog_arg){.k = k});
       }
