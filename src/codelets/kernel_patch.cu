@@ -22,12 +22,43 @@ template <typename I> __device__ static pdims<I> in_type(const sl_patch_dims &d)
                   d.ident ? (I)0 : (I)(d.nop0 * d.nop1 * d.nwin0 * d.nwin1)};
 }
 
-/* the first window along an axis whose span [w s, w s + nwin) holds row r, and the last, clipped to [0, nw) */
-template <typename I> __device__ static void covering(I r, I nwin, I s, I nw, I *w0, I *w1)
+/* The reciprocals of the uniform divisors, computed once on the host: a thread divides an index by them through
+ * a double product corrected by one (udiv), several times cheaper than an integer division, which would make
+ * these gathers and scatters bound by instructions rather than by memory. */
+struct prcp {
+  double C, n1, B, n0, nwin1, nop1, nw1, nop0, nw0, nwin0, Q, s0, s1;
+};
+static prcp reciprocals(const sl_patch_dims *d)
 {
-  *w0 = r - nwin + 1 <= 0 ? 0 : (r - nwin + 1 + s - 1) / s;
-  *w1 = r / s;
-  if (*w1 > nw - 1) *w1 = nw - 1;
+  const double Q = (double)(d->nwin0 * d->nwin1);
+  return prcp{1.0 / (double)d->C,     1.0 / (double)d->n1,   1.0 / (double)d->B,    1.0 / (double)d->n0, 1.0 / (double)d->nwin1,
+              1.0 / (double)d->nop1,  1.0 / (double)d->nw1,  1.0 / (double)d->nop0, 1.0 / (double)d->nw0, 1.0 / (double)d->nwin0,
+              1.0 / Q,                1.0 / (double)d->s0,   1.0 / (double)d->s1};
+}
+
+/* n / d for 0 <= n (below 2^52) and d > 0, inv = 1 / d */
+template <typename I> __device__ static I udiv(I n, I d, double inv)
+{
+  I q = (I)((double)n * inv);
+  if (q * d > n) q--;
+  else if ((q + 1) * d <= n) q++;
+  return q;
+}
+
+/* n % d, and n becomes n / d */
+template <typename I> __device__ static I divmod(I &n, I d, double inv)
+{
+  I q = udiv<I>(n, d, inv), r = n - q * d;
+  n = q;
+  return r;
+}
+
+/* the first window along an axis whose span [w s, w s + nwin) holds row r, and the last, clipped to [0, nw) */
+template <typename I> __device__ static void covering(I r, I nwin, I s, I nw, double inv_s, I *w0, I *w1)
+{
+  I w = udiv<I>(r, s, inv_s); /* the last window starting at or before r; the first is the lowest still holding it */
+  *w1 = w > nw - 1 ? nw - 1 : w;
+  *w0 = r - nwin + 1 <= 0 ? 0 : udiv<I>(r - nwin + s, s, inv_s);
 }
 
 /* The batched form: P = A B nw0 nw1 C columns p = (((a B + b) nw0 + w0) nw1 + w1) C + c, X (K x P) the patches'
@@ -44,31 +75,26 @@ template <typename I> __device__ static I column(const pdims<I> &d, I a, I b, I 
 template <typename I> struct mcoord {
   I a, w0, j0, b, w1, j1, c;
 };
-template <typename I> __device__ static mcoord<I> model_coords(const pdims<I> &d, I e)
+template <typename I> __device__ static mcoord<I> model_coords(const pdims<I> &d, const prcp &v, I e)
 {
   mcoord<I> m;
-  m.c = e % d.C;
-  e /= d.C;
-  m.j1 = e % d.nop1;
-  e /= d.nop1;
-  m.w1 = e % d.nw1;
-  e /= d.nw1;
-  m.b = e % d.B;
-  e /= d.B;
-  m.j0 = e % d.nop0;
-  e /= d.nop0;
-  m.w0 = e % d.nw0;
-  m.a = e / d.nw0;
+  m.c = divmod<I>(e, d.C, v.C);
+  m.j1 = divmod<I>(e, d.nop1, v.nop1);
+  m.w1 = divmod<I>(e, d.nw1, v.nw1);
+  m.b = divmod<I>(e, d.B, v.B);
+  m.j0 = divmod<I>(e, d.nop0, v.nop0);
+  m.w0 = divmod<I>(e, d.nw0, v.nw0);
+  m.a = e;
   return m;
 }
 
 /* X[p K + k] = x[a, w0, j0, b, w1, j1, c] (forward), or the model = conj(X) (adjoint, back = 1) */
-template <typename T, typename I> __global__ void patch_columns(sl_patch_dims dd, int back, T *model, T *X)
+template <typename T, typename I> __global__ void patch_columns(sl_patch_dims dd, prcp v, int back, T *model, T *X)
 {
   const pdims<I> d = in_type<I>(dd);
   const I total = d.A * d.nw0 * d.nop0 * d.B * d.nw1 * d.nop1 * d.C, K = d.nop0 * d.nop1;
   for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
-    const mcoord<I> m = model_coords(d, e);
+    const mcoord<I> m = model_coords(d, v, e);
     I k = m.j0 * d.nop1 + m.j1, p = column(d, m.a, m.b, m.w0, m.w1, m.c);
     if (back) model[e] = ops<T>::conj(X[p * K + k]);
     else X[p * K + k] = model[e];
@@ -83,18 +109,18 @@ template <typename I> __device__ static I model_sample(const pdims<I> &d, I a, I
 
 /* forward: y = the tapered patch data of Y summed over the patches covering each sample; DIRECT: Y is the model
  * itself (M the identity) */
-template <typename T, typename I, bool DIRECT> __global__ void patch_overlap_add(sl_patch_dims dd, const T *tab, const T *Y, T *y)
+template <typename T, typename I, bool DIRECT> __global__ void patch_overlap_add(sl_patch_dims dd, prcp v, const T *tab, const T *Y, T *y)
 {
   const pdims<I> d = in_type<I>(dd);
   const I total = d.A * d.n0 * d.B * d.n1 * d.C, Q = d.nwin0 * d.nwin1;
   const T *t0 = tab + d.tap, *t1 = t0 + d.nwtot * d.nwin0;
   for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
-    I c = e % d.C, r1 = (e / d.C) % d.n1, b = (e / (d.C * d.n1)) % d.B, r0 = (e / (d.C * d.n1 * d.B)) % d.n0;
-    I a = e / (d.C * d.n1 * d.B * d.n0), Wa, Wb, wa1, wb1, R = r0 + d.r0;
-    covering<I>(R, d.nwin0, d.s0, d.nwtot, &Wa, &Wb); /* global patches, then the buffer's */
+    I f = e, c = divmod<I>(f, d.C, v.C), r1 = divmod<I>(f, d.n1, v.n1), b = divmod<I>(f, d.B, v.B), r0 = divmod<I>(f, d.n0, v.n0);
+    I a = f, Wa, Wb, wa1, wb1, R = r0 + d.r0;
+    covering<I>(R, d.nwin0, d.s0, d.nwtot, v.s0, &Wa, &Wb); /* global patches, then the buffer's */
     if (Wa < d.p0) Wa = d.p0;
     if (Wb > d.p0 + d.nw0 - 1) Wb = d.p0 + d.nw0 - 1;
-    covering<I>(r1, d.nwin1, d.s1, d.nw1, &wa1, &wb1);
+    covering<I>(r1, d.nwin1, d.s1, d.nw1, v.s1, &wa1, &wb1);
     T acc = ops<T>::zero();
     for (I W = Wa; W <= Wb; W++)
       for (I w1 = wa1; w1 <= wb1; w1++) {
@@ -107,54 +133,63 @@ template <typename T, typename I, bool DIRECT> __global__ void patch_overlap_add
 }
 
 /* Windows along one axis (nwin1 = nw1 = B = 1) with M the identity, the model (a, w, q, c) holding them: the
- * forward sums the tapered windows covering each data sample (a, r, c) (one or two when they overlap by at
- * most half), the adjoint cuts each window out; a few index divisions per element instead of the general
- * kernels' eight (the division by C skipped when C = 1) */
-template <typename T, typename I> __global__ void window_add(sl_patch_dims dd, const T *tab, const T *x, T *y)
+ * forward sums the tapered windows covering each data sample (a, r, c), the adjoint cuts each window out. A
+ * block row of the grid (blockIdx.y) walks the outer index a, so that a thread divides only by C (when C > 1)
+ * and the hop s0 or the window length (udiv). */
+template <typename T, typename I> __global__ void window_add(sl_patch_dims dd, prcp v, const T *tab, const T *x, T *y)
 {
   const pdims<I> d = in_type<I>(dd);
-  const I total = d.A * d.n0 * d.C;
+  const I inner = d.n0 * d.C, wlast = d.p0 + d.nw0 - 1 < d.nwtot - 1 ? d.p0 + d.nw0 - 1 : d.nwtot - 1;
   const T *t0 = tab + d.tap, t1 = t0[d.nwtot * d.nwin0];
   const bool c1 = d.C == 1;
-  for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
-    I c = c1 ? 0 : e % d.C, rest = c1 ? e : e / d.C, a = rest / d.n0, R = rest - a * d.n0 + d.r0, Wa, Wb;
-    covering<I>(R, d.nwin0, d.s0, d.nwtot, &Wa, &Wb);
-    if (Wa < d.p0) Wa = d.p0;
-    if (Wb > d.p0 + d.nw0 - 1) Wb = d.p0 + d.nw0 - 1;
-    T acc = ops<T>::zero();
-    for (I W = Wa; W <= Wb; W++) {
-      I q = R - W * d.s0;
-      acc = ops<T>::add(acc, ops<T>::mul(t0[W * d.nwin0 + q], x[((a * d.nw0 + W - d.p0) * d.nwin0 + q) * d.C + c]));
+  for (I a = blockIdx.y; a < d.A; a += gridDim.y) {
+    const T *xa = x + a * d.nw0 * d.nwin0 * d.C;
+    T *ya = y + a * inner;
+    for (I i = blockIdx.x * blockDim.x + threadIdx.x; i < inner; i += gridDim.x * blockDim.x) {
+      I r = c1 ? i : udiv<I>(i, d.C, v.C), c = i - r * d.C, R = r + d.r0;
+      T acc = ops<T>::zero();
+      if (R >= 0) { /* the windows W <= R / s0 whose span [W s0, W s0 + nwin0) still holds R, the last first */
+        I W = udiv<I>(R, d.s0, v.s0);
+        if (W > wlast) W = wlast;
+        for (; W >= d.p0 && W * d.s0 + d.nwin0 > R; W--) {
+          I q = R - W * d.s0;
+          acc = ops<T>::add(acc, ops<T>::mul(t0[W * d.nwin0 + q], xa[((W - d.p0) * d.nwin0 + q) * d.C + c]));
+        }
+      }
+      ya[i] = ops<T>::mul(t1, acc);
     }
-    y[e] = ops<T>::mul(t1, acc);
   }
 }
 
-template <typename T, typename I> __global__ void window_cut(sl_patch_dims dd, const T *tab, const T *y, T *x)
+template <typename T, typename I> __global__ void window_cut(sl_patch_dims dd, prcp v, const T *tab, const T *y, T *x)
 {
   const pdims<I> d = in_type<I>(dd);
-  const I total = d.A * d.nw0 * d.nwin0 * d.C;
+  const I inner = d.nw0 * d.nwin0 * d.C;
   const T *t0 = tab + d.tap, t1 = t0[d.nwtot * d.nwin0];
   const bool c1 = d.C == 1;
-  for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
-    I c = c1 ? 0 : e % d.C, rest = c1 ? e : e / d.C, aw = rest / d.nwin0, q = rest - aw * d.nwin0, a = aw / d.nw0;
-    I W = d.p0 + aw - a * d.nw0, r = W * d.s0 - d.r0 + q;
-    x[e] = W < 0 || W >= d.nwtot || r < 0 || r >= d.n0 ? ops<T>::zero()
-                                                        : ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q], t1), y[(a * d.n0 + r) * d.C + c]);
+  for (I a = blockIdx.y; a < d.A; a += gridDim.y) {
+    const T *ya = y + a * d.n0 * d.C;
+    T *xa = x + a * inner;
+    for (I i = blockIdx.x * blockDim.x + threadIdx.x; i < inner; i += gridDim.x * blockDim.x) {
+      I wq = c1 ? i : udiv<I>(i, d.C, v.C), c = i - wq * d.C, w = udiv<I>(wq, d.nwin0, v.nwin0), q = wq - w * d.nwin0;
+      I W = d.p0 + w, r = W * d.s0 - d.r0 + q;
+      xa[i] = W < 0 || W >= d.nwtot || r < 0 || r >= d.n0 ? ops<T>::zero()
+                                                            : ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q], t1), ya[r * d.C + c]);
+    }
   }
 }
 
 /* adjoint: Y[p Q + q] = conj(the tapered data of patch p at sample q) */
-template <typename T, typename I> __global__ void patch_windows(sl_patch_dims dd, const T *tab, const T *y, T *Y)
+template <typename T, typename I> __global__ void patch_windows(sl_patch_dims dd, prcp v, const T *tab, const T *y, T *Y)
 {
   const pdims<I> d = in_type<I>(dd);
   const I Q = d.nwin0 * d.nwin1, P = d.A * d.B * d.nw0 * d.nw1 * d.C, total = Q * P;
   const T *t0 = tab + d.tap, *t1 = t0 + d.nwtot * d.nwin0;
   const I dr1 = d.C, db = d.n1 * d.C, dr0 = d.B * db, da = d.n0 * dr0;
   for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
-    I q = e % Q, p = e / Q, q0 = q / d.nwin1, q1 = q % d.nwin1;
-    I c = p % d.C, w1 = (p / d.C) % d.nw1, w0 = (p / (d.C * d.nw1)) % d.nw0, b = (p / (d.C * d.nw1 * d.nw0)) % d.B;
-    I a = p / (d.C * d.nw1 * d.nw0 * d.B), W = d.p0 + w0, r = W * d.s0 - d.r0 + q0;
+    I p = e, q0 = divmod<I>(p, Q, v.Q), q1 = divmod<I>(q0, d.nwin1, v.nwin1);
+    I c = divmod<I>(p, d.C, v.C), w1 = divmod<I>(p, d.nw1, v.nw1), w0 = divmod<I>(p, d.nw0, v.nw0), b = divmod<I>(p, d.B, v.B);
+    I a = p, W = d.p0 + w0, r = W * d.s0 - d.r0 + q0;
     Y[e] = W < 0 || W >= d.nwtot || r < 0 || r >= d.n0
              ? ops<T>::zero()
              : ops<T>::conj(ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]),
@@ -164,14 +199,14 @@ template <typename T, typename I> __global__ void patch_windows(sl_patch_dims dd
 
 /* adjoint with M the identity (nop = nwin): the model x[a, w0, q0, b, w1, q1, c] = the tapered data of patch
  * (w0, w1) at sample (q0, q1), one thread per model element, in the model's order */
-template <typename T, typename I> __global__ void patch_cut(sl_patch_dims dd, const T *tab, const T *y, T *x)
+template <typename T, typename I> __global__ void patch_cut(sl_patch_dims dd, prcp v, const T *tab, const T *y, T *x)
 {
   const pdims<I> d = in_type<I>(dd);
   const I total = d.A * d.nw0 * d.nop0 * d.B * d.nw1 * d.nop1 * d.C;
   const T *t0 = tab + d.tap, *t1 = t0 + d.nwtot * d.nwin0;
   const I dr1 = d.C, db = d.n1 * d.C, dr0 = d.B * db, da = d.n0 * dr0;
   for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
-    const mcoord<I> m = model_coords(d, e); /* j0, j1: the samples q0, q1 */
+    const mcoord<I> m = model_coords(d, v, e); /* j0, j1: the samples q0, q1 */
     I W = d.p0 + m.w0, r = W * d.s0 - d.r0 + m.j0;
     x[e] = W < 0 || W >= d.nwtot || r < 0 || r >= d.n0
              ? ops<T>::zero()
@@ -218,18 +253,22 @@ static int patch_run(sl_dtype dt, int adjoint, const sl_patch_dims *d, const T *
   const int64_t K = d->nop0 * d->nop1, Q = d->nwin0 * d->nwin1, P = d->A * d->B * d->nw0 * d->nw1 * d->C;
   const unsigned gm = sl_cuda_grid(sl_patch_model_size(d)), gd = sl_cuda_grid(sl_patch_data_size(d)), gw = sl_cuda_grid(Q * P);
   const int T_ = SL_CUDA_THREADS;
-  if (d->ident && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1) { /* windows along one axis */
-    if (!adjoint) window_add<T, I><<<gd, T_, 0, s>>>(*d, tab, in, out);
-    else window_cut<T, I><<<gm, T_, 0, s>>>(*d, tab, in, out);
+  const prcp v = reciprocals(d);
+  if (d->ident && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1) { /* windows along one axis: rows of the grid over a */
+    const int64_t inner = adjoint ? d->nw0 * d->nwin0 * d->C : d->n0 * d->C;
+    const unsigned gy = (unsigned)(d->A < 65535 ? d->A : 65535), gx0 = sl_cuda_grid(inner);
+    const unsigned gx = gx0 * gy > 65535u * 8 ? (65535u * 8 + gy - 1) / gy : gx0; /* about the usual block count */
+    if (!adjoint) window_add<T, I><<<dim3(gx, gy), T_, 0, s>>>(*d, v, tab, in, out);
+    else window_cut<T, I><<<dim3(gx, gy), T_, 0, s>>>(*d, v, tab, in, out);
   } else if (d->ident) { /* the patches are the model: one pass, no GEMM */
-    if (!adjoint) patch_overlap_add<T, I, true><<<gd, T_, 0, s>>>(*d, tab, in, out);
-    else patch_cut<T, I><<<gm, T_, 0, s>>>(*d, tab, in, out);
+    if (!adjoint) patch_overlap_add<T, I, true><<<gd, T_, 0, s>>>(*d, v, tab, in, out);
+    else patch_cut<T, I><<<gm, T_, 0, s>>>(*d, v, tab, in, out);
   } else {
-    if (!adjoint) patch_columns<T, I><<<gm, T_, 0, s>>>(*d, 0, in, X);
-    else patch_windows<T, I><<<gw, T_, 0, s>>>(*d, tab, in, Y);
+    if (!adjoint) patch_columns<T, I><<<gm, T_, 0, s>>>(*d, v, 0, in, X);
+    else patch_windows<T, I><<<gw, T_, 0, s>>>(*d, v, tab, in, Y);
     if (patch_product(dt, adjoint, K, Q, P, tab, X, Y, h) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
-    if (!adjoint) patch_overlap_add<T, I, false><<<gd, T_, 0, s>>>(*d, tab, Y, out);
-    else patch_columns<T, I><<<gm, T_, 0, s>>>(*d, 1, out, X);
+    if (!adjoint) patch_overlap_add<T, I, false><<<gd, T_, 0, s>>>(*d, v, tab, Y, out);
+    else patch_columns<T, I><<<gm, T_, 0, s>>>(*d, v, 1, out, X);
   }
   return cudaGetLastError();
 }
