@@ -111,8 +111,8 @@ int codelet_chunked_submit_scratch(struct starpu_codelet *cl, void *args, size_t
 }
 
 int codelet_chunked_submit_work(struct starpu_codelet *cl, void *args, size_t args_size, starpu_data_handle_t fixed,
-                                starpu_data_handle_t work, const starpu_data_handle_t *in, const starpu_data_handle_t *out,
-                                double flops, const char *what)
+                                starpu_data_handle_t work, int always, const starpu_data_handle_t *in,
+                                const starpu_data_handle_t *out, double flops, const char *what)
 {
-  return submit(cl, args, args_size, 1, &fixed, work, 1, in, out, flops, what);
+  return submit(cl, args, args_size, 1, &fixed, work, always, in, out, flops, what);
 }

@@ -1,10 +1,12 @@
 /* The task of the windowed operators (Patch2D with a dense matrix per patch; Sliding1D, whose windows are
  * patches of nwin x 1 samples): the tables (one fixed handle: M, T0, T1), a rank's input block as its chunks
  * (along a distributed axis with its ghost layer as one more input: before the model's chunks, after the
- * data's), the output chunks, and the scratch handle. The CPU version packs several chunks into the scratch
- * space (StarPU keeps it between tasks) and runs BLAS GEMMs (kernel_patch.c); the CUDA version takes one output
- * chunk and one input chunk, or one chunk and its ghost layer, which it packs at the start of the scratch
- * space, and runs one cuBLAS GEMM in the rest (kernel_patch.cu). */
+ * data's), the output chunks, and the scratch handle where a task needs it. The CPU version packs several
+ * chunks into the scratch space (StarPU keeps it between tasks) and runs BLAS GEMMs (kernel_patch.c); the CUDA
+ * version takes one output chunk and one input chunk, or one chunk and its ghost layer, which it packs at the
+ * start of the scratch space, and runs one cuBLAS GEMM in the rest (kernel_patch.cu). With M the identity
+ * (windows themselves) and one chunk each way, no ghost layer, nothing needs it and the task goes without:
+ * StarPU would otherwise allocate the data's and the model's size on the worker's node for nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,7 +62,8 @@ static void patch_cuda(void *buffers[], void *arg)
   cudaStream_t s = starpu_cuda_get_local_stream();
   const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
   void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin]);
-  char *work = (char *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin + a->ch.nout]);
+  const int iw = 1 + a->ch.nin + a->ch.nout; /* the scratch handle, when the task has it */
+  char *work = (int)STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) > iw ? (char *)STARPU_VECTOR_GET_PTR(buffers[iw]) : NULL;
   cudaError_t e = cudaSuccess;
   if (a->ch.nin == 2) { /* a chunk and its ghost layer: one buffer at the start of the scratch space */
     size_t b0 = (size_t)STARPU_VECTOR_GET_NX(buffers[1]) * el, b1 = (size_t)STARPU_VECTOR_GET_NX(buffers[2]) * el;
@@ -106,7 +109,7 @@ int codelet_patch_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data
   double flops = d->ident ? 2.0 * (double)sl_patch_model_size(d) /* a taper and an add per patch sample */
                            : 2.0 * (double)(d->A * d->B * d->nw0 * d->nw1 * d->nwin0 * d->nwin1 * d->nop0 * d->nop1 * d->C) *
                                (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
-  return codelet_chunked_submit_work(&cl_patch, a, sizeof *a, tables, scratch, in, out, flops, "Patch2D");
+  return codelet_chunked_submit_work(&cl_patch, a, sizeof *a, tables, scratch, !d->ident || ghost, in, out, flops, "Patch2D");
 }
 
 int64_t codelet_patch_work(const void *dims, int64_t packing)

@@ -128,11 +128,11 @@ int codelet_chunked_submit(struct starpu_codelet *cl, void *args, size_t args_si
 int codelet_chunked_submit_scratch(struct starpu_codelet *cl, void *args, size_t args_size, starpu_data_handle_t fixed,
                                    starpu_data_handle_t scratch, const starpu_data_handle_t *in,
                                    const starpu_data_handle_t *out, double flops, const char *what);
-/** The same with the scratch handle (work) attached to every task, also with one chunk per side: work space
- *  for the implementations (the CPU one packs into it when a side has several chunks). */
+/** The same with the scratch handle (work) attached also with one chunk per side when `always`: work space for
+ *  the implementations (the CPU one packs into it when a side has several chunks). */
 int codelet_chunked_submit_work(struct starpu_codelet *cl, void *args, size_t args_size, starpu_data_handle_t fixed,
-                                starpu_data_handle_t work, const starpu_data_handle_t *in, const starpu_data_handle_t *out,
-                                double flops, const char *what);
+                                starpu_data_handle_t work, int always, const starpu_data_handle_t *in,
+                                const starpu_data_handle_t *out, double flops, const char *what);
 void codelet_matmul_init(void);
 void codelet_select_init(void);
 void codelet_nsconv_init(void);

@@ -282,7 +282,7 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
   if (P == 0) return cudaSuccess;
   if (cublasSetStream(h, s) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
   size_t el = dt == SL_FLOAT32 ? 4 : (dt == SL_COMPLEX128 ? 16 : 8);
-  char *X = (char *)work, *Y = X + (size_t)(K * P) * el;
+  char *X = (char *)work, *Y = X ? X + (size_t)(K * P) * el : NULL; /* no work space: M the identity */
   /* 32-bit indices when every index (and a grid stride past it) stays below 2^31 */
   int64_t most = sl_patch_model_size(d) > sl_patch_data_size(d) ? sl_patch_model_size(d) : sl_patch_data_size(d);
   if (Q * P > most) most = Q * P;
