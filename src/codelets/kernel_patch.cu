@@ -264,11 +264,15 @@ static int patch_run(sl_dtype dt, int adjoint, const sl_patch_dims *d, const T *
     if (!adjoint) patch_overlap_add<T, I, true><<<gd, T_, 0, s>>>(*d, v, tab, in, out);
     else patch_cut<T, I><<<gm, T_, 0, s>>>(*d, v, tab, in, out);
   } else {
-    if (!adjoint) patch_columns<T, I><<<gm, T_, 0, s>>>(*d, v, 0, in, X);
-    else patch_windows<T, I><<<gw, T_, 0, s>>>(*d, v, tab, in, Y);
+    /* windows along the last axis (C = 1): the model block is X itself (window p's coefficients at p K), so the
+     * product reads (forward) or writes (adjoint) the model in place and only the adjoint's conjugation remains */
+    const bool direct = d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && d->C == 1;
+    if (direct) X = adjoint ? out : in;
+    if (!adjoint && !direct) patch_columns<T, I><<<gm, T_, 0, s>>>(*d, v, 0, in, X);
+    else if (adjoint) patch_windows<T, I><<<gw, T_, 0, s>>>(*d, v, tab, in, Y);
     if (patch_product(dt, adjoint, K, Q, P, tab, X, Y, h) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
     if (!adjoint) patch_overlap_add<T, I, false><<<gd, T_, 0, s>>>(*d, v, tab, Y, out);
-    else patch_columns<T, I><<<gm, T_, 0, s>>>(*d, v, 1, out, X);
+    else if (!direct || sl_dtype_is_complex(dt)) patch_columns<T, I><<<gm, T_, 0, s>>>(*d, v, 1, out, X); /* in place when direct */
   }
   return cudaGetLastError();
 }
