@@ -59,7 +59,7 @@ void codelet_chunked_init(struct starpu_codelet *cl, const char *name, starpu_cp
 }
 
 /* The task: nfixed read handles, the input chunks (read), the output chunks (written), and, when scratch is
- * given and a side has several chunks, the scratch handle (the worker's packing space). */
+ * given and a side has several chunks (or always), the scratch handle (the worker's packing and work space). */
 static int submit(struct starpu_codelet *cl, void *args, size_t args_size, int nfixed, const starpu_data_handle_t *fixed,
                   starpu_data_handle_t scratch, int always, const starpu_data_handle_t *in, const starpu_data_handle_t *out,
                   double flops, const char *what)

@@ -69,7 +69,7 @@ extern "C" int kernel_cuda_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64
     const int R = 4;
     int64_t groups = (outer + R - 1) / R, bx = (n + SL_CUDA_THREADS - 1) / SL_CUDA_THREADS;
     unsigned gy = (unsigned)(groups < 65535 ? groups : 65535), gx = (unsigned)(bx < 65535 ? bx : 65535);
-    int narrow = total + n + L < ((int64_t)1 << 31);
+    int narrow = total + n + L < ((int64_t)1 << 31) && n * L < ((int64_t)1 << 31); /* the data's and the table's indices */
 #define L_(T)                                                                                                  \
   if (narrow)                                                                                                  \
     nsconv_rows_k<T, int32_t, R><<<dim3(gx, gy), SL_CUDA_THREADS, 0, s>>>(adjoint, (int32_t)outer, (int32_t)n, (int32_t)L, \

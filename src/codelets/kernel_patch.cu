@@ -36,7 +36,7 @@ static prcp reciprocals(const sl_patch_dims *d)
               1.0 / Q,                1.0 / (double)d->s0,   1.0 / (double)d->s1};
 }
 
-/* n / d for 0 <= n (below 2^52) and d > 0, inv = 1 / d */
+/* n / d for 0 <= n (below 2^52) and d > 0, inv = 1 / d; in 32 bits n + d must stay below 2^31 ((q + 1) d is formed) */
 template <typename I> __device__ static I udiv(I n, I d, double inv)
 {
   I q = (I)((double)n * inv);
@@ -139,7 +139,10 @@ template <typename T, typename I, bool DIRECT> __global__ void patch_overlap_add
 template <typename T, typename I> __global__ void window_add(sl_patch_dims dd, prcp v, const T *tab, const T *x, T *y)
 {
   const pdims<I> d = in_type<I>(dd);
+  /* the buffer's windows that exist globally: [max(p0, 0), min(p0 + nw0, nwtot)) (p0 < 0 on the first rank of a
+   * distributed axis, whose ghost windows before the axis start are zeros) */
   const I inner = d.n0 * d.C, wlast = d.p0 + d.nw0 - 1 < d.nwtot - 1 ? d.p0 + d.nw0 - 1 : d.nwtot - 1;
+  const I wfirst = d.p0 > 0 ? d.p0 : 0;
   const T *t0 = tab + d.tap, t1 = t0[d.nwtot * d.nwin0];
   const bool c1 = d.C == 1;
   for (I a = blockIdx.y; a < d.A; a += gridDim.y) {
@@ -151,7 +154,7 @@ template <typename T, typename I> __global__ void window_add(sl_patch_dims dd, p
       if (R >= 0) { /* the windows W <= R / s0 whose span [W s0, W s0 + nwin0) still holds R, the last first */
         I W = udiv<I>(R, d.s0, v.s0);
         if (W > wlast) W = wlast;
-        for (; W >= d.p0 && W * d.s0 + d.nwin0 > R; W--) {
+        for (; W >= wfirst && W * d.s0 + d.nwin0 > R; W--) {
           I q = R - W * d.s0;
           acc = ops<T>::add(acc, ops<T>::mul(t0[W * d.nwin0 + q], xa[((W - d.p0) * d.nwin0 + q) * d.C + c]));
         }
@@ -257,7 +260,7 @@ static int patch_run(sl_dtype dt, int adjoint, const sl_patch_dims *d, const T *
   if (d->ident && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1) { /* windows along one axis: rows of the grid over a */
     const int64_t inner = adjoint ? d->nw0 * d->nwin0 * d->C : d->n0 * d->C;
     const unsigned gy = (unsigned)(d->A < 65535 ? d->A : 65535), gx0 = sl_cuda_grid(inner);
-    const unsigned gx = gx0 * gy > 65535u * 8 ? (65535u * 8 + gy - 1) / gy : gx0; /* about the usual block count */
+    const unsigned gx = (int64_t)gx0 * gy > 65535 * 8 ? (65535u * 8 + gy - 1) / gy : gx0; /* about the usual block count */
     if (!adjoint) window_add<T, I><<<dim3(gx, gy), T_, 0, s>>>(*d, v, tab, in, out);
     else window_cut<T, I><<<dim3(gx, gy), T_, 0, s>>>(*d, v, tab, in, out);
   } else if (d->ident) { /* the patches are the model: one pass, no GEMM */
