@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ..."), solvers, latency, ringbench, alongbench, patchbench, windowsbench, vecbench, ncu (NCU_PROG, NCU_ARGS, NCU_KERNELS, NCU_ENV), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ...", CUDATESTS_CHUNKED likewise with 4 chunks per block), solvers, latency, ringbench, alongbench, patchbench, windowsbench, vecbench, ncu (NCU_PROG, NCU_ARGS, NCU_KERNELS, NCU_ENV), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -132,6 +132,13 @@ if want cudatests; then
     set -- ${t/:/ }
     STEP_TIMEOUT=${CUDATEST_TIMEOUT:-60} STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "$1 on $2 rank(s), forced CUDA" \
       "cuda-$1-$2.log" mpirun -n "$2" --bind-to none "$B/build/tests/mpi/$1"
+  done
+  # the same programs with several chunks per block (CUDATESTS_CHUNKED="prog:ranks ..."): the per-chunk
+  # programs (fused Krylov steps per chunk) on the GPU
+  for t in ${CUDATESTS_CHUNKED:-}; do
+    set -- ${t/:/ }
+    STEP_TIMEOUT=${CUDATEST_TIMEOUT:-60} STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=4 STARLOPS_MAX_CHUNKS=4 \
+      step "$1 on $2 rank(s), forced CUDA, 4 chunks" "cuda-chunked-$1-$2.log" mpirun -n "$2" --bind-to none "$B/build/tests/mpi/$1"
   done
 fi
 # ---- the Krylov solvers' steps on the GPU: the solver tests with default settings and with many chunks
