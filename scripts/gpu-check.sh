@@ -309,6 +309,9 @@ if want stencilbench || want keybench; then
   sc=${STENCIL_CHUNK_BYTES:-$((1 << 28))} ss=${STENCIL_SIZES:-4000,8000}
   STEP_TIMEOUT=120 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc step "bench_stencil on the GPU" \
     bench-stencil-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes "$ss" --reps 5
+  STEP_TIMEOUT=120 STARLOPS_STENCIL_EDGE_SERIAL=1 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc \
+    step "bench_stencil on the GPU, edges after the interior" bench-stencil-gpu-serial.log \
+    mpirun -n 1 --bind-to none -x STARLOPS_STENCIL_EDGE_SERIAL "$B/build/bench/bench_stencil" --sizes "$ss" --reps 5
   STEP_TIMEOUT=120 step "bench_stencil, no variables set" bench-stencil-default.log \
     mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes "$ss" --reps 5
   STEP_TIMEOUT=120 STARLOPS_STENCIL_GENERIC=1 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc \

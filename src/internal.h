@@ -70,6 +70,7 @@ typedef struct {
   int max_chunks;            /* STARLOPS_MAX_CHUNKS; 0: the default */
   int stencil_no_overlap;    /* STARLOPS_STENCIL_NO_OVERLAP=1 */
   int stencil_generic;       /* STARLOPS_STENCIL_GENERIC=1 */
+  int stencil_edge_serial;   /* STARLOPS_STENCIL_EDGE_SERIAL=1 */
   int no_fuse;               /* STARLOPS_SOLVER_NO_FUSE=1 */
   int fftw_estimate;         /* STARLOPS_FFTW_PLANNER=estimate */
   int fft_threads;           /* STARLOPS_FFT_THREADS; 0: the rank's CPU workers for large transforms */

@@ -10,8 +10,10 @@
  *
  * The edges: everything else in the task's range (the box's frame, the rows near the segment's ends, ghost
  * rows, the global edges) as at most 2 + 2 (ndim - 1) pieces, one launch over all of them, each element by
- * the generic code (any segment table, ghosts, edge weights). With STARLOPS_STENCIL_GENERIC=1 the whole range
- * is one edge piece (the benchmark's reference). Index arithmetic in 32 bits when the block allows it. */
+ * the generic code (any segment table, ghosts, edge weights), on a side stream that runs beside the interior
+ * launch and that the worker's stream waits for (STARLOPS_STENCIL_EDGE_SERIAL=1: after it, on the worker's
+ * stream). With STARLOPS_STENCIL_GENERIC=1 the whole range is one edge piece (the benchmark's reference).
+ * Index arithmetic in 32 bits when the block allows it. */
 #include <cuda_runtime.h>
 #include <string.h>
 
@@ -237,6 +239,44 @@ static int interior_box(const st_plan *p, const st_input *in, int64_t s, int64_t
 }
 
 template <typename R>
+static void launch_edges(const st_plan *p, const st_input *in, const st_pieces &pc, int64_t s, R *y, int small,
+                         cudaStream_t st)
+{
+  int64_t total = pc.pre[pc.n];
+  if (total <= 0) return;
+  int64_t blocks = (total + 255) / 256;
+  unsigned g = (unsigned)(blocks > 65535 * 8 ? 65535 * 8 : blocks);
+  if (small) stencil_edge_k<R, int><<<g, 256, 0, st>>>(*p, *in, pc, s, y);
+  else stencil_edge_k<R, int64_t><<<g, 256, 0, st>>>(*p, *in, pc, s, y);
+}
+
+/* The calling worker's side stream and its two events, made on first use (a CUDA worker is one thread on one
+ * device; they live as long as the process's CUDA context). */
+static thread_local struct {
+  cudaStream_t stream;
+  cudaEvent_t ready, done;
+  int made;
+} side_ev;
+
+/* The side stream, made to wait for everything queued so far on the worker's stream st. */
+static int side_stream(cudaStream_t st, cudaStream_t *out)
+{
+  int rc;
+  if (!side_ev.made) {
+    if ((rc = cudaStreamCreateWithFlags(&side_ev.stream, cudaStreamNonBlocking)) != cudaSuccess) return rc;
+    if ((rc = cudaEventCreateWithFlags(&side_ev.ready, cudaEventDisableTiming)) != cudaSuccess ||
+        (rc = cudaEventCreateWithFlags(&side_ev.done, cudaEventDisableTiming)) != cudaSuccess)
+      return rc;
+    side_ev.made = 1;
+  }
+  if ((rc = cudaEventRecord(side_ev.ready, st)) != cudaSuccess ||
+      (rc = cudaStreamWaitEvent(side_ev.stream, side_ev.ready, 0)) != cudaSuccess)
+    return rc;
+  *out = side_ev.stream;
+  return cudaSuccess;
+}
+
+template <typename R>
 static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R *y, cudaStream_t st)
 {
   const int nd = p->ndim, nc = p->ncomp;
@@ -310,24 +350,28 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
     b.xbase = (int)in->start[seg];
     b.ybase = (int)s;
     const R *x = (const R *)in->ptr[seg];
+    /* the edges on the side stream, beside the interior: their scattered, latency-bound loads overlap the
+     * interior's streaming instead of following it (both read x, write disjoint parts of y) */
+    cudaStream_t side = NULL;
+    int rc = pc.pre[pc.n] > 0 && !p->edge_serial ? side_stream(st, &side) : cudaSuccess;
+    if (rc != cudaSuccess) return rc;
+    if (side) {
+      launch_edges<R>(p, in, pc, s, y, small, side);
+      if ((rc = cudaEventRecord(side_ev.done, side)) != cudaSuccess) return rc;
+    }
     if (nc == 1) launch_fast<R, 1>(tp, x, y, b, st);
     else launch_fast<R, 2>(tp, x, y, b, st);
+    if (side) return cudaStreamWaitEvent(st, side_ev.done, 0);
   }
-  int64_t total = pc.pre[pc.n];
-  if (total > 0) {
-    int64_t blocks = (total + 255) / 256;
-    unsigned g = (unsigned)(blocks > 65535 * 8 ? 65535 * 8 : blocks);
-    if (small) stencil_edge_k<R, int><<<g, 256, 0, st>>>(*p, *in, pc, s, y);
-    else stencil_edge_k<R, int64_t><<<g, 256, 0, st>>>(*p, *in, pc, s, y);
-  }
-  return 0;
+  launch_edges<R>(p, in, pc, s, y, small, st);
+  return cudaSuccess;
 }
 
 extern "C" int kernel_cuda_stencil(const st_plan *p, int single, const st_input *in, int64_t s, int64_t e, void *y,
                                    void *stream)
 {
   if (e <= s) return cudaSuccess;
-  if (single) launch<float>(p, in, s, e, (float *)y, (cudaStream_t)stream);
-  else launch<double>(p, in, s, e, (double *)y, (cudaStream_t)stream);
-  return cudaGetLastError();
+  int rc = single ? launch<float>(p, in, s, e, (float *)y, (cudaStream_t)stream)
+                  : launch<double>(p, in, s, e, (double *)y, (cudaStream_t)stream);
+  return rc != cudaSuccess ? rc : cudaGetLastError();
 }

@@ -41,6 +41,7 @@ typedef struct {
 typedef struct {
   int nterms, adjoint, ndim, ncomp;
   int generic;     /* CUDA: the generic kernel only (STARLOPS_STENCIL_GENERIC=1, the benchmark's reference) */
+  int edge_serial; /* CUDA: the edge launch after the interior on the worker's stream (STARLOPS_STENCIL_EDGE_SERIAL=1) */
   int64_t ldims[SL_MAX_DIMS];
   int wlo, whi;    /* ghost widths along the distributed axis (when a term has ghosts) */
   st_term t[ST_MAX_TERMS];

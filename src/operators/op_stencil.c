@@ -100,6 +100,7 @@ static int stencil_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
    * how much of the exchange the interior tasks hide */
   int serial = sl_ctx.set.stencil_no_overlap && has_ghosts(&p);
   p.generic = sl_ctx.set.stencil_generic;
+  p.edge_serial = sl_ctx.set.stencil_edge_serial;
   int rc = SL_SUCCESS;
   for (int c = 0; c < nc && rc == SL_SUCCESS; c++) {
     int64_t s = start[c], e = start[c + 1], seg_start[ST_MAX_SEGS];
