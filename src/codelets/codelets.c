@@ -24,6 +24,7 @@ int sl_codelets_init(void)
   codelet_patch_init();
   codelet_csr_init();
   codelet_stencil_init();
+  codelet_stencil_pair_init();
   codelet_fft_init();
   sl_stask_init();
   return SL_SUCCESS;

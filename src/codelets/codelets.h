@@ -192,6 +192,12 @@ int codelet_stencil_submit(const void *plan, sl_dtype dt, starpu_data_handle_t g
                            int nin, const starpu_data_handle_t *in, const int64_t *start, starpu_data_handle_t out,
                            int64_t s, int64_t e);
 
+void codelet_stencil_pair_init(void);
+/** Submits one task computing t = first x, then y = second t (two st_plans without ghost terms) on blocks of n
+ *  elements that are one chunk each (x, t, y distinct). */
+int codelet_stencil_pair_submit(const void *first, const void *second, sl_dtype dt, starpu_data_handle_t x,
+                                starpu_data_handle_t t, starpu_data_handle_t y, int64_t n);
+
 /** Submits the task that takes the root 1/root_p of the scalar (nothing when root_p is 0 or 1). */
 int codelet_root_submit(double root_p, starpu_data_handle_t scalar);
 

@@ -58,7 +58,7 @@ static int sum_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
   SL_TRY(sl_op_call(c->b, mode, x, t));
   return sl_array_axpby(y, SL_REAL(c->sign), t, SL_REAL(1.0));
 }
-static const sl_op_ops sum_ops = {sum_apply, NULL, parts_free};
+static const sl_op_ops sum_ops = {sum_apply, NULL, parts_free, NULL};
 
 static int sum_of(sl_op **out, sl_op *a, sl_op *b, double sign, const char *fn)
 {
@@ -75,16 +75,35 @@ int sl_op_sum(sl_op **out, sl_op *a, sl_op *b) { return sum_of(out, a, b, 1.0, "
 int sl_op_diff(sl_op **out, sl_op *a, sl_op *b) { return sum_of(out, a, b, -1.0, "sl_op_diff"); }
 
 /* ---- a b: forward t = B x, y = A t; adjoint t = A^H x, y = B^H t (t in a's domain) ----------------- */
+static const sl_op_ops adjoint_ops;
+
+/* op without its adjoint views (a^H^H = a), mode flipped for each */
+static sl_op *bare(sl_op *op, sl_op_mode *mode)
+{
+  while (op->ops == &adjoint_ops) {
+    *mode = *mode == SL_FORWARD ? SL_ADJOINT : SL_FORWARD;
+    op = ((parts_t *)op->data)->a;
+  }
+  return op;
+}
+
 static int product_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   parts_t *c = op->data;
   sl_op *first = mode == SL_FORWARD ? c->b : c->a, *second = mode == SL_FORWARD ? c->a : c->b;
   sl_array *t = NULL;
   SL_TRY(sl_op_scratch(op, 0, c->a->dom, &t));
+  /* both parts in fewer tasks where the first's kind can (two stencils on one chunk: one task) */
+  sl_op_mode m1 = mode, m2 = mode;
+  sl_op *f = bare(first, &m1), *s = bare(second, &m2);
+  if (f->ops->pair && !sl_ctx.set.no_fuse) {
+    int rc = f->ops->pair(f, m1, s, m2, x, t, y);
+    if (rc != SL_OP_DECLINED) return rc;
+  }
   SL_TRY(sl_op_call(first, mode, x, t));
   return sl_op_call(second, mode, t, y);
 }
-static const sl_op_ops product_ops = {product_apply, NULL, parts_free};
+static const sl_op_ops product_ops = {product_apply, NULL, parts_free, NULL};
 
 int sl_op_product(sl_op **out, sl_op *a, sl_op *b)
 {
@@ -106,7 +125,7 @@ static int scaled_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
   if (mode == SL_ADJOINT) s.im = -s.im;
   return sl_array_scale(y, s);
 }
-static const sl_op_ops scaled_ops = {scaled_apply, NULL, parts_free};
+static const sl_op_ops scaled_ops = {scaled_apply, NULL, parts_free, NULL};
 
 int sl_op_scaled(sl_op **out, sl_op *a, sl_cscalar s)
 {
@@ -127,7 +146,7 @@ static int adjoint_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
   parts_t *c = op->data;
   return sl_op_call(c->a, mode == SL_FORWARD ? SL_ADJOINT : SL_FORWARD, x, y);
 }
-static const sl_op_ops adjoint_ops = {adjoint_apply, NULL, parts_free};
+static const sl_op_ops adjoint_ops = {adjoint_apply, NULL, parts_free, NULL};
 
 /* ---- a^T x = conj(a^H conj(x)), conj(a) x = conj(a conj(x)): the input's conjugate goes to the
  * temporary laid out like x, the result is conjugated in place ----------------------------------- */
@@ -145,8 +164,8 @@ static int conj_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y
 
 static int transpose_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y) { return conj_apply(op, mode, x, y, 1); }
 static int conjugate_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y) { return conj_apply(op, mode, x, y, 0); }
-static const sl_op_ops transpose_ops = {transpose_apply, NULL, parts_free};
-static const sl_op_ops conjugate_ops = {conjugate_apply, NULL, parts_free};
+static const sl_op_ops transpose_ops = {transpose_apply, NULL, parts_free, NULL};
+static const sl_op_ops conjugate_ops = {conjugate_apply, NULL, parts_free, NULL};
 
 static int unary(sl_op **out, sl_op *a, const char *fn, const char *fmt, int swap, const sl_op_ops *ops)
 {

@@ -32,7 +32,7 @@ static int csr_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   return sl_op_apply_chunked(op, mode, x, y, csr_submit);
 }
-static const sl_op_ops csr_ops = {csr_apply, NULL, csr_free};
+static const sl_op_ops csr_ops = {csr_apply, NULL, csr_free, NULL};
 
 /* Local checks of the CSR arrays. */
 static int check_csr(int64_t nr, int64_t nc, const int64_t *rp, const int64_t *ci, const void *v)

@@ -7,7 +7,7 @@
 #include "operators/op_internal.h"
 
 static int identity_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y) { return sl_array_copy(y, x); }
-static const sl_op_ops identity_ops = {identity_apply, NULL, NULL};
+static const sl_op_ops identity_ops = {identity_apply, NULL, NULL, NULL};
 
 int sl_op_identity(sl_op **op, const sl_array *like)
 {
@@ -18,7 +18,7 @@ int sl_op_identity(sl_op **op, const sl_array *like)
 }
 
 static int zero_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y) { return sl_array_fill(y, SL_REAL(0.0)); }
-static const sl_op_ops zero_ops = {zero_apply, NULL, NULL};
+static const sl_op_ops zero_ops = {zero_apply, NULL, NULL, NULL};
 
 int sl_op_zero(sl_op **op, const sl_array *domain_like, const sl_array *range_like)
 {
@@ -50,7 +50,7 @@ static int diagonal_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_arra
   diagonal_t *c = op->data;
   return sl_array_multiply(y, mode == SL_FORWARD ? c->d : c->dconj, x);
 }
-static const sl_op_ops diagonal_ops = {diagonal_apply, NULL, diagonal_free};
+static const sl_op_ops diagonal_ops = {diagonal_apply, NULL, diagonal_free, NULL};
 
 int sl_op_diagonal(sl_op **op, const sl_array *d)
 {

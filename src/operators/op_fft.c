@@ -196,7 +196,7 @@ static int fft_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
   SL_TRY(codelet_fft_submit(&s, FFT_C2R, r.cur, dst));
   return hy ? SL_SUCCESS : copy_all(y, f->xr, 0);
 }
-static const sl_op_ops fft_ops = {fft_apply, NULL, fft_free};
+static const sl_op_ops fft_ops = {fft_apply, NULL, fft_free, NULL};
 
 /* The checks of sl_op_fft (every rank reaches the same verdict: like is agreed, the rest must be). */
 static int fft_check(const char *fn, sl_op **op, const sl_array *like, int naxes, const int *axes, sl_fft_norm norm,

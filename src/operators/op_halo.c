@@ -175,7 +175,7 @@ static int halo_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y
   free(hy.h);
   return rc;
 }
-static const sl_op_ops halo_ops = {halo_apply, NULL, halo_free};
+static const sl_op_ops halo_ops = {halo_apply, NULL, halo_free, NULL};
 
 /* Block c of n cells cut into g blocks by split: its first cell and extent (an extent <= 0: the ceil split
  * left the block nothing). */

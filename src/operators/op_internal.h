@@ -10,12 +10,20 @@
 /** Submits the tasks of y = op x (mode SL_FORWARD) or y = op^H x; arguments already checked. */
 typedef int (*sl_op_apply_fn)(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y);
 
+/** Submits t = first x (mode m1), then y = second t (mode m2) as fewer tasks than two applies, where first's
+ *  kind can for this second operator and these arrays; returns SL_OP_DECLINED, submitting nothing, where it
+ *  cannot (the caller then applies them one after the other). */
+typedef int (*sl_op_pair_fn)(sl_op *first, sl_op_mode m1, sl_op *second, sl_op_mode m2, const sl_array *x, sl_array *t,
+                             sl_array *y);
+#define SL_OP_DECLINED 1
+
 /** What an operator kind does. Each kind's file defines one table and its own context struct (`data`); no
  *  other file reads that struct. */
 typedef struct sl_op_ops {
   sl_op_apply_fn apply;        /* y = op x, and y = op^H x when adjoint is NULL */
   sl_op_apply_fn adjoint;      /* y = op^H x where the kind writes it as another function, else NULL */
   void (*destroy)(void *data); /* frees the context (NULL: nothing to free) */
+  sl_op_pair_fn pair;          /* this operator followed by another in fewer tasks (products), or NULL */
 } sl_op_ops;
 
 /** The part every operator shares: layouts, methods, the kind's context, and the temporaries the library

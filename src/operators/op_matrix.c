@@ -42,7 +42,7 @@ static int dense_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *
 {
   return sl_op_apply_chunked(op, mode, x, y, dense_submit);
 }
-static const sl_op_ops dense_ops = {dense_apply, NULL, dense_free};
+static const sl_op_ops dense_ops = {dense_apply, NULL, dense_free, NULL};
 
 int sl_op_dense(sl_op **out, int rc, const char *name, const sl_array *dom, const sl_array *rng, const void *A, int64_t nr,
                 int64_t nc, int64_t nrhs, int64_t nbatch, int sum_mode, comm_channel *sum_channel)

@@ -36,7 +36,7 @@ static int nsconv_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
 {
   return sl_op_apply_chunked(op, mode, x, y, nsconv_submit);
 }
-static const sl_op_ops nsconv_ops = {nsconv_apply, NULL, nsconv_free};
+static const sl_op_ops nsconv_ops = {nsconv_apply, NULL, nsconv_free, NULL};
 
 /* element j of the host buffer hs (dtype dt) as a double complex */
 static double complex value(sl_dtype dt, const void *hs, int64_t j)

@@ -27,7 +27,7 @@ static int redist_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array 
 {
   return sl_op_apply_chunked(op, mode, x, y, redist_fn);
 }
-static const sl_op_ops redist_ops = {redist_apply, NULL, redist_free};
+static const sl_op_ops redist_ops = {redist_apply, NULL, redist_free, NULL};
 
 int sl_op_redistribute(sl_op **op, const sl_array *from_like, const sl_array *to_like)
 {

@@ -30,7 +30,7 @@ static int restriction_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_a
 {
   return sl_op_apply_chunked(op, mode, x, y, restriction_submit);
 }
-static const sl_op_ops restriction_ops = {restriction_apply, NULL, restriction_free};
+static const sl_op_ops restriction_ops = {restriction_apply, NULL, restriction_free, NULL};
 
 int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int64_t n)
 {

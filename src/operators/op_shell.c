@@ -32,8 +32,8 @@ static int shell_adjoint(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
   return c->adjoint(c->ctx, mode, x, y);
 }
 
-static const sl_op_ops shell_ops = {shell_forward, shell_adjoint, shell_free};
-static const sl_op_ops shell_ops_one = {shell_forward, NULL, shell_free};
+static const sl_op_ops shell_ops = {shell_forward, shell_adjoint, shell_free, NULL};
+static const sl_op_ops shell_ops_one = {shell_forward, NULL, shell_free, NULL};
 
 static int shell_check(sl_op **op, const char *name, const sl_array *dom, const sl_array *rng, sl_shell_apply_fn forward)
 {

@@ -64,9 +64,9 @@ static int diag_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y
   return SL_SUCCESS;
 }
 
-static const sl_op_ops vstack_ops = {vstack_apply, NULL, stack_free};
-static const sl_op_ops hstack_ops = {hstack_apply, NULL, stack_free};
-static const sl_op_ops diag_ops = {diag_apply, NULL, stack_free};
+static const sl_op_ops vstack_ops = {vstack_apply, NULL, stack_free, NULL};
+static const sl_op_ops hstack_ops = {hstack_apply, NULL, stack_free, NULL};
+static const sl_op_ops diag_ops = {diag_apply, NULL, stack_free, NULL};
 
 /* A stack of the parts' domains (ranges) as a layout template. */
 static int stacked_like(sl_op **ops, int n, int range, sl_array **out)

@@ -126,7 +126,30 @@ static int stencil_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
   free(mark);
   return rc;
 }
-static const sl_op_ops stencil_ops = {stencil_apply, NULL, stencil_free};
+
+/* t = first x, y = second t as one task when both are stencils without ghost terms and x, t, y are one chunk
+ * each (distinct): the case of a product such as L^H L on a GPU node, one chunk per block */
+static const sl_op_ops stencil_ops;
+static int stencil_pair(sl_op *first, sl_op_mode m1, sl_op *second, sl_op_mode m2, const sl_array *x, sl_array *t,
+                        sl_array *y)
+{
+  if (second->ops != &stencil_ops || first->dtype != second->dtype || x->nchunks != 1 || t->nchunks != 1 ||
+      y->nchunks != 1 || sl_array_chunk(x, 0) == sl_array_chunk(y, 0) || sl_ctx.set.stencil_no_overlap)
+    return SL_OP_DECLINED;
+  st_plan p[2];
+  sl_op *ops[2] = {first, second};
+  int64_t n = (int64_t)starpu_vector_get_nx(sl_array_chunk(y, 0));
+  for (int i = 0; i < 2; i++) {
+    p[i] = ((stencil_t *)ops[i]->data)->plan;
+    if (has_ghosts(&p[i])) return SL_OP_DECLINED;
+    p[i].adjoint = (i ? m2 : m1) == SL_ADJOINT;
+    p[i].generic = sl_ctx.set.stencil_generic;
+    p[i].edge_serial = sl_ctx.set.stencil_edge_serial;
+  }
+  return codelet_stencil_pair_submit(&p[0], &p[1], first->dtype, sl_array_chunk(x, 0), sl_array_chunk(t, 0),
+                                     sl_array_chunk(y, 0), n);
+}
+static const sl_op_ops stencil_ops = {stencil_apply, NULL, stencil_free, stencil_pair};
 
 /* One term of the plan: the stencil kind along axis of arrays laid out like `like`. */
 static void add_term(st_plan *p, const sl_array *like, int axis, int kind, int edge, double scale)

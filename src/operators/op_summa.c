@@ -97,7 +97,7 @@ static int summa_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *
   return rc;
 }
 
-static const sl_op_ops summa_ops = {summa_apply, NULL, summa_free};
+static const sl_op_ops summa_ops = {summa_apply, NULL, summa_free, NULL};
 
 /* The panels: K cut at the boundaries of both splits (A's columns over pc, X's rows over pr). */
 static int make_panels(summa_t *s)

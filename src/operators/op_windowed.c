@@ -33,7 +33,7 @@ static int windowed_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_arra
   return sl_op_apply_chunked(op, mode, x, y, windowed_submit);
 }
 
-const sl_op_ops sl_windowed_ops = {windowed_apply, NULL, windowed_free};
+const sl_op_ops sl_windowed_ops = {windowed_apply, NULL, windowed_free, NULL};
 
 void sl_windowed_free(sl_windowed *c)
 {

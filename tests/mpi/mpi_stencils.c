@@ -188,6 +188,75 @@ static void run_case(int ndim, const int64_t *dims, int dist_axis, sl_dtype dt, 
   sl_array_destroy(&x);
 }
 
+/* Products of stencil operators (one task for both parts where the blocks are one chunk and no part needs ghost
+ * planes, STARLOPS_MAX_CHUNKS=1 runs): S F and F^H F along the last axis, and L^H L over every axis, against the
+ * dense matrices applied one after the other. */
+static void run_products(int ndim, const int64_t *dims, int dist_axis, sl_dtype dt)
+{
+  int64_t ext = my_extent(dims[dist_axis]);
+  sl_dist dist = sl_dist_scatter(dist_axis);
+  dist.local_n = &ext;
+  cplx *xg = NULL;
+  sl_array *x = mc_array(ndim, dims, dt, &dist, 5, &xg);
+  int64_t n = sl_array_global_size(x);
+  int last = ndim - 1;
+  cplx *t = calloc((size_t)n, sizeof *t), *rf = calloc((size_t)n, sizeof *rf), *ra = calloc((size_t)n, sizeof *ra);
+  double *F = stencil_matrix(0, SL_DERIV_CENTERED, 5, 1, dims[last], 0.5);
+  double *S = stencil_matrix(1, SL_DERIV_CENTERED, 0, 0, dims[last], 0.75);
+  sl_op *Fo = NULL, *So = NULL, *Fh = NULL, *SF = NULL, *FhF = NULL, *L = NULL, *Lh = NULL, *LhL = NULL;
+  CHECK_OK(sl_op_first_derivative(&Fo, x, last, 0.5, SL_DERIV_CENTERED, 5, 1));
+  CHECK_OK(sl_op_second_derivative(&So, x, last, 0.75, SL_DERIV_CENTERED, 0));
+  CHECK_OK(sl_op_adjoint(&Fh, Fo));
+  CHECK_OK(sl_op_product(&SF, So, Fo));
+  CHECK_OK(sl_op_product(&FhF, Fh, Fo));
+  char what[160];
+  /* S F: forward S (F x), adjoint F^T (S^T x) */
+  apply_along(ndim, dims, last, F, 0, 1.0, xg, t);
+  apply_along(ndim, dims, last, S, 0, 1.0, t, rf);
+  memset(t, 0, sizeof *t * (size_t)n);
+  apply_along(ndim, dims, last, S, 1, 1.0, xg, t);
+  apply_along(ndim, dims, last, F, 1, 1.0, t, ra);
+  snprintf(what, sizeof what, "SecondDerivative FirstDerivative along the last axis of %d-D (%s)", ndim, sl_dtype_name(dt));
+  if (SF) check_op(SF, ndim, dims, dt, &dist, rf, ra, what, xg, x);
+  /* F^H F: self-adjoint */
+  memset(t, 0, sizeof *t * (size_t)n);
+  memset(rf, 0, sizeof *rf * (size_t)n);
+  apply_along(ndim, dims, last, F, 0, 1.0, xg, t);
+  apply_along(ndim, dims, last, F, 1, 1.0, t, rf);
+  snprintf(what, sizeof what, "FirstDerivative^H FirstDerivative along the last axis of %d-D (%s)", ndim, sl_dtype_name(dt));
+  if (FhF) check_op(FhF, ndim, dims, dt, &dist, rf, rf, what, xg, x);
+  /* L^H L over every axis (ghost planes along the distributed axis on several ranks: two tasks there) */
+  int axes[SL_MAX_DIMS];
+  double w[SL_MAX_DIMS], smp[SL_MAX_DIMS];
+  for (int a = 0; a < ndim; a++) axes[a] = a, w[a] = 1.0 + 0.5 * a, smp[a] = 0.75 + 0.25 * a;
+  CHECK_OK(sl_op_laplacian(&L, x, ndim, axes, w, smp, SL_DERIV_CENTERED, 1));
+  CHECK_OK(sl_op_adjoint(&Lh, L));
+  CHECK_OK(sl_op_product(&LhL, Lh, L));
+  memset(t, 0, sizeof *t * (size_t)n);
+  memset(rf, 0, sizeof *rf * (size_t)n);
+  for (int a = 0; a < ndim; a++) {
+    double *D = stencil_matrix(1, SL_DERIV_CENTERED, 0, 1, dims[a], smp[a]);
+    apply_along(ndim, dims, a, D, 0, w[a], xg, t);
+    free(D);
+  }
+  for (int a = 0; a < ndim; a++) {
+    double *D = stencil_matrix(1, SL_DERIV_CENTERED, 0, 1, dims[a], smp[a]);
+    apply_along(ndim, dims, a, D, 1, w[a], t, rf);
+    free(D);
+  }
+  snprintf(what, sizeof what, "Laplacian^H Laplacian over %d axes (%s)", ndim, sl_dtype_name(dt));
+  if (LhL) check_op(LhL, ndim, dims, dt, &dist, rf, rf, what, xg, x);
+  sl_op *all[] = {LhL, Lh, L, FhF, SF, Fh, So, Fo};
+  for (int i = 0; i < 8; i++) sl_op_destroy(&all[i]);
+  free(F);
+  free(S);
+  free(t);
+  free(rf);
+  free(ra);
+  free(xg);
+  sl_array_destroy(&x);
+}
+
 static void test_bad_input(void)
 {
   int64_t dims[2] = {6, 5};
@@ -220,6 +289,11 @@ int main(int argc, char **argv)
   run_case(3, d3, 0, SL_FLOAT32, 0);
   int64_t d1[1] = {13};
   run_case(1, d1, 0, SL_FLOAT64, 1);
+  int64_t d2[2] = {9, 11};
+  run_products(2, d2, 0, SL_FLOAT64);
+  run_products(2, d2, 0, SL_COMPLEX128);
+  run_products(3, d3, 0, SL_FLOAT32);
+  run_products(1, d1, 0, SL_COMPLEX64);
   test_bad_input();
   return mc_finish("mpi_stencils");
 }

@@ -141,6 +141,12 @@ Test(one_chunk, mpi_solvers_3_ranks, .timeout = 400)
   cr_expect_eq(run_env("STARLOPS_MAX_CHUNKS=1", 3, "mpi_solvers", scratch_dir()), 0);
 }
 ONE_CHUNK_TEST(mpi_ops)
+/* one chunk: a product of stencils as one task (L^H L on one rank; S F along a local axis on two) */
+ONE_CHUNK_TEST(mpi_stencils)
+Test(one_chunk, mpi_stencils_1_rank, .timeout = 400)
+{
+  cr_expect_eq(run_env("STARLOPS_MAX_CHUNKS=1", 1, "mpi_stencils", scratch_dir()), 0);
+}
 ONE_CHUNK_TEST(mpi_solvers)
 ONE_CHUNK_TEST(mpi_stack)
 ONE_CHUNK_TEST(mpi_memory)
