@@ -134,7 +134,7 @@ static int stencil_pair(sl_op *first, sl_op_mode m1, sl_op *second, sl_op_mode m
                         sl_array *y)
 {
   if (second->ops != &stencil_ops || first->dtype != second->dtype || x->nchunks != 1 || t->nchunks != 1 ||
-      y->nchunks != 1 || sl_array_chunk(x, 0) == sl_array_chunk(y, 0) || sl_ctx.set.stencil_no_overlap)
+      y->nchunks != 1 || sl_array_chunk(x, 0) == sl_array_chunk(y, 0))
     return SL_OP_DECLINED;
   st_plan p[2];
   sl_op *ops[2] = {first, second};
