@@ -6,7 +6,8 @@
  * i.e. the 5-point Dirichlet Laplacian on the interior and the identity on the boundary. Prints the
  * iteration table (rank 0) and checks the error against the exact solution.
  *   mpirun -n 2 ./poisson_cg [--n N] [--niter K] [--tol T] [--check-every K] [--pipelined] [--quiet]
- * Exits non-zero if the solve fails or the error is above 1e3 tol (the solve's accuracy, not h). */
+ * Exits non-zero if the solve fails or the error is above 1e3 tol (the solve's accuracy, not h); with --tol 0
+ * (a fixed iteration count), if the error's 2-norm did not go down. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,25 +84,32 @@ int main(int argc, char **argv)
   sl_solver_info info;
   TRY(sl_solve_cg(Asum, f, u, &o, &info));
   /* the error against the exact solution, max over the grid */
-  double *pu, err = 0;
+  /* and its 2-norm beside that of the exact solution (the error of x0 = 0) */
+  double *pu, err = 0, sq[2] = {0, 0};
   TRY(sl_array_acquire(u, SL_READ, (void **)&pu));
   for (int64_t i = 0; i < ld[0]; i++)
     for (int64_t j = 0; j < n; j++) {
-      double x = (double)(r0 + i) * h, y = (double)j * h;
-      double e = fabs(pu[i * n + j] - x * (1 - x) * y * (1 - y));
+      double x = (double)(r0 + i) * h, y = (double)j * h, ex = x * (1 - x) * y * (1 - y);
+      double e = fabs(pu[i * n + j] - ex);
       err = e > err ? e : err;
+      sq[0] += e * e;
+      sq[1] += ex * ex;
     }
   TRY(sl_array_release(u));
   MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, sl_comm());
+  MPI_Allreduce(MPI_IN_PLACE, sq, 2, MPI_DOUBLE, MPI_SUM, sl_comm());
   /* with a tolerance: converged, and as accurate as it allows; without (a fixed iteration count, for timing
-   * and for comparing runs): the residual went down */
+   * and for comparing runs): the error went down. CG's Euclidean error decreases at every iteration
+   * (Hestenes and Stiefel, 1952), its residual need not: here the first step raises it 10-30x (f meets the
+   * boundary's zeros, A's rows scale with 1 / h^2), so 300 iterations on 1024^2 end above ||f||. */
   double bound = o.tol > 0 ? 1e3 * o.tol : INFINITY;
-  int ok = o.tol > 0 ? info.stop == SL_STOP_TOL && err <= bound : info.rnorm < info.r0norm;
+  int ok = o.tol > 0 ? info.stop == SL_STOP_TOL && err <= bound : info.iterations > 0 && sqrt(sq[0]) < sqrt(sq[1]);
   if (sl_rank() == 0)
     printf("poisson_cg: %lld x %lld grid on %d ranks: %d iterations, %.3f s (%.3f ms per iteration), "
-           "max error %.3e (bound %.1e): %s\n",
+           "max error %.3e (bound %.1e), error 2-norm %.3e (x0 = 0: %.3e): %s\n",
            (long long)n, (long long)n, sl_size(), info.iterations, info.seconds,
-           info.iterations ? 1e3 * info.seconds / info.iterations : 0.0, err, bound, ok ? "PASSED" : "FAILED");
+           info.iterations ? 1e3 * info.seconds / info.iterations : 0.0, err, bound, sqrt(sq[0]), sqrt(sq[1]),
+           ok ? "PASSED" : "FAILED");
   sl_op *ops[7] = {L, P, B, LP, PLP, A, Asum};
   for (int i = 0; i < 7; i++) sl_op_destroy(&ops[i]);
   sl_array_destroy(&f);
