@@ -147,6 +147,11 @@ Test(one_chunk, mpi_stencils_1_rank, .timeout = 400)
 {
   cr_expect_eq(run_env("STARLOPS_MAX_CHUNKS=1", 1, "mpi_stencils", scratch_dir()), 0);
 }
+/* and on 4 ranks, one of which owns nothing (it declines the one-task product, the others take it) */
+Test(one_chunk, mpi_stencils_4_ranks, .timeout = 400)
+{
+  cr_expect_eq(run_env("STARLOPS_MAX_CHUNKS=1", 4, "mpi_stencils", scratch_dir()), 0);
+}
 ONE_CHUNK_TEST(mpi_solvers)
 ONE_CHUNK_TEST(mpi_stack)
 ONE_CHUNK_TEST(mpi_memory)
