@@ -29,11 +29,18 @@ static void whole(st_input *in, const void *p, int64_t n)
 }
 
 /* Buffers: x (read), t (written, then read), y (written). */
+static void unpack(void *buffers[], void **x, void **t, void **y)
+{
+  *x = (void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+  *t = (void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+  *y = (void *)STARPU_VECTOR_GET_PTR(buffers[2]);
+}
+
 static void pair_cpu(void *buffers[], void *cl_arg)
 {
   const pair_args *a = cl_arg;
-  void *x = (void *)STARPU_VECTOR_GET_PTR(buffers[0]), *t = (void *)STARPU_VECTOR_GET_PTR(buffers[1]),
-       *y = (void *)STARPU_VECTOR_GET_PTR(buffers[2]);
+  void *x, *t, *y;
+  unpack(buffers, &x, &t, &y);
   st_input in;
   whole(&in, x, a->n);
   int rc = kernel_stencil(&a->first, a->single, &in, 0, a->n, t);
@@ -46,8 +53,8 @@ static void pair_cpu(void *buffers[], void *cl_arg)
 static void pair_cuda(void *buffers[], void *cl_arg)
 {
   const pair_args *a = cl_arg;
-  void *x = (void *)STARPU_VECTOR_GET_PTR(buffers[0]), *t = (void *)STARPU_VECTOR_GET_PTR(buffers[1]),
-       *y = (void *)STARPU_VECTOR_GET_PTR(buffers[2]);
+  void *x, *t, *y;
+  unpack(buffers, &x, &t, &y);
   st_input in;
   whole(&in, x, a->n);
   int rc = kernel_cuda_stencil(&a->first, a->single, &in, 0, a->n, t, starpu_cuda_get_local_stream());

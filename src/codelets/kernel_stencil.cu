@@ -264,9 +264,15 @@ static int side_stream(cudaStream_t st, cudaStream_t *out)
   int rc;
   if (!side_ev.made) {
     if ((rc = cudaStreamCreateWithFlags(&side_ev.stream, cudaStreamNonBlocking)) != cudaSuccess) return rc;
-    if ((rc = cudaEventCreateWithFlags(&side_ev.ready, cudaEventDisableTiming)) != cudaSuccess ||
-        (rc = cudaEventCreateWithFlags(&side_ev.done, cudaEventDisableTiming)) != cudaSuccess)
+    if ((rc = cudaEventCreateWithFlags(&side_ev.ready, cudaEventDisableTiming)) != cudaSuccess) {
+      cudaStreamDestroy(side_ev.stream); /* nothing kept half made: the next call tries again */
       return rc;
+    }
+    if ((rc = cudaEventCreateWithFlags(&side_ev.done, cudaEventDisableTiming)) != cudaSuccess) {
+      cudaEventDestroy(side_ev.ready);
+      cudaStreamDestroy(side_ev.stream);
+      return rc;
+    }
     side_ev.made = 1;
   }
   if ((rc = cudaEventRecord(side_ev.ready, st)) != cudaSuccess ||

@@ -79,11 +79,20 @@ static void stencil_free(void *q)
   free(c);
 }
 
+/* The operator's plan for one apply in mode, with the run's settings for the CUDA kernel. */
+static st_plan mode_plan(const sl_op *op, sl_op_mode mode)
+{
+  st_plan p = ((const stencil_t *)op->data)->plan;
+  p.adjoint = mode == SL_ADJOINT;
+  p.generic = sl_ctx.set.stencil_generic;
+  p.edge_serial = sl_ctx.set.stencil_edge_serial;
+  return p;
+}
+
 static int stencil_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   stencil_t *ctx = op->data;
-  st_plan p = ctx->plan;
-  p.adjoint = mode == SL_ADJOINT;
+  st_plan p = mode_plan(op, mode);
   if (has_ghosts(&p)) SL_TRY(sl_array_ghost_fill(x, (int[2]){ST_GHOST, ST_GHOST}, ctx->ghost));
   int nc = y->nchunks;
   if (nc == 0) return SL_SUCCESS;
@@ -99,8 +108,6 @@ static int stencil_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array
   /* STARLOPS_STENCIL_NO_OVERLAP=1 makes every task wait for the ghost planes: the benchmark's reference for
    * how much of the exchange the interior tasks hide */
   int serial = sl_ctx.set.stencil_no_overlap && has_ghosts(&p);
-  p.generic = sl_ctx.set.stencil_generic;
-  p.edge_serial = sl_ctx.set.stencil_edge_serial;
   int rc = SL_SUCCESS;
   for (int c = 0; c < nc && rc == SL_SUCCESS; c++) {
     int64_t s = start[c], e = start[c + 1], seg_start[ST_MAX_SEGS];
@@ -136,16 +143,9 @@ static int stencil_pair(sl_op *first, sl_op_mode m1, sl_op *second, sl_op_mode m
   if (second->ops != &stencil_ops || first->dtype != second->dtype || x->nchunks != 1 || t->nchunks != 1 ||
       y->nchunks != 1 || sl_array_chunk(x, 0) == sl_array_chunk(y, 0))
     return SL_OP_DECLINED;
-  st_plan p[2];
-  sl_op *ops[2] = {first, second};
+  st_plan p[2] = {mode_plan(first, m1), mode_plan(second, m2)};
+  if (has_ghosts(&p[0]) || has_ghosts(&p[1])) return SL_OP_DECLINED;
   int64_t n = (int64_t)starpu_vector_get_nx(sl_array_chunk(y, 0));
-  for (int i = 0; i < 2; i++) {
-    p[i] = ((stencil_t *)ops[i]->data)->plan;
-    if (has_ghosts(&p[i])) return SL_OP_DECLINED;
-    p[i].adjoint = (i ? m2 : m1) == SL_ADJOINT;
-    p[i].generic = sl_ctx.set.stencil_generic;
-    p[i].edge_serial = sl_ctx.set.stencil_edge_serial;
-  }
   return codelet_stencil_pair_submit(&p[0], &p[1], first->dtype, sl_array_chunk(x, 0), sl_array_chunk(t, 0),
                                      sl_array_chunk(y, 0), n);
 }
