@@ -155,6 +155,8 @@ int sl_init(int *argc, char ***argv, const sl_options *opts)
                 SL_SAME_I("STARLOPS_COMM_BLOCKING_BYTES", s->comm_blocking_bytes),
                 SL_SAME_I("STARLOPS_COMM_RING_BYTES", s->comm_ring_bytes),
                 SL_SAME_I("STARLOPS_COMM_RING_SEGMENT_BYTES", s->comm_ring_segment_bytes),
+                SL_SAME_I("STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES", s->comm_allreduce_blocking_bytes),
+                SL_SAME_I("STARLOPS_COMM_RING_ALLREDUCE_BYTES", s->comm_ring_allreduce_bytes),
                 SL_SAME_I("STARLOPS_TRACE (set on some ranks only)", sl_ctx.tracing),
                 SL_SAME_I("STARLOPS_TRACE_REGION", sl_ctx.trace_region));
   if (rc != SL_SUCCESS) {

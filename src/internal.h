@@ -83,6 +83,10 @@ typedef struct {
   int64_t comm_ring_bytes;   /* STARLOPS_COMM_RING_BYTES: host-MPI allreduce and reduce-scatter of this size
                                 per rank or more run as a ring of point-to-point messages; 0 never */
   int64_t comm_ring_segment_bytes; /* STARLOPS_COMM_RING_SEGMENT_BYTES: the ring's segments (at most 64 per block) */
+  int64_t comm_allreduce_blocking_bytes; /* STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES: host-MPI allreduces from this size
+                                            and below comm_ring_allreduce_bytes block on their channel's thread; 0 never */
+  int64_t comm_ring_allreduce_bytes; /* STARLOPS_COMM_RING_ALLREDUCE_BYTES: the allreduce size from which the ring
+                                        takes over from that blocking call */
   char comm[16];             /* STARLOPS_COMM */
   double timeout_s;          /* STARLOPS_TIMEOUT: the watchdog's limit in seconds, 0 off */
 } sl_settings;

@@ -21,6 +21,18 @@ static int parse_count(const char *name, const char *v, unsigned long long min, 
 
 /* A decimal number from min to max in the given unit ("microseconds"), or an error naming the variable; set
  * says whether the variable was given (unset or empty: *out untouched). */
+/* A byte count: dflt when the variable is unset or empty, else a whole number from min to max. */
+static int parse_bytes(const char *name, int64_t dflt, unsigned long long min, unsigned long long max, int64_t *out)
+{
+  const char *v = getenv(name);
+  unsigned long long n = 0;
+  *out = dflt;
+  if (!v || !*v) return SL_SUCCESS;
+  SL_TRY(parse_count(name, v, min, max, &n));
+  *out = (int64_t)n;
+  return SL_SUCCESS;
+}
+
 static int parse_real(const char *name, const char *unit, double min, double max, double *out, int *set)
 {
   const char *v = getenv(name);
@@ -98,24 +110,11 @@ int sl_settings_read(const sl_options *o)
     SL_TRY(parse_count("STARLOPS_FFT_THREADS", v, 0, 1024, &n));
     s->fft_threads = (int)n;
   }
-  s->comm_blocking_bytes = (int64_t)8 << 20;
-  v = getenv("STARLOPS_COMM_BLOCKING_BYTES");
-  if (v && *v) {
-    SL_TRY(parse_count("STARLOPS_COMM_BLOCKING_BYTES", v, 0, (unsigned long long)1 << 50, &n));
-    s->comm_blocking_bytes = (int64_t)n;
-  }
-  s->comm_ring_bytes = (int64_t)16 << 10;
-  v = getenv("STARLOPS_COMM_RING_BYTES");
-  if (v && *v) {
-    SL_TRY(parse_count("STARLOPS_COMM_RING_BYTES", v, 0, (unsigned long long)1 << 50, &n));
-    s->comm_ring_bytes = (int64_t)n;
-  }
-  s->comm_ring_segment_bytes = (int64_t)256 << 10;
-  v = getenv("STARLOPS_COMM_RING_SEGMENT_BYTES");
-  if (v && *v) {
-    SL_TRY(parse_count("STARLOPS_COMM_RING_SEGMENT_BYTES", v, 1, (unsigned long long)1 << 40, &n));
-    s->comm_ring_segment_bytes = (int64_t)n;
-  }
+  SL_TRY(parse_bytes("STARLOPS_COMM_BLOCKING_BYTES", (int64_t)8 << 20, 0, 1ULL << 50, &s->comm_blocking_bytes));
+  SL_TRY(parse_bytes("STARLOPS_COMM_RING_BYTES", (int64_t)16 << 10, 0, 1ULL << 50, &s->comm_ring_bytes));
+  SL_TRY(parse_bytes("STARLOPS_COMM_RING_SEGMENT_BYTES", (int64_t)256 << 10, 1, 1ULL << 40, &s->comm_ring_segment_bytes));
+  SL_TRY(parse_bytes("STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES", (int64_t)1 << 20, 0, 1ULL << 50, &s->comm_allreduce_blocking_bytes));
+  SL_TRY(parse_bytes("STARLOPS_COMM_RING_ALLREDUCE_BYTES", (int64_t)16 << 20, 0, 1ULL << 50, &s->comm_ring_allreduce_bytes));
   double us = 0;
   SL_TRY(parse_real("STARLOPS_COMM_SPIN_US", "microseconds", 0, 1e6, &us, &s->comm_spin_set));
   s->comm_spin_s = us * 1e-6;

@@ -52,9 +52,17 @@ static double spin_seconds = 20e-6;
  * once everything completed. */
 static void run_mpi(coll *c, void (*finish)(void *))
 {
-  int ring = coll_ring_wanted(c); /* before the blocking calls: the ring is faster at every size it takes */
-  int64_t bytes = sl_ctx.set.comm_blocking_bytes > 0 && !ring ? coll_blocking_size(c) : -1;
-  if (bytes >= 0 && bytes >= sl_ctx.set.comm_blocking_bytes) { /* a large one: the channel's thread */
+  /* the path depends on the collective's size and the agreed settings only, so every rank takes the same:
+   * an allreduce of STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES (1 MiB) or more, below
+   * STARLOPS_COMM_RING_ALLREDUCE_BYTES (16 MiB), is Open MPI's blocking call on the channel's thread (faster
+   * than the ring there); else the ring where it applies; else a blocking call from
+   * STARLOPS_COMM_BLOCKING_BYTES; else non-blocking calls */
+  const sl_settings *set = &sl_ctx.set;
+  int64_t size = coll_blocking_size(c);
+  int mid_allreduce = c->kind == K_ALLREDUCE && set->comm_allreduce_blocking_bytes > 0 && size >= set->comm_allreduce_blocking_bytes &&
+                      size < set->comm_ring_allreduce_bytes;
+  int ring = !mid_allreduce && coll_ring_wanted(c);
+  if (mid_allreduce || (!ring && set->comm_blocking_bytes > 0 && size >= set->comm_blocking_bytes)) { /* the channel's thread */
     struct starpu_task *task = starpu_task_get_current();
     starpu_task_end_dep_add(task, 1);
     c->pending = (comm_pending){.task = task, .finish = finish, .arg = c, .what = coll_kind_name(c->kind),

@@ -163,6 +163,11 @@ int main(int argc, char **argv)
     /* a long convolution axis (the last): samples far from both ends as well as near them, rows in groups */
     const int64_t long_dims[3] = {5, 3, 700};
     test_case_dims(dts[t], long_dims, 9, 0, 0, 2);
+    /* long filters (31 and 61 taps) over several blocks of samples and groups of rows, the distributed axis
+     * the middle one or the first */
+    const int64_t rows_dims[3] = {4, 9, 400}, short_dims[3] = {2, 3, 300};
+    test_case_dims(dts[t], rows_dims, 31, 1, 0, 2);
+    test_case_dims(dts[t], short_dims, 61, 0, 0, 2);
   }
   test_bad_input();
   return mc_finish("mpi_nsconv");

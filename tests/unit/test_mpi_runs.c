@@ -159,10 +159,13 @@ ONE_CHUNK_TEST(mpi_prox)
 
 /* dmda-family schedulers run a per-worker hook when a task ends: collectives released by the progress
  * thread must end on a worker thread (comm_progress.c). */
-/* Every collective that can be a blocking call on its channel's thread made one (threshold 1 byte). */
+/* Every collective that can be a blocking call on its channel's thread made one (threshold 1 byte); then
+ * every allreduce of one buffer (the window below STARLOPS_COMM_RING_ALLREDUCE_BYTES from 1 byte) with the
+ * rings on for the rest. */
 Test(mpi, collectives_blocking_on_channel_threads, .timeout = 600)
 {
   cr_expect_eq(run_env("STARLOPS_COMM_BLOCKING_BYTES=1", 3, "mpi_comm", scratch_dir()), 0);
+  cr_expect_eq(run_env("STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES=1 STARLOPS_COMM_RING_BYTES=1", 3, "mpi_comm", scratch_dir()), 0);
   cr_expect_eq(run_env("STARLOPS_COMM_BLOCKING_BYTES=1", 2, "mpi_solvers", scratch_dir()), 0);
 }
 
@@ -204,7 +207,9 @@ Test(mpi, settings_are_validated, .timeout = 400)
                           {"STARLOPS_COMM_SPIN_US=-1", "STARLOPS_COMM_SPIN_US"},
                           {"STARLOPS_COMM_BLOCKING_BYTES=big", "STARLOPS_COMM_BLOCKING_BYTES"},
                           {"STARLOPS_COMM_RING_BYTES=-1", "STARLOPS_COMM_RING_BYTES"},
-                          {"STARLOPS_COMM_RING_SEGMENT_BYTES=0", "STARLOPS_COMM_RING_SEGMENT_BYTES"}};
+                          {"STARLOPS_COMM_RING_SEGMENT_BYTES=0", "STARLOPS_COMM_RING_SEGMENT_BYTES"},
+                          {"STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES=1MiB", "STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES"},
+                          {"STARLOPS_COMM_RING_ALLREDUCE_BYTES=-2", "STARLOPS_COMM_RING_ALLREDUCE_BYTES"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[128];
     snprintf(args, sizeof args, "-1 %s", bad[i][1]);
@@ -240,6 +245,7 @@ Test(mpi, settings_must_match_across_ranks, .timeout = 400)
   cr_expect_eq(run_last_env("STARLOPS_CODELET_WHERE=cpu", 2, "mpi_comm_select", "-1 STARLOPS_CODELET_WHERE"), 0);
   cr_expect_eq(run_last_env("STARLOPS_COMM_BLOCKING_BYTES=1", 2, "mpi_comm_select", "-1 STARLOPS_COMM_BLOCKING_BYTES"), 0);
   cr_expect_eq(run_last_env("STARLOPS_COMM_RING_BYTES=0", 2, "mpi_comm_select", "-1 STARLOPS_COMM_RING_BYTES"), 0);
+  cr_expect_eq(run_last_env("STARLOPS_COMM_RING_ALLREDUCE_BYTES=0", 2, "mpi_comm_select", "-1 STARLOPS_COMM_RING_ALLREDUCE_BYTES"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=-1", 2, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=0", 1, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARLOPS_TIMEOUT=soon", 2, "mpi_comm_select", "-1 STARLOPS_TIMEOUT"), 0);
