@@ -72,6 +72,7 @@ typedef struct {
   int stencil_generic;       /* STARLOPS_STENCIL_GENERIC=1 */
   int stencil_edge_serial;   /* STARLOPS_STENCIL_EDGE_SERIAL=1 */
   int no_fuse;               /* STARLOPS_SOLVER_NO_FUSE=1 */
+  int nsconv_rows;           /* STARLOPS_NSCONV_ROWS=1 */
   int fftw_estimate;         /* STARLOPS_FFTW_PLANNER=estimate */
   int fft_threads;           /* STARLOPS_FFT_THREADS; 0: the rank's CPU workers for large transforms */
   int comm_stage_host;       /* STARLOPS_COMM_STAGE_HOST=1 */

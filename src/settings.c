@@ -99,6 +99,7 @@ int sl_settings_read(const sl_options *o)
   SL_TRY(parse_flag("STARLOPS_STENCIL_GENERIC", &s->stencil_generic));
   SL_TRY(parse_flag("STARLOPS_STENCIL_EDGE_SERIAL", &s->stencil_edge_serial));
   SL_TRY(parse_flag("STARLOPS_SOLVER_NO_FUSE", &s->no_fuse));
+  SL_TRY(parse_flag("STARLOPS_NSCONV_ROWS", &s->nsconv_rows));
   SL_TRY(parse_flag("STARLOPS_COMM_STAGE_HOST", &s->comm_stage_host));
   SL_TRY(parse_flag("STARLOPS_COMM_GPU_STAGING", &s->comm_gpu_staging));
   v = getenv("STARLOPS_FFTW_PLANNER");

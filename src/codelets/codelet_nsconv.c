@@ -45,7 +45,7 @@ static void nsconv_cuda(void *buffers[], void *arg)
   const char *H = (const char *)STARPU_VECTOR_GET_PTR(buffers[0]) + (size_t)(a->n * a->L) * sl_dtype_size(a->dt); /* tap-major */
   int rc = kernel_cuda_nsconv(a->dt, a->adjoint, a->outer, a->n, a->inner, a->L, H,
                               (const void *)STARPU_VECTOR_GET_PTR(buffers[1]), (void *)STARPU_VECTOR_GET_PTR(buffers[2]),
-                              starpu_cuda_get_local_stream());
+                              sl_ctx.set.nsconv_rows, starpu_cuda_get_local_stream());
   if (rc != cudaSuccess) sl_async_error(SL_E_RUNTIME, "NonStationaryConvolve1D (CUDA): %s", cudaGetErrorString((cudaError_t)rc));
 }
 #endif

@@ -18,8 +18,9 @@ extern "C" {
 void kernel_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
                    const void *in, void *out);
 #ifdef SL_HAVE_CUDA
+/* rows_kernel: along the last axis, the row kernel instead of the tiled one (STARLOPS_NSCONV_ROWS=1) */
 int kernel_cuda_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
-                       const void *in, void *out, void *stream);
+                       const void *in, void *out, int rows_kernel, void *stream);
 #endif
 
 #ifdef __cplusplus
