@@ -169,11 +169,15 @@ static int launch_tile(int adjoint, int64_t outer, int64_t n, int64_t L, const T
   size_t smem = tile_smem<T>(L);
   if (smem > NSCONV_TILE_MAX_SMEM) return cudaErrorNotSupported;
   void (*k)(int, I, I, I, const T *, const T *, T *) = nsconv_tile_k<T, I, sh::P, sh::R, sh::RY>;
-  int rc = cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-  if (rc != cudaSuccess) return rc;
-  int dev = 0, sms = 0, per_sm = 0;
-  rc = cudaGetDevice(&dev);
+  int dev = 0, sms = 0, optin = 0, per_sm = 0;
+  int rc = cudaGetDevice(&dev);
   if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  if (rc != cudaSuccess) return rc;
+  if (smem > (size_t)optin) return cudaErrorNotSupported; /* a GPU with less shared memory per block */
+  /* the same limit whatever the filter, so that workers sharing the device never lower it under each other */
+  int limit = NSCONV_TILE_MAX_SMEM < optin ? NSCONV_TILE_MAX_SMEM : optin;
+  rc = cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize, limit);
   if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, 32 * sh::RY, smem);
   if (rc != cudaSuccess) return rc;
   if (per_sm < 1) return cudaErrorNotSupported;
@@ -187,6 +191,14 @@ static int launch_tile(int adjoint, int64_t outer, int64_t n, int64_t L, const T
   return cudaGetLastError();
 }
 
+/* 32-bit indices for the kernels along the last axis: the data's and the table's, and the row index plus one
+ * grid's step of rows (at most 65535 x 16) */
+static int narrow_ok(int64_t total, int64_t outer, int64_t n, int64_t L)
+{
+  const int64_t lim = (int64_t)1 << 31;
+  return total + n + L < lim && n * L < lim && outer + ((int64_t)1 << 21) < lim;
+}
+
 extern "C" int kernel_cuda_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L,
                                   const void *H, const void *in, void *out, int rows_kernel, void *stream)
 {
@@ -194,7 +206,7 @@ extern "C" int kernel_cuda_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64
   if (total <= 0) return cudaSuccess;
   cudaStream_t s = (cudaStream_t)stream;
   if (inner == 1 && !rows_kernel) { /* along the last axis, tiled, unless the filters are too long for it */
-    int narrow = total + n + L < ((int64_t)1 << 31) && n * L < ((int64_t)1 << 31);
+    int narrow = narrow_ok(total, outer, n, L);
     int rc = cudaErrorNotSupported;
 #define L_(T)                                                                                              \
   rc = narrow ? launch_tile<T, int32_t>(adjoint, outer, n, L, (const T *)H, (const T *)in, (T *)out, s)   \
@@ -207,7 +219,7 @@ extern "C" int kernel_cuda_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64
     const int R = 4;
     int64_t groups = (outer + R - 1) / R, bx = (n + SL_CUDA_THREADS - 1) / SL_CUDA_THREADS;
     unsigned gy = (unsigned)(groups < 65535 ? groups : 65535), gx = (unsigned)(bx < 65535 ? bx : 65535);
-    int narrow = total + n + L < ((int64_t)1 << 31) && n * L < ((int64_t)1 << 31); /* the data's and the table's indices */
+    int narrow = narrow_ok(total, outer, n, L);
 #define L_(T)                                                                                                  \
   if (narrow)                                                                                                  \
     nsconv_rows_k<T, int32_t, R><<<dim3(gx, gy), SL_CUDA_THREADS, 0, s>>>(adjoint, (int32_t)outer, (int32_t)n, (int32_t)L, \
