@@ -2,8 +2,10 @@
  * axis 1, 5 filters of L taps) forward plus adjoint, in GFLOP/s (2 L flops per output) and GB/s (read x, write
  * y, both directions), beside a ceiling measured in the same run: on the CPUs a plain single-pass C loop doing
  * the same convolution on the same local block (one thread: compare with STARPU_NCPU=1); with CUDA workers a
- * device-to-device copy of the same bytes (cudaMemcpy), the bandwidth ceiling of the GPU kernel.
- *   mpirun -n P bench_nsconv [--sizes n1,n2,...] [--taps L1,L2,...] [--reps R]
+ * device-to-device copy of the same bytes (cudaMemcpy), the bandwidth ceiling of the GPU kernel. --axis 0
+ * convolves along axis 0 instead (the array split along axis 1; the CPU ceiling is then the row loop on as many
+ * elements).
+ *   mpirun -n P bench_nsconv [--sizes n1,n2,...] [--taps L1,L2,...] [--reps R] [--axis 0|1]
  * Time: median of R after a warm-up, slowest rank. */
 #include <math.h>
 #include <stdio.h>
@@ -48,13 +50,14 @@ static double time_loop(int64_t m, int64_t n, int64_t L, const double *H, int re
 int main(int argc, char **argv)
 {
   int64_t sizes[16] = {2048, 4096}, taps[8] = {11, 31};
-  int nsizes = 2, ntaps = 2, reps = 5;
+  int nsizes = 2, ntaps = 2, reps = 5, axis = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsizes = bench_parse_list(argv[++i], sizes, 16);
     else if (!strcmp(argv[i], "--taps") && i + 1 < argc) ntaps = bench_parse_list(argv[++i], taps, 8);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--axis") && i + 1 < argc) axis = atoi(argv[++i]) == 0 ? 0 : 1;
     else {
-      printf("usage: bench_nsconv [--sizes n1,n2,...] [--taps L1,L2,...] [--reps R]\n");
+      printf("usage: bench_nsconv [--sizes n1,n2,...] [--taps L1,L2,...] [--reps R] [--axis 0|1]\n");
       return 2;
     }
   }
@@ -62,8 +65,9 @@ int main(int argc, char **argv)
   if (sl_init(&argc, &argv, NULL) != SL_SUCCESS) return 1;
   int gpu = sl_ncuda_workers() > 0;
   if (sl_rank() == 0) {
-    printf("# bench_nsconv: %d ranks, %d CPU + %d CUDA workers on rank 0, float64, forward + adjoint, median of %d\n", sl_size(),
-           sl_ncpu_workers(), sl_ncuda_workers(), reps);
+    printf("# bench_nsconv: %d ranks, %d CPU + %d CUDA workers on rank 0, float64, forward + adjoint, median of %d, "
+           "convolution along axis %d (the array split along axis %d)\n", sl_size(), sl_ncpu_workers(), sl_ncuda_workers(), reps,
+           axis, 1 - axis);
     printf("# ceiling: %s\n", gpu ? "device-to-device copy of the same bytes (GB/s)" : "plain single-pass C loop on the local block, one thread (GFLOP/s)");
     printf("| n | taps | time (ms) | GFLOP/s | GB/s | ceiling | ratio |\n|---|---|---|---|---|---|---|\n");
   }
@@ -75,8 +79,9 @@ int main(int argc, char **argv)
       for (int64_t i = 0; i < nf * L; i++) hs[i] = cos(0.3 * (double)i);
       sl_array *x = NULL, *y = NULL;
       sl_op *op = NULL;
-      if (sl_array_create(&x, 2, dims, SL_FLOAT64, NULL) || sl_array_create_like(&y, x) ||
-          sl_op_nonstationary_convolve1d(&op, x, hs, nf, L, ih, 1)) {
+      sl_dist dist = {.partition = SL_SCATTER, .axis = 1 - axis};
+      if (sl_array_create(&x, 2, dims, SL_FLOAT64, &dist) || sl_array_create_like(&y, x) ||
+          sl_op_nonstationary_convolve1d(&op, x, hs, nf, L, ih, axis)) {
         fprintf(stderr, "bench_nsconv: %s\n", sl_last_error());
         return 1;
       }
@@ -90,7 +95,7 @@ int main(int argc, char **argv)
         double *H = malloc(sizeof *H * (size_t)(n * L));
         for (int64_t k = 0; k < n; k++)
           for (int64_t j = 0; j < L; j++) H[k * L + j] = hs[(k * (nf - 1) / n) * L + j];
-        int64_t m = sl_array_local_dims(x)[0];
+        int64_t m = sl_array_local_dims(x)[1 - axis]; /* the loop along rows on as many elements for axis 0 */
         double tl = bench_slowest(time_loop(m, n, L, H, reps));
         ceil = 2.0 * 2.0 * (double)L * (double)(m * n) / tl * 1e-9 * sl_size();
         free(H);
