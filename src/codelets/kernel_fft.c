@@ -24,7 +24,18 @@ int64_t kernel_fft_weight_lines(const fft_shape *s, int c2r_input)
 
 void kernel_fft_weights_range(const fft_shape *s, void *z, int c2r_input, int64_t lo, int64_t hi)
 {
-  int64_t nb = s->real ? s->n / 2 + 1 : s->n;
+  if (!s->real) { /* one factor for every bin: the lines' real and imaginary parts in one streaming loop */
+    int64_t a = 2 * lo * s->inner, b = 2 * hi * s->inner;
+    if (s->dbl) {
+      double *p = z, w = s->scale;
+      for (int64_t i = a; i < b; i++) p[i] *= w;
+    } else {
+      float *p = z, w = (float)s->scale;
+      for (int64_t i = a; i < b; i++) p[i] *= w;
+    }
+    return;
+  }
+  int64_t nb = s->n / 2 + 1;
   if (s->dbl) WEIGHTS(double complex);
   else WEIGHTS(float complex);
 }
