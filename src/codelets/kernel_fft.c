@@ -3,16 +3,20 @@
 
 #include "codelets/kernel_fft.h"
 
+/* The real kinds' bins: line l holds bin l % nb (counted along, not divided); the interior bins get the
+ * extra weight, the two edge bins of a complex-to-real input lose their imaginary parts. */
 #define WEIGHTS(T)                                                                                    \
   do {                                                                                                \
     T *p = z;                                                                                         \
-    for (int64_t l = lo; l < hi; l++) {                                                               \
-      int64_t k = l % nb;                                                                             \
-      int inner_bin = s->real && k >= 1 && k <= (s->n - 1) / 2;                                      \
-      double w = s->scale * (inner_bin ? s->interior : 1.0);                                          \
-      int edge = c2r_input && s->real && !inner_bin;                                                  \
+    const double w_in = s->scale * s->interior, w_edge = s->scale;                                     \
+    for (int64_t l = lo, k = lo % nb; l < hi; l++, k = k + 1 == nb ? 0 : k + 1) {                     \
+      int inner_bin = k >= 1 && k <= (s->n - 1) / 2;                                                 \
+      double w = inner_bin ? w_in : w_edge;                                                           \
       T *line = p + l * s->inner;                                                                     \
-      for (int64_t i = 0; i < s->inner; i++) line[i] = edge ? creal(line[i]) * w : line[i] * w;      \
+      if (c2r_input && !inner_bin)                                                                    \
+        for (int64_t i = 0; i < s->inner; i++) line[i] = creal(line[i]) * w;                          \
+      else                                                                                            \
+        for (int64_t i = 0; i < s->inner; i++) line[i] *= w;                                          \
     }                                                                                                 \
   } while (0)
 
