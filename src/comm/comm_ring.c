@@ -10,7 +10,8 @@
  * complete) overlaps the next segment's transfer, and no worker waits.
  * A reduce-scatter keeps its send vector untouched: the partial sums travel in pool buffers.
  * The choice (the reduced vector holds STARLOPS_COMM_RING_BYTES or more per rank: 16 KiB by default, so
- * that each message stays large against the 2 (P - 1) latencies) is the same on every rank, and
+ * that each message stays large against the 2 (P - 1) latencies; comm_task.c sends one-buffer allreduces of
+ * 1 to 16 MiB to Open MPI's blocking call instead) is the same on every rank, and
  * a channel runs one collective at a time (its order token), so ring messages on the channel's
  * communicator meet no other traffic but their own; their tag lies above the neighbour exchanges' range. */
 #include <stdlib.h>
