@@ -1,7 +1,8 @@
 /* Non-stationary 1-D convolution (pylops' NonStationaryConvolve1D) on a block seen as (outer, n, inner) with
  * the convolution along the middle axis: tap t of the filter of sample j (already interpolated between the
- * given centres; L taps, L odd, c = L / 2) is H[j L + t] for the CPU kernel (sample-major) and H[t n + j] for
- * the CUDA kernel (tap-major: neighbouring threads read neighbouring values). Forward
+ * given centres; L taps, L odd, c = L / 2) is H[j L + t] (sample-major), followed by the same table tap-major,
+ * H[n L + t n + j]: the CPU kernel takes H with both (the tap-major one along the last axis), the CUDA kernel
+ * the tap-major one (neighbouring threads read neighbouring values). Forward
  * y[k] = sum_s h_(k-s)[s + c] x[k - s]; adjoint x[j] = sum_s conj(h_j[s + c]) y[j + s]; s from -c to c, indices outside 0..n-1 dropped. CPU in
  * kernel_nsconv.c, CUDA in kernel_nsconv.cu (same semantics). */
 #ifndef SL_KERNEL_NSCONV_H
