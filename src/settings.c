@@ -19,8 +19,6 @@ static int parse_count(const char *name, const char *v, unsigned long long min, 
   return SL_SUCCESS;
 }
 
-/* A decimal number from min to max in the given unit ("microseconds"), or an error naming the variable; set
- * says whether the variable was given (unset or empty: *out untouched). */
 /* A byte count: dflt when the variable is unset or empty, else a whole number from min to max. */
 static int parse_bytes(const char *name, int64_t dflt, unsigned long long min, unsigned long long max, int64_t *out)
 {
@@ -33,6 +31,8 @@ static int parse_bytes(const char *name, int64_t dflt, unsigned long long min, u
   return SL_SUCCESS;
 }
 
+/* A decimal number from min to max in the given unit ("microseconds"), or an error naming the variable; set
+ * says whether the variable was given (unset or empty: *out untouched). */
 static int parse_real(const char *name, const char *unit, double min, double max, double *out, int *set)
 {
   const char *v = getenv(name);
