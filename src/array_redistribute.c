@@ -2,8 +2,10 @@
  * all-to-all of the comm layer. Rank q's block of the source restricted to rank r's range along b is one
  * strided row copy out of q's block (rows before b, each a run of r's planes), and lands in r's block as
  * one strided row copy (rows before a, each a run of q's planes): pack tasks, one comm_alltoallv, unpack
- * tasks, nothing on the host. The piece a rank keeps for itself skips MPI. The plan (counts, copies and the
- * send and receive buffers) is made once and reused by every application. */
+ * tasks, nothing on the host. A side whose pieces are all runs of one handle (the source of a move to an
+ * earlier axis, the destination of a move to a later one) skips its copies: the all-to-all reads or writes
+ * the block in place. The piece a rank keeps for itself skips MPI and goes from block to block in one copy.
+ * The plan (counts, copies and the send and receive buffers) is made once and reused by every application. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,8 +36,12 @@ struct sl_redist {
   int P, me;
   int64_t *scount, *sdispl, *rcount, *rdispl;
   rowcopy *pack, *unpack;  /* per destination / per source rank */
+  int64_t *sdirect, *rdirect; /* the pieces' places in a one-handle source / destination, when all are runs */
   starpu_data_handle_t send, recv, self;
 };
+
+/* A row copy that is one run of elements. */
+static int is_run(const rowcopy *c) { return c->rows <= 1 || c->stride == c->len; }
 
 static int64_t prod(const int64_t *d, int b, int e)
 {
@@ -70,6 +76,7 @@ void sl_redist_destroy(sl_redist *p)
   if (p->recv) starpu_data_unregister_submit(p->recv);
   if (p->self) starpu_data_unregister_submit(p->self);
   free(p->scount), free(p->sdispl), free(p->rcount), free(p->rdispl), free(p->pack), free(p->unpack);
+  free(p->sdirect), free(p->rdirect);
   free(p);
 }
 
@@ -127,6 +134,18 @@ int sl_redist_create(sl_redist **out, const sl_array *from, const sl_array *to, 
     nr += cr;
   }
   free(ofa), free(ofb);
+  /* the pieces that are runs in the source (destination) block: the all-to-all then sends (receives) them in place
+   * when the block is one handle */
+  int sruns = 1, rruns = 1;
+  for (int r = 0; r < P; r++) {
+    if (r == me) continue;
+    sruns &= p->scount[r] == 0 || is_run(&p->pack[r]);
+    rruns &= p->rcount[r] == 0 || is_run(&p->unpack[r]);
+  }
+  if (sruns && (p->sdirect = calloc((size_t)P, sizeof(int64_t))))
+    for (int r = 0; r < P; r++) p->sdirect[r] = r == me || p->scount[r] == 0 ? 0 : p->pack[r].start;
+  if (rruns && (p->rdirect = calloc((size_t)P, sizeof(int64_t))))
+    for (int r = 0; r < P; r++) p->rdirect[r] = r == me || p->rcount[r] == 0 ? 0 : p->unpack[r].start;
   const double zero[2] = {0, 0};
   int rc = SL_SUCCESS;
   /* packs and the all-to-all write these in parts: they hold values from the start */
@@ -143,26 +162,41 @@ int sl_redist_create(sl_redist **out, const sl_array *from, const sl_array *to, 
   return SL_SUCCESS;
 }
 
+/* The piece a rank keeps, straight from the source to the destination when one of its two row copies is a run or
+ * both have rows of one length; else through the self buffer. */
+static int keep_own(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd, const starpu_data_handle_t *hd)
+{
+  const rowcopy *a = &p->pack[p->me], *b = &p->unpack[p->me];
+  if (a->rows * a->len == 0) return SL_SUCCESS;
+  if (a->rows == b->rows && a->len == b->len)
+    return codelet_rows_submit(nd, hd, STARPU_RW, ns, hs, p->el, a->rows, a->len, a->start, a->stride, b->start, b->stride);
+  if (is_run(b))
+    return codelet_rows_submit(nd, hd, STARPU_RW, ns, hs, p->el, a->rows, a->len, a->start, a->stride, b->start, a->len);
+  if (is_run(a))
+    return codelet_rows_submit(nd, hd, STARPU_RW, ns, hs, p->el, b->rows, b->len, a->start, b->len, b->start, b->stride);
+  SL_TRY(codelet_rows_submit(1, &p->self, STARPU_W, ns, hs, p->el, a->rows, a->len, a->start, a->stride, 0, a->len));
+  return codelet_rows_submit(nd, hd, STARPU_RW, 1, &p->self, p->el, b->rows, b->len, 0, b->len, b->start, b->stride);
+}
+
 int sl_redist_submit(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd, const starpu_data_handle_t *hd)
 {
+  /* the all-to-all reads a one-handle source (writes a one-handle destination) in place when every piece there is
+   * a run; else the pieces go through the send (receive) buffer */
+  int sdirect = p->sdirect && ns == 1, rdirect = p->rdirect && nd == 1;
   int rc = SL_SUCCESS;
-  for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
+  for (int r = 0; r < p->P && rc == SL_SUCCESS && !sdirect; r++) {
     const rowcopy *c = &p->pack[r];
-    int self = r == p->me;
-    starpu_data_handle_t dst = self ? p->self : p->send;
-    if (c->rows * c->len == 0) continue;
-    rc = codelet_rows_submit(1, &dst, self ? STARPU_W : STARPU_RW, ns, hs, p->el, c->rows, c->len, c->start, c->stride,
-                             self ? 0 : p->sdispl[r], c->len);
+    if (r == p->me || c->rows * c->len == 0) continue;
+    rc = codelet_rows_submit(1, &p->send, STARPU_RW, ns, hs, p->el, c->rows, c->len, c->start, c->stride, p->sdispl[r], c->len);
   }
+  if (rc == SL_SUCCESS) rc = keep_own(p, ns, hs, nd, hd);
   if (rc == SL_SUCCESS && p->P > 1) /* collective: every rank takes part, even with nothing to move */
-    rc = comm_alltoallv(comm_world(), p->dt, p->send, p->scount, p->sdispl, p->recv, p->rcount, p->rdispl);
-  for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
+    rc = comm_alltoallv(comm_world(), p->dt, sdirect ? hs[0] : p->send, p->scount, sdirect ? p->sdirect : p->sdispl,
+                        rdirect ? hd[0] : p->recv, p->rcount, rdirect ? p->rdirect : p->rdispl);
+  for (int r = 0; r < p->P && rc == SL_SUCCESS && !rdirect; r++) {
     const rowcopy *c = &p->unpack[r];
-    int self = r == p->me;
-    starpu_data_handle_t src = self ? p->self : p->recv;
-    if (c->rows * c->len == 0) continue;
-    rc = codelet_rows_submit(nd, hd, STARPU_RW, 1, &src, p->el, c->rows, c->len, self ? 0 : p->rdispl[r], c->len, c->start,
-                             c->stride);
+    if (r == p->me || c->rows * c->len == 0) continue;
+    rc = codelet_rows_submit(nd, hd, STARPU_RW, 1, &p->recv, p->el, c->rows, c->len, p->rdispl[r], c->len, c->start, c->stride);
   }
   return rc;
 }
