@@ -107,12 +107,12 @@ int codelet_chunked_submit_scratch(struct starpu_codelet *cl, void *args, size_t
                                    starpu_data_handle_t scratch, const starpu_data_handle_t *in,
                                    const starpu_data_handle_t *out, double flops, const char *what)
 {
-  return submit(cl, args, args_size, 1, &fixed, scratch, 0, in, out, flops, what);
+  return submit(cl, args, args_size, fixed ? 1 : 0, &fixed, scratch, 0, in, out, flops, what);
 }
 
 int codelet_chunked_submit_work(struct starpu_codelet *cl, void *args, size_t args_size, starpu_data_handle_t fixed,
                                 starpu_data_handle_t work, int always, const starpu_data_handle_t *in,
                                 const starpu_data_handle_t *out, double flops, const char *what)
 {
-  return submit(cl, args, args_size, 1, &fixed, work, always, in, out, flops, what);
+  return submit(cl, args, args_size, fixed ? 1 : 0, &fixed, work, always, in, out, flops, what);
 }

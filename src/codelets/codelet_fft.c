@@ -23,13 +23,19 @@
 #include <cufft.h>
 #endif
 
-static struct starpu_codelet cl_fft_c2c, cl_fft_c2c_oop, cl_fft_r2c, cl_fft_c2r;
+static struct starpu_codelet cl_fft_c2c, cl_fft_c2c_oop, cl_fft_r2c, cl_fft_c2r, cl_fft_chunks;
 
 typedef struct fft_args {
   fft_shape s;
   int kind;
   int oop; /* two buffers: in (read), out (written) */
 } fft_args;
+
+typedef struct fft_chunk_args {
+  codelet_chunks ch; /* first: the chunked codelets' can_execute reads it */
+  fft_shape s;
+  int kind;
+} fft_chunk_args;
 
 /* ---- plan caches ---------------------------------------------------------------------------------- */
 typedef struct plan_entry {
@@ -159,28 +165,70 @@ static void weights(const fft_shape *s, void *z, int c2r_input)
   sl_parallel_for(threads_ready ? fftw_threads_for(s) : 1, kernel_fft_weight_lines(s, c2r_input), weights_range, &j);
 }
 
+/* One transform task's work on the CPU: in -> out (the same pointer: in place). */
+static void fft_run_cpu(const fft_shape *s, int kind, void *in, void *out)
+{
+  if (kind == FFT_C2R) weights(s, in, 1);
+  void *plan = fftw_plan_for(s, kind, in, out);
+  if (!plan) {
+    sl_async_error(SL_E_RUNTIME, "FFT: FFTW could not plan a transform of %lld x %lld x %lld", (long long)s->outer,
+                   (long long)s->n, (long long)s->inner);
+    return;
+  }
+  if (s->dbl) {
+    if (kind == FFT_R2C) fftw_execute_dft_r2c(plan, in, out);
+    else if (kind == FFT_C2R) fftw_execute_dft_c2r(plan, in, out);
+    else fftw_execute_dft(plan, in, out);
+  } else {
+    if (kind == FFT_R2C) fftwf_execute_dft_r2c(plan, in, out);
+    else if (kind == FFT_C2R) fftwf_execute_dft_c2r(plan, in, out);
+    else fftwf_execute_dft(plan, in, out);
+  }
+  if (kind != FFT_C2R) weights(s, out, 0);
+}
+
 static void fft_cpu(void *buffers[], void *arg)
 {
   const fft_args *a = arg;
   void *in = (void *)STARPU_VECTOR_GET_PTR(buffers[0]);
-  void *out = a->oop ? (void *)STARPU_VECTOR_GET_PTR(buffers[1]) : in;
-  if (a->kind == FFT_C2R) weights(&a->s, in, 1);
-  void *plan = fftw_plan_for(&a->s, a->kind, in, out);
-  if (!plan) {
-    sl_async_error(SL_E_RUNTIME, "FFT: FFTW could not plan a transform of %lld x %lld x %lld", (long long)a->s.outer,
-                   (long long)a->s.n, (long long)a->s.inner);
-    return;
+  fft_run_cpu(&a->s, a->kind, in, a->oop ? (void *)STARPU_VECTOR_GET_PTR(buffers[1]) : in);
+}
+
+/* The element sizes of a transform's input and output (a real side holds reals). */
+static size_t in_el(const fft_shape *s, int kind) { return (s->dbl ? 16u : 8u) / (kind == FFT_R2C ? 2u : 1u); }
+static size_t out_el(const fft_shape *s, int kind) { return (s->dbl ? 16u : 8u) / (kind == FFT_C2R ? 2u : 1u); }
+static int64_t in_count(const fft_shape *s, int kind) { return s->outer * s->inner * (kind == FFT_C2R ? s->n / 2 + 1 : s->n); }
+static int64_t out_count(const fft_shape *s, int kind) { return s->outer * s->inner * (kind == FFT_R2C ? s->n / 2 + 1 : s->n); }
+static size_t scratch_in_bytes(const fft_shape *s, int kind)
+{
+  return ((size_t)in_count(s, kind) * in_el(s, kind) + 63) / 64 * 64; /* the output part starts SIMD-aligned */
+}
+
+/* The chunked task (complex or real-to-complex, out of place): the input's chunks (read), the output's chunks
+ * (written), and the scratch space when a side has several. Chunks that lie back to back (a host block's, on the
+ * CPU) are used in place; others are packed into the scratch space (the input) or transformed there and copied
+ * out (the output). A complex transform of strided lines (inner > 1) copies its input to the output and runs
+ * in place there: FFTW's out-of-place plans of strided lines measured up to 5x slower than the copy and the
+ * in-place plan together (2048 x 1024 along the first axis, one core). */
+static void fft_chunks_cpu(void *buffers[], void *arg)
+{
+  const fft_chunk_args *a = arg;
+  int nin = a->ch.nin, nout = a->ch.nout;
+  size_t iel = in_el(&a->s, a->kind), oel = out_el(&a->s, a->kind);
+  char *scr = nin > 1 || nout > 1 ? (char *)STARPU_VECTOR_GET_PTR(buffers[nin + nout]) : NULL;
+  char *in = codelet_chunks_flat(buffers, 0, nin, iel), *out = codelet_chunks_flat(buffers, nin, nout, oel);
+  int pack_out = !out, strided = a->s.inner > 1 && a->kind != FFT_R2C;
+  if (pack_out) out = scr + scratch_in_bytes(&a->s, a->kind);
+  if (strided) { /* the input into the output, then in place */
+    if (in) memcpy(out, in, (size_t)in_count(&a->s, a->kind) * iel);
+    else codelet_chunks_copy(buffers, 0, nin, out, iel, 0);
+    in = out;
+  } else if (!in) {
+    in = scr;
+    codelet_chunks_copy(buffers, 0, nin, in, iel, 0);
   }
-  if (a->s.dbl) {
-    if (a->kind == FFT_R2C) fftw_execute_dft_r2c(plan, in, out);
-    else if (a->kind == FFT_C2R) fftw_execute_dft_c2r(plan, in, out);
-    else fftw_execute_dft(plan, in, out);
-  } else {
-    if (a->kind == FFT_R2C) fftwf_execute_dft_r2c(plan, in, out);
-    else if (a->kind == FFT_C2R) fftwf_execute_dft_c2r(plan, in, out);
-    else fftwf_execute_dft(plan, in, out);
-  }
-  if (a->kind != FFT_C2R) weights(&a->s, out, 0);
+  fft_run_cpu(&a->s, a->kind, in, out);
+  if (pack_out) codelet_chunks_copy(buffers, nin, nout, out, oel, 1);
 }
 
 #ifdef SL_HAVE_CUDA
@@ -211,30 +259,40 @@ static int cufft_plan_for(const fft_shape *s, int kind, cufftHandle *out)
   return rc;
 }
 
+static void fft_run_cuda(const fft_shape *s, int kind, char *in, char *out)
+{
+  cudaStream_t st = starpu_cuda_get_local_stream();
+  int rc = kind == FFT_C2R ? kernel_fft_weights_cuda(s, in, 1, st) : 0;
+  cufftHandle plan;
+  if (rc == 0) rc = cufft_plan_for(s, kind, &plan);
+  int64_t n = s->n, nc = n / 2 + 1, inner = s->inner;
+  int64_t ni = kind == FFT_C2R ? nc : n, no = kind == FFT_R2C ? nc : n;
+  size_t isz = in_el(s, kind), osz = out_el(s, kind);
+  int64_t slabs = inner == 1 ? 1 : s->outer;
+  for (int64_t o = 0; o < slabs && rc == 0; o++) {
+    void *i = in + (size_t)(o * ni * inner) * isz, *q = out + (size_t)(o * no * inner) * osz;
+    int dir = kind == FFT_BACKWARD ? CUFFT_INVERSE : CUFFT_FORWARD;
+    if (s->dbl)
+      rc = kind == FFT_R2C ? cufftExecD2Z(plan, i, q) : kind == FFT_C2R ? cufftExecZ2D(plan, i, q) : cufftExecZ2Z(plan, i, q, dir);
+    else
+      rc = kind == FFT_R2C ? cufftExecR2C(plan, i, q) : kind == FFT_C2R ? cufftExecC2R(plan, i, q) : cufftExecC2C(plan, i, q, dir);
+  }
+  if (rc == 0 && kind != FFT_C2R) rc = kernel_fft_weights_cuda(s, out, 0, st);
+  if (rc != 0) sl_async_error(SL_E_RUNTIME, "FFT (CUDA): cuFFT or kernel error %d", rc);
+}
+
 static void fft_cuda(void *buffers[], void *arg)
 {
   const fft_args *a = arg;
   char *in = (char *)STARPU_VECTOR_GET_PTR(buffers[0]);
-  char *out = a->oop ? (char *)STARPU_VECTOR_GET_PTR(buffers[1]) : in;
-  cudaStream_t st = starpu_cuda_get_local_stream();
-  int rc = a->kind == FFT_C2R ? kernel_fft_weights_cuda(&a->s, in, 1, st) : 0;
-  cufftHandle plan;
-  if (rc == 0) rc = cufft_plan_for(&a->s, a->kind, &plan);
-  int64_t n = a->s.n, nc = n / 2 + 1, inner = a->s.inner;
-  int64_t ni = a->kind == FFT_C2R ? nc : n, no = a->kind == FFT_R2C ? nc : n;
-  size_t cel = a->s.dbl ? 16 : 8, rel = cel / 2;
-  size_t isz = a->kind == FFT_R2C ? rel : cel, osz = a->kind == FFT_C2R ? rel : cel;
-  int64_t slabs = inner == 1 ? 1 : a->s.outer;
-  for (int64_t o = 0; o < slabs && rc == 0; o++) {
-    void *i = in + (size_t)(o * ni * inner) * isz, *q = out + (size_t)(o * no * inner) * osz;
-    int dir = a->kind == FFT_BACKWARD ? CUFFT_INVERSE : CUFFT_FORWARD;
-    if (a->s.dbl)
-      rc = a->kind == FFT_R2C ? cufftExecD2Z(plan, i, q) : a->kind == FFT_C2R ? cufftExecZ2D(plan, i, q) : cufftExecZ2Z(plan, i, q, dir);
-    else
-      rc = a->kind == FFT_R2C ? cufftExecR2C(plan, i, q) : a->kind == FFT_C2R ? cufftExecC2R(plan, i, q) : cufftExecC2C(plan, i, q, dir);
-  }
-  if (rc == 0 && a->kind != FFT_C2R) rc = kernel_fft_weights_cuda(&a->s, out, 0, st);
-  if (rc != 0) sl_async_error(SL_E_RUNTIME, "FFT (CUDA): cuFFT or kernel error %d", rc);
+  fft_run_cuda(&a->s, a->kind, in, a->oop ? (char *)STARPU_VECTOR_GET_PTR(buffers[1]) : in);
+}
+
+/* The chunked task on a GPU: one chunk a side (the codelet's can_execute). */
+static void fft_chunks_cuda(void *buffers[], void *arg)
+{
+  const fft_chunk_args *a = arg;
+  fft_run_cuda(&a->s, a->kind, (char *)STARPU_VECTOR_GET_PTR(buffers[0]), (char *)STARPU_VECTOR_GET_PTR(buffers[1]));
 }
 #endif
 
@@ -262,6 +320,11 @@ void codelet_fft_init(void)
   fft_init(&cl_fft_c2c_oop, "sl_fft", 2, STARPU_R, STARPU_W);
   fft_init(&cl_fft_r2c, "sl_fft_r2c", 2, STARPU_R, STARPU_W);
   fft_init(&cl_fft_c2r, "sl_fft_c2r", 2, STARPU_RW, STARPU_W);
+#ifdef SL_HAVE_CUDA
+  codelet_chunked_init(&cl_fft_chunks, "sl_fft", fft_chunks_cpu, fft_chunks_cuda);
+#else
+  codelet_chunked_init(&cl_fft_chunks, "sl_fft", fft_chunks_cpu, NULL);
+#endif
 }
 
 void codelet_fft_shutdown(void)
@@ -303,4 +366,25 @@ int codelet_fft_submit(const fft_shape *s, int kind, starpu_data_handle_t in, st
   if (two) t->handles[1] = out;
   t->flops = 5.0 * (double)(s->outer * s->inner) * (double)s->n * log2((double)s->n + 1) * (real ? 0.5 : 1);
   return codelet_task_submit(t);
+}
+
+int64_t codelet_fft_scratch_bytes(const fft_shape *s, int kind)
+{
+  return (int64_t)(scratch_in_bytes(s, kind) + (size_t)out_count(s, kind) * out_el(s, kind));
+}
+
+int codelet_fft_submit_chunks(const fft_shape *s, int kind, int nin, const starpu_data_handle_t *in, int nout,
+                              const starpu_data_handle_t *out, starpu_data_handle_t scratch)
+{
+  if (s->outer * s->n * s->inner == 0 || nout == 0) return SL_SUCCESS;
+  if (kind != FFT_FORWARD && kind != FFT_BACKWARD && kind != FFT_R2C)
+    return sl_error(SL_E_INVALID, "FFT: a chunked transform is complex or real-to-complex");
+  if (s->rank < 1 || s->rank > FFT_MAX_RANK || (s->real && s->rank != 1))
+    return sl_error(SL_E_INVALID, "FFT: a transform over %d axes (%s)", s->rank, s->real ? "real" : "complex");
+  if ((nin > 1 || nout > 1) && !scratch) return sl_error(SL_E_INVALID, "FFT: several chunks and no scratch space");
+  fft_chunk_args *a = malloc(sizeof *a);
+  if (!a) return sl_error(SL_E_NOMEM, "FFT: out of memory");
+  *a = (fft_chunk_args){{nin, nout}, *s, kind};
+  double flops = 5.0 * (double)(s->outer * s->inner) * (double)s->n * log2((double)s->n + 1) * (kind == FFT_R2C ? 0.5 : 1);
+  return codelet_chunked_submit_work(&cl_fft_chunks, a, sizeof *a, NULL, scratch, 0, in, out, flops, "FFT");
 }

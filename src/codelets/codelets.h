@@ -123,7 +123,7 @@ void codelet_chunked_init(struct starpu_codelet *cl, const char *name, starpu_cp
 int codelet_chunked_submit(struct starpu_codelet *cl, void *args, size_t args_size, int nfixed,
                            const starpu_data_handle_t *fixed, const starpu_data_handle_t *in,
                            const starpu_data_handle_t *out, double flops, const char *what);
-/** codelet_chunked_submit with one fixed handle and, when a side has several chunks, a scratch handle after the
+/** codelet_chunked_submit with one fixed handle (none when NULL) and, when a side has several chunks, a scratch handle after the
  *  outputs (STARPU_SCRATCH: the worker's packing space, which StarPU keeps between tasks). */
 int codelet_chunked_submit_scratch(struct starpu_codelet *cl, void *args, size_t args_size, starpu_data_handle_t fixed,
                                    starpu_data_handle_t scratch, const starpu_data_handle_t *in,
@@ -184,6 +184,13 @@ struct fft_shape;
 /** Submits one FFT task of kind FFT_FORWARD / FFT_BACKWARD (in place on in when out is NULL or in, else from
  *  in, only read, to out), FFT_R2C (in real, out complex) or FFT_C2R (in complex, overwritten; out real) on the lines of s (kernel_fft.h). */
 int codelet_fft_submit(const struct fft_shape *s, int kind, starpu_data_handle_t in, starpu_data_handle_t out);
+/** Submits one out-of-place FFT task of kind FFT_FORWARD / FFT_BACKWARD / FFT_R2C from nin input chunks (read) to
+ *  nout output chunks (written); on the CPU chunks that lie back to back are used in place, others go through
+ *  scratch (a home-less vector of codelet_fft_scratch_bytes or more, needed when a side has several chunks); a GPU
+ *  takes the task when each side is one chunk. */
+int codelet_fft_submit_chunks(const struct fft_shape *s, int kind, int nin, const starpu_data_handle_t *in, int nout,
+                              const starpu_data_handle_t *out, starpu_data_handle_t scratch);
+int64_t codelet_fft_scratch_bytes(const struct fft_shape *s, int kind);
 
 void codelet_stencil_init(void);
 /** Submits one stencil task: output elements [s, e) of the block (the chunk out) from the nin input chunks

@@ -30,6 +30,7 @@ typedef struct {
   int dbl;
   sl_array *la, *lb;          /* complex layouts A and B (templates) */
   starpu_data_handle_t xr, wa, wb;
+  starpu_data_handle_t scr;   /* the chunked transforms' packing space, for chunks that are not back to back */
   sl_redist *ab, *ba;
 } fft_t;
 
@@ -43,6 +44,7 @@ static void fft_free(void *p)
   if (f->xr) starpu_data_unregister(f->xr);
   if (f->wa) starpu_data_unregister(f->wa);
   if (f->wb) starpu_data_unregister(f->wb);
+  if (f->scr) starpu_data_unregister(f->scr);
   free(f);
 }
 
@@ -84,19 +86,49 @@ static starpu_data_handle_t one_chunk(const sl_array *arr)
   return one;
 }
 
-/* The data's way through one direction's steps: cur holds it (ro: the caller's x, only read); the last step
- * writes y's one chunk when there is one. */
+/* The data's way through one direction's steps: cur holds it (ro: the caller's x, only read), or, on the CPUs,
+ * x's chunks do (xs) until the first step reads them; the last step writes y's one chunk (hy) or, on the CPUs,
+ * y's chunks (ys), when it can. */
 typedef struct {
   starpu_data_handle_t cur, hy;
   int ro, left;
   int scaled;  /* the normalisation is applied */
+  int nxs, nys, in_y;  /* in_y: the last step wrote y's chunks */
+  starpu_data_handle_t *xs, *ys, scr;
 } route;
+
+static int has_data(const route *r) { return r->cur || r->nxs; }
 
 /* The handle a step writes: y's chunk for the last step, else work (in place when cur may be written). */
 static starpu_data_handle_t route_dest(const route *r, starpu_data_handle_t work, int in_place_ok)
 {
   if (r->left == 1 && r->hy) return r->hy;
-  return in_place_ok && !r->ro ? r->cur : work;
+  return in_place_ok && !r->ro && !r->nxs ? r->cur : work;
+}
+
+/* Where a step's output went: the step's own destination, or y's chunks. */
+static void route_moved(route *r, starpu_data_handle_t dst, int to_y)
+{
+  r->cur = to_y ? NULL : dst;
+  r->in_y = to_y;
+  r->nxs = 0, r->ro = 0, r->left--;
+}
+
+/* One transform step (kind FFT_FORWARD / FFT_BACKWARD / FFT_R2C) of shape s from the route's data. */
+static int route_transform(route *r, const fft_shape *s, int kind, starpu_data_handle_t work, int in_place_ok)
+{
+  if (!has_data(r)) { /* this rank holds nothing in this layout */
+    r->left--;
+    return SL_SUCCESS;
+  }
+  int to_y = r->left == 1 && !r->hy && r->nys > 0;
+  starpu_data_handle_t dst = route_dest(r, work, in_place_ok && kind != FFT_R2C);
+  if (r->nxs || to_y) /* from x's chunks or to y's: one chunked task */
+    SL_TRY(codelet_fft_submit_chunks(s, kind, r->nxs ? r->nxs : 1, r->nxs ? r->xs : &r->cur, to_y ? r->nys : 1,
+                                     to_y ? r->ys : &dst, r->scr));
+  else SL_TRY(codelet_fft_submit(s, kind, r->cur, dst));
+  route_moved(r, dst, to_y);
+  return SL_SUCCESS;
 }
 
 static int route_fft(route *r, const fft_t *f, const int64_t *ld, int k, int len, int kind, starpu_data_handle_t work)
@@ -104,98 +136,102 @@ static int route_fft(route *r, const fft_t *f, const int64_t *ld, int k, int len
   /* the first transform of the direction scales, on every rank alike (one that holds nothing here too) */
   fft_shape s = shape_of(f, ld, k, len, 0, r->scaled ? 1.0 : f->scale, 1.0);
   r->scaled = 1;
-  if (!r->cur) { /* this rank holds nothing in this layout */
-    r->left--;
-    return SL_SUCCESS;
-  }
-  starpu_data_handle_t dst = route_dest(r, work, 1);
-  SL_TRY(codelet_fft_submit(&s, kind, r->cur, dst));
-  r->cur = dst, r->ro = 0, r->left--;
-  return SL_SUCCESS;
+  return route_transform(r, &s, kind, work, 1);
 }
 
 static int route_redist(route *r, sl_redist *rd, starpu_data_handle_t work)
 {
   starpu_data_handle_t dst = route_dest(r, work, 0);
   if (!work) dst = NULL; /* this rank holds nothing in the target layout */
-  SL_TRY(sl_redist_submit(rd, nh(r->cur), &r->cur, nh(dst), &dst));
-  r->cur = dst, r->ro = 0, r->left--;
+  int to_y = work && r->left == 1 && !r->hy && r->nys > 0;
+  int ns = r->nxs ? r->nxs : nh(r->cur);
+  SL_TRY(sl_redist_submit(rd, ns, r->nxs ? r->xs : &r->cur, to_y ? r->nys : nh(dst), to_y ? r->ys : &dst));
+  route_moved(r, dst, to_y);
   return SL_SUCCESS;
 }
 
-/* Starts a route from x: its one chunk, or a copy into buf. */
-static int route_start(route *r, const sl_array *x, const sl_array *y, starpu_data_handle_t buf, int steps)
+/* Starts a route from x: its one chunk; on the CPUs its chunks (direct), else a copy into buf. */
+static int route_start(route *r, const sl_array *x, const sl_array *y, starpu_data_handle_t buf, int steps, int direct)
 {
   r->hy = y ? one_chunk(y) : NULL;
   r->cur = one_chunk(x);
   r->ro = r->cur != NULL;
   r->left = steps;
   r->scaled = 0;
-  if (!r->cur && buf) {
+  if (direct && y && !r->hy) SL_TRY(sl_op_chunks(y, &r->ys, &r->nys));
+  if (!r->cur && direct) SL_TRY(sl_op_chunks(x, &r->xs, &r->nxs));
+  else if (!r->cur && buf) {
     SL_TRY(copy_all(x, buf, 1));
     r->cur = buf;
   }
   return SL_SUCCESS;
 }
 
-/* Ends a route in y: nothing when the last step wrote y's chunk. */
+/* Ends a route in y: nothing when the last step wrote y. */
 static int route_end(const route *r, sl_array *y)
 {
-  if (r->cur && r->cur == r->hy) return SL_SUCCESS;
+  if (r->in_y || (r->cur && r->cur == r->hy)) return SL_SUCCESS;
   return r->cur ? copy_all(y, r->cur, 0) : SL_SUCCESS;
+}
+
+static int fft_apply_route(fft_t *f, route *r, sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  const int64_t *lda = sl_array_local_dims(f->la), *ldb = f->lb ? sl_array_local_dims(f->lb) : NULL;
+  const int64_t *ldd = sl_array_local_dims(op->dom);
+  int redist = f->b >= 0 && f->ab, steps = f->nrun + (redist ? 1 + f->dist_fft + f->back : 0);
+  /* on the CPUs the first and last steps take x's and y's chunks themselves (they lie back to back) */
+  int direct = sl_ctx.ncuda == 0 || codelet_where() == STARPU_CPU;
+  if (mode == SL_FORWARD) {
+    if (f->real) {
+      /* R2C from x (its chunks, or a copy of x) into wa, or into y when it is the only step */
+      SL_TRY(route_start(r, x, y, f->xr, steps + 1, direct));
+      fft_shape s = shape_of(f, ldd, f->ar, 1, 1, f->scale, sqrt(2.0));
+      SL_TRY(route_transform(r, &s, FFT_R2C, f->wa, 0));
+      r->scaled = 1;
+    } else {
+      SL_TRY(route_start(r, x, y, f->wa, steps, direct));
+    }
+    for (int i = 0; i < f->nrun; i++) SL_TRY(route_fft(r, f, lda, f->run0[i], f->runlen[i], FFT_FORWARD, f->wa));
+    if (redist) {
+      SL_TRY(route_redist(r, f->ab, f->wb));
+      if (f->dist_fft) SL_TRY(route_fft(r, f, ldb, f->a, 1, FFT_FORWARD, f->wb));
+      if (f->back) SL_TRY(route_redist(r, f->ba, f->wa));
+    }
+    return route_end(r, y);
+  }
+  int c2r = f->real;
+  SL_TRY(route_start(r, x, c2r ? NULL : y, redist && !f->back ? f->wb : f->wa, steps + c2r, direct));
+  if (redist) {
+    if (f->back) SL_TRY(route_redist(r, f->ab, f->wb));
+    if (f->dist_fft) SL_TRY(route_fft(r, f, ldb, f->a, 1, FFT_BACKWARD, f->wb));
+    SL_TRY(route_redist(r, f->ba, f->wa));
+  }
+  for (int i = 0; i < f->nrun; i++) SL_TRY(route_fft(r, f, lda, f->run0[i], f->runlen[i], FFT_BACKWARD, f->wa));
+  if (!c2r) return route_end(r, y);
+  if (!has_data(r)) return SL_SUCCESS;
+  if (r->ro || r->nxs) {
+    /* complex-to-real overwrites its input: never the caller's x */
+    size_t el = sl_dtype_size(sl_array_dtype(x));
+    int64_t n = sl_array_local_size(x);
+    SL_TRY(codelet_rows_submit(1, &f->wa, STARPU_W, r->nxs ? r->nxs : 1, r->nxs ? r->xs : &r->cur, el, 1, n, 0, n, 0, n));
+    r->cur = f->wa, r->nxs = 0;
+  }
+  fft_shape s = shape_of(f, ldd, f->ar, 1, 1, r->scaled ? 1.0 : f->scale, 1.0 / sqrt(2.0));
+  starpu_data_handle_t hy = one_chunk(y), dst = hy ? hy : f->xr;
+  SL_TRY(codelet_fft_submit(&s, FFT_C2R, r->cur, dst));
+  return hy ? SL_SUCCESS : copy_all(y, f->xr, 0);
 }
 
 static int fft_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   fft_t *f = op->data;
-  const int64_t *lda = sl_array_local_dims(f->la), *ldb = f->lb ? sl_array_local_dims(f->lb) : NULL;
-  const int64_t *ldd = sl_array_local_dims(op->dom);
-  int redist = f->b >= 0 && f->ab, steps = f->nrun + (redist ? 1 + f->dist_fft + f->back : 0);
-  route r;
-  if (mode == SL_FORWARD) {
-    if (f->real) {
-      /* R2C from x's chunk (or a copy of x) into wa, or into y when it is the only step */
-      SL_TRY(route_start(&r, x, y, f->xr, steps + 1));
-      if (r.cur) {
-        fft_shape s = shape_of(f, ldd, f->ar, 1, 1, f->scale, sqrt(2.0));
-        starpu_data_handle_t dst = route_dest(&r, f->wa, 0);
-        SL_TRY(codelet_fft_submit(&s, FFT_R2C, r.cur, dst));
-        r.cur = dst, r.ro = 0;
-      }
-      r.left--;
-      r.scaled = 1;
-    } else {
-      SL_TRY(route_start(&r, x, y, f->wa, steps));
-    }
-    for (int i = 0; i < f->nrun; i++) SL_TRY(route_fft(&r, f, lda, f->run0[i], f->runlen[i], FFT_FORWARD, f->wa));
-    if (redist) {
-      SL_TRY(route_redist(&r, f->ab, f->wb));
-      if (f->dist_fft) SL_TRY(route_fft(&r, f, ldb, f->a, 1, FFT_FORWARD, f->wb));
-      if (f->back) SL_TRY(route_redist(&r, f->ba, f->wa));
-    }
-    return route_end(&r, y);
-  }
-  int c2r = f->real;
-  SL_TRY(route_start(&r, x, c2r ? NULL : y, redist && !f->back ? f->wb : f->wa, steps + c2r));
-  if (redist) {
-    if (f->back) SL_TRY(route_redist(&r, f->ab, f->wb));
-    if (f->dist_fft) SL_TRY(route_fft(&r, f, ldb, f->a, 1, FFT_BACKWARD, f->wb));
-    SL_TRY(route_redist(&r, f->ba, f->wa));
-  }
-  for (int i = 0; i < f->nrun; i++) SL_TRY(route_fft(&r, f, lda, f->run0[i], f->runlen[i], FFT_BACKWARD, f->wa));
-  if (!c2r) return route_end(&r, y);
-  if (!r.cur) return SL_SUCCESS;
-  if (r.ro) {
-    /* complex-to-real overwrites its input: never the caller's x */
-    SL_TRY(codelet_rows_submit(1, &f->wa, STARPU_W, 1, &r.cur, sl_dtype_size(sl_array_dtype(x)), 1,
-                               sl_array_local_size(x), 0, sl_array_local_size(x), 0, sl_array_local_size(x)));
-    r.cur = f->wa;
-  }
-  fft_shape s = shape_of(f, ldd, f->ar, 1, 1, r.scaled ? 1.0 : f->scale, 1.0 / sqrt(2.0));
-  starpu_data_handle_t hy = one_chunk(y), dst = hy ? hy : f->xr;
-  SL_TRY(codelet_fft_submit(&s, FFT_C2R, r.cur, dst));
-  return hy ? SL_SUCCESS : copy_all(y, f->xr, 0);
+  route r = {.scr = f->scr};
+  int rc = fft_apply_route(f, &r, op, mode, x, y);
+  free(r.xs);
+  free(r.ys);
+  return rc;
 }
+
 static const sl_op_ops fft_ops = {fft_apply, NULL, fft_free, NULL};
 
 /* The checks of sl_op_fft (every rank reaches the same verdict: like is agreed, the rest must be). */
@@ -298,6 +334,10 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
     f->wa = sl_buffer(sl_array_local_size(f->la), cel);
     if (real) f->xr = sl_buffer(sl_array_local_size(like), sl_dtype_size(sl_array_dtype(like)));
     if (f->lb && sl_ctx.size > 1) f->wb = sl_buffer(sl_array_local_size(f->lb), cel);
+    /* a chunked transform's input and output, each at most the largest of the blocks (complex elements) */
+    int64_t most = sl_array_local_size(f->la) > sl_array_local_size(like) ? sl_array_local_size(f->la) : sl_array_local_size(like);
+    if (f->lb && sl_array_local_size(f->lb) > most) most = sl_array_local_size(f->lb);
+    f->scr = sl_buffer(2 * most + (int64_t)(64 / cel), cel); /* the output part starts at a 64-byte boundary */
     /* buffers written in parts (unpacks, in-place transforms) must hold values from the start */
     if (f->wa) rc = codelet_vec_submit(SL_VEC_FILL, ct, f->wa, NULL, NULL, zero, zero);
     if (rc == SL_SUCCESS && f->wb) rc = codelet_vec_submit(SL_VEC_FILL, ct, f->wb, NULL, NULL, zero, zero);
