@@ -94,10 +94,12 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
         } else {                                                                                                    \
           const T *xd = x + a * da + r;                                                                             \
           T *cw = cut + w0 * Q;                                                                                     \
-          for (int64_t q = 0; q < Q; q++) {                                                                         \
-            const T v = q >= lo && q < hi ? tw[q] * t1v * xd[q] : 0;                                                \
-            cw[q] = ident ? v : conj_##NAME(v);                                                                     \
-          }                                                                                                         \
+          for (int64_t q = 0; q < lo; q++) cw[q] = 0;                                                               \
+          if (ident)                                                                                                \
+            for (int64_t q = lo; q < hi; q++) cw[q] = tw[q] * t1v * xd[q];                                          \
+          else                                                                                                      \
+            for (int64_t q = lo; q < hi; q++) cw[q] = conj_##NAME(tw[q] * t1v * xd[q]);                             \
+          for (int64_t q = hi > lo ? hi : lo; q < Q; q++) cw[q] = 0;                                                \
         }                                                                                                           \
       }                                                                                                             \
       if (!ident && adjoint) {                                                                                      \
