@@ -152,6 +152,7 @@ int sl_init(int *argc, char ***argv, const sl_options *opts)
                 SL_SAME_I("STARLOPS_COMM_GPU_STAGING", s->comm_gpu_staging),
                 SL_SAME_I("STARLOPS_FFTW_PLANNER", s->fftw_estimate),
                 SL_SAME_I("STARLOPS_FFT_THREADS", s->fft_threads),
+                SL_SAME_I("STARLOPS_TASK_THREADS", s->task_threads),
                 SL_SAME_I("STARLOPS_COMM_BLOCKING_BYTES", s->comm_blocking_bytes),
                 SL_SAME_I("STARLOPS_COMM_RING_BYTES", s->comm_ring_bytes),
                 SL_SAME_I("STARLOPS_COMM_RING_SEGMENT_BYTES", s->comm_ring_segment_bytes),

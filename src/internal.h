@@ -75,6 +75,7 @@ typedef struct {
   int nsconv_rows;           /* STARLOPS_NSCONV_ROWS=1 */
   int fftw_estimate;         /* STARLOPS_FFTW_PLANNER=estimate */
   int fft_threads;           /* STARLOPS_FFT_THREADS; 0: the rank's CPU workers for large transforms */
+  int task_threads;          /* STARLOPS_TASK_THREADS; 0: the rank's CPU workers for large one-task-per-rank kernels */
   int comm_stage_host;       /* STARLOPS_COMM_STAGE_HOST=1 */
   int comm_gpu_staging;      /* STARLOPS_COMM_GPU_STAGING=1 */
   int comm_spin_set;
@@ -293,9 +294,17 @@ void sl_copy_rows(void *dst, int64_t dst_stride, const void *src, int64_t src_st
 
 /* ---- a loop over a few threads (parallel.c) ------------------------------------------------------ */
 typedef void (*sl_range_fn)(int64_t lo, int64_t hi, void *arg);
-/** Runs fn on slices of [0, n) on nt threads (the caller's and nt - 1 new ones) and returns when all are
- *  done; nt <= 1 runs fn(0, n) on the caller. */
+/** Runs fn on slices of [0, n) on nt threads (the caller's and nt - 1 helpers of the pool, bound to the other
+ *  CPU workers' cores) and returns when all are done; nt <= 1, or a loop already running, runs fn(0, n) on the
+ *  caller. */
 void sl_parallel_for(int nt, int64_t n, sl_range_fn fn, void *arg);
+/** Threads for a CPU task that is a rank's whole block (NonStationaryConvolve1D)
+ *  doing about `work` element operations: STARLOPS_TASK_THREADS when set, else the rank's CPU workers from 2^18
+ *  operations on (the other workers have nothing of that operator to run meanwhile), else one. */
+int sl_task_threads(double work);
+/** Routes FFTW's threaded loops through sl_parallel_for (after fftw_init_threads); stops the helper threads. */
+void sl_parallel_init(void);
+void sl_parallel_shutdown(void);
 
 /* ---- scalars (scalar.c) ------------------------------------------------------------------------- */
 struct sl_scalar {

@@ -111,6 +111,11 @@ int sl_settings_read(const sl_options *o)
     SL_TRY(parse_count("STARLOPS_FFT_THREADS", v, 0, 1024, &n));
     s->fft_threads = (int)n;
   }
+  v = getenv("STARLOPS_TASK_THREADS");
+  if (v && *v) {
+    SL_TRY(parse_count("STARLOPS_TASK_THREADS", v, 0, 1024, &n));
+    s->task_threads = (int)n;
+  }
   SL_TRY(parse_bytes("STARLOPS_COMM_BLOCKING_BYTES", (int64_t)8 << 20, 0, 1ULL << 50, &s->comm_blocking_bytes));
   SL_TRY(parse_bytes("STARLOPS_COMM_RING_BYTES", (int64_t)16 << 10, 0, 1ULL << 50, &s->comm_ring_bytes));
   SL_TRY(parse_bytes("STARLOPS_COMM_RING_SEGMENT_BYTES", (int64_t)256 << 10, 1, 1ULL << 40, &s->comm_ring_segment_bytes));

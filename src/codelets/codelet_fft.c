@@ -316,6 +316,7 @@ void codelet_fft_init(void)
 {
   if (!threads_ready) /* once per process; on failure FFTW plans run on the calling thread alone */
     threads_ready = fftw_init_threads() && fftwf_init_threads();
+  if (threads_ready) sl_parallel_init(); /* FFTW's threads: the pool's, bound to the rank's workers' cores */
   fft_init(&cl_fft_c2c, "sl_fft", 1, STARPU_RW, STARPU_NONE);
   fft_init(&cl_fft_c2c_oop, "sl_fft", 2, STARPU_R, STARPU_W);
   fft_init(&cl_fft_r2c, "sl_fft_r2c", 2, STARPU_R, STARPU_W);

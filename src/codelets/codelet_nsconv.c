@@ -18,14 +18,35 @@ typedef struct nsconv_args {
 
 static struct starpu_codelet cl_nsconv;
 
+/* The kernel on one slice of the block's units, for sl_parallel_for. */
+typedef struct nsconv_job {
+  const nsconv_args *a;
+  const void *H, *in;
+  void *out;
+} nsconv_job;
+
+static void nsconv_slice(int64_t lo, int64_t hi, void *p)
+{
+  const nsconv_job *j = p;
+  const nsconv_args *a = j->a;
+  kernel_nsconv_range(a->dt, a->adjoint, a->outer, a->n, a->inner, a->L, j->H, j->in, j->out, lo, hi);
+}
+
+/* The block on the rank's cores: it is one task per rank (sl_task_threads). */
+static void nsconv_run(const nsconv_args *a, const void *H, const void *in, void *out)
+{
+  nsconv_job j = {a, H, in, out};
+  double work = (double)(a->outer * a->n * a->inner) * (double)a->L;
+  sl_parallel_for(sl_task_threads(work), kernel_nsconv_units(a->outer, a->n, a->inner), nsconv_slice, &j);
+}
+
 static void nsconv_cpu(void *buffers[], void *arg)
 {
   const nsconv_args *a = arg;
   size_t el = sl_dtype_size(a->dt), bytes = (size_t)(a->outer * a->n * a->inner) * el;
   const void *H = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
   if (a->ch.nin == 1 && a->ch.nout == 1) {
-    kernel_nsconv(a->dt, a->adjoint, a->outer, a->n, a->inner, a->L, H, (const void *)STARPU_VECTOR_GET_PTR(buffers[1]),
-                  (void *)STARPU_VECTOR_GET_PTR(buffers[2]));
+    nsconv_run(a, H, (const void *)STARPU_VECTOR_GET_PTR(buffers[1]), (void *)STARPU_VECTOR_GET_PTR(buffers[2]));
     return;
   }
   /* several chunks: in place when they lie back to back, else packed into the worker's scratch buffer (StarPU
@@ -34,7 +55,7 @@ static void nsconv_cpu(void *buffers[], void *arg)
   char *fin = codelet_chunks_flat(buffers, 1, a->ch.nin, el), *fout = codelet_chunks_flat(buffers, 1 + a->ch.nin, a->ch.nout, el);
   char *in = fin ? fin : flat, *out = fout ? fout : flat + bytes;
   if (!fin) codelet_chunks_copy(buffers, 1, a->ch.nin, in, el, 0);
-  kernel_nsconv(a->dt, a->adjoint, a->outer, a->n, a->inner, a->L, H, in, out);
+  nsconv_run(a, H, in, out);
   if (!fout) codelet_chunks_copy(buffers, 1 + a->ch.nin, a->ch.nout, out, el, 1);
 }
 

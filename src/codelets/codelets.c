@@ -34,6 +34,7 @@ void sl_codelets_shutdown(void)
 {
   codelet_reduce_shutdown();
   codelet_fft_shutdown();
+  sl_parallel_shutdown();
   sl_stask_shutdown();
 }
 

@@ -15,7 +15,8 @@ enum { NSCONV_ROWS = 4 };
   const int64_t c = L / 2;                                                                            \
   if (inner == 1) { /* contiguous lines: tap by tap over NSCONV_ROWS rows at a time (tap-major table) */ \
     const T *ht = h + n * L;                                                                          \
-    for (int64_t o0 = 0; o0 < outer; o0 += NSCONV_ROWS) {                                             \
+    const int64_t oend = hi * NSCONV_ROWS < outer ? hi * NSCONV_ROWS : outer; /* units of NSCONV_ROWS rows */ \
+    for (int64_t o0 = lo * NSCONV_ROWS; o0 < oend; o0 += NSCONV_ROWS) {                               \
       const int64_t rows = outer - o0 < NSCONV_ROWS ? outer - o0 : NSCONV_ROWS;                       \
       for (int64_t r = 0; r < rows; r++) memset(y + (o0 + r) * n, 0, sizeof(T) * (size_t)n);          \
       for (int64_t t = 0; t < L; t++) {                                                               \
@@ -34,10 +35,11 @@ enum { NSCONV_ROWS = 4 };
     }                                                                                                 \
     return;                                                                                           \
   }                                                                                                   \
-  for (int64_t o = 0; o < outer; o++) {                                                               \
+  for (int64_t l = lo; l < hi; l++) { /* units: the output rows (o, k) */                            \
+    const int64_t o = l / n, k = l - o * n;                                                           \
     const T *xo = x + o * n * inner;                                                                  \
     T *yo = y + o * n * inner;                                                                        \
-    for (int64_t k = 0; k < n; k++) {                                                                 \
+    {                                                                                                 \
       T *yr = yo + k * inner;                                                                         \
       for (int64_t i = 0; i < inner; i++) yr[i] = 0;                                                  \
       for (int64_t s = -c; s <= c; s++) {                                                             \
@@ -59,27 +61,42 @@ enum { NSCONV_ROWS = 4 };
 #else
 #define NSCONV_CLONES
 #endif
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) NSCONV_CLONES static void nsconv_s(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) NSCONV_CLONES static void nsconv_s(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out,
+                     int64_t lo, int64_t hi)
 {
   NSCONV_BODY(float, IDENT)
 }
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) NSCONV_CLONES static void nsconv_d(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) NSCONV_CLONES static void nsconv_d(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out,
+                     int64_t lo, int64_t hi)
 {
   NSCONV_BODY(double, IDENT)
 }
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) NSCONV_CLONES static void nsconv_c(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) NSCONV_CLONES static void nsconv_c(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out,
+                     int64_t lo, int64_t hi)
 {
   NSCONV_BODY(float complex, conjf)
 }
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) NSCONV_CLONES static void nsconv_z(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) NSCONV_CLONES static void nsconv_z(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out,
+                     int64_t lo, int64_t hi)
 {
   NSCONV_BODY(double complex, conj)
+}
+
+int64_t kernel_nsconv_units(int64_t outer, int64_t n, int64_t inner)
+{
+  return inner == 1 ? (outer + NSCONV_ROWS - 1) / NSCONV_ROWS : outer * n;
+}
+
+void kernel_nsconv_range(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
+                         const void *in, void *out, int64_t lo, int64_t hi)
+{
+  static void (*const f[])(int, int64_t, int64_t, int64_t, int64_t, const void *, const void *, void *, int64_t, int64_t) = {
+    nsconv_s, nsconv_d, nsconv_c, nsconv_z};
+  f[dt](adjoint, outer, n, inner, L, H, in, out, lo, hi);
 }
 
 void kernel_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
                    const void *in, void *out)
 {
-  static void (*const f[])(int, int64_t, int64_t, int64_t, int64_t, const void *, const void *, void *) = {
-    nsconv_s, nsconv_d, nsconv_c, nsconv_z};
-  f[dt](adjoint, outer, n, inner, L, H, in, out);
+  kernel_nsconv_range(dt, adjoint, outer, n, inner, L, H, in, out, 0, kernel_nsconv_units(outer, n, inner));
 }

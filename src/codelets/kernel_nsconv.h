@@ -18,6 +18,11 @@ extern "C" {
 
 void kernel_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
                    const void *in, void *out);
+/** The CPU kernel's independent units of work (groups of rows along the last axis, else output rows (o, k)), and
+ *  the kernel on the units [lo, hi) only: the slices of a block for several threads. */
+int64_t kernel_nsconv_units(int64_t outer, int64_t n, int64_t inner);
+void kernel_nsconv_range(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
+                         const void *in, void *out, int64_t lo, int64_t hi);
 #ifdef SL_HAVE_CUDA
 /* rows_kernel: along the last axis, the row kernel instead of the tiled one (STARLOPS_NSCONV_ROWS=1) */
 int kernel_cuda_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
