@@ -26,37 +26,63 @@ typedef struct matmul_args {
 static struct starpu_codelet cl_matmul;
 static struct starpu_perfmodel pm_matmul = {.type = STARPU_HISTORY_BASED, .symbol = "sl_matmul"};
 
-/* Y (rows_out x nrhs) = op(A) X (rows_in x nrhs) on contiguous host buffers. */
-static void cpu_product(const matmul_args *m, const void *A, const void *X, void *Y)
+/* Rows [lo, hi) of Y (rows_out x nrhs) = op(A) X (rows_in x nrhs) on contiguous host buffers: rows of A
+ * (forward) or columns of A (adjoint), so that threads can share one product. */
+static void cpu_rows(const matmul_args *m, const void *A, const void *X, void *Y, int64_t lo, int64_t hi)
 {
-  int nr = (int)m->nr, nc = (int)m->nc, k = (int)m->nrhs;
-  int rows_out = m->adjoint ? nc : nr, inner = m->adjoint ? nr : nc;
-  if (rows_out == 0 || k == 0) return;
+  int nr = (int)m->nr, nc = (int)m->nc, k = (int)m->nrhs, rows = (int)(hi - lo);
+  int inner = m->adjoint ? nr : nc;
+  size_t el = sl_dtype_size(m->dt);
+  if (rows == 0 || k == 0) return;
+  Y = (char *)Y + (size_t)(lo * k) * el;
   if (inner == 0) {
-    memset(Y, 0, (size_t)rows_out * (size_t)k * sl_dtype_size(m->dt));
+    memset(Y, 0, (size_t)rows * (size_t)k * el);
     return;
   }
+  /* forward: A's rows [lo, hi); adjoint: its columns [lo, hi), a nr x rows block of leading dimension nc */
+  A = (const char *)A + (size_t)(m->adjoint ? lo : lo * nc) * el;
+  int ar = m->adjoint ? nr : rows, ac = m->adjoint ? rows : nc;
   enum CBLAS_TRANSPOSE op = m->adjoint ? (sl_dtype_is_complex(m->dt) ? CblasConjTrans : CblasTrans) : CblasNoTrans;
   const float one_s[2] = {1, 0}, zero_s[2] = {0, 0};
   const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
   switch (m->dt) {
   case SL_FLOAT32:
-    if (k == 1) cblas_sgemv(CblasRowMajor, op, nr, nc, 1.0f, A, nc, X, 1, 0.0f, Y, 1);
-    else cblas_sgemm(CblasRowMajor, op, CblasNoTrans, rows_out, k, inner, 1.0f, A, nc, X, k, 0.0f, Y, k);
+    if (k == 1) cblas_sgemv(CblasRowMajor, op, ar, ac, 1.0f, A, nc, X, 1, 0.0f, Y, 1);
+    else cblas_sgemm(CblasRowMajor, op, CblasNoTrans, rows, k, inner, 1.0f, A, nc, X, k, 0.0f, Y, k);
     break;
   case SL_FLOAT64:
-    if (k == 1) cblas_dgemv(CblasRowMajor, op, nr, nc, 1.0, A, nc, X, 1, 0.0, Y, 1);
-    else cblas_dgemm(CblasRowMajor, op, CblasNoTrans, rows_out, k, inner, 1.0, A, nc, X, k, 0.0, Y, k);
+    if (k == 1) cblas_dgemv(CblasRowMajor, op, ar, ac, 1.0, A, nc, X, 1, 0.0, Y, 1);
+    else cblas_dgemm(CblasRowMajor, op, CblasNoTrans, rows, k, inner, 1.0, A, nc, X, k, 0.0, Y, k);
     break;
   case SL_COMPLEX64:
-    if (k == 1) cblas_cgemv(CblasRowMajor, op, nr, nc, one_s, A, nc, X, 1, zero_s, Y, 1);
-    else cblas_cgemm(CblasRowMajor, op, CblasNoTrans, rows_out, k, inner, one_s, A, nc, X, k, zero_s, Y, k);
+    if (k == 1) cblas_cgemv(CblasRowMajor, op, ar, ac, one_s, A, nc, X, 1, zero_s, Y, 1);
+    else cblas_cgemm(CblasRowMajor, op, CblasNoTrans, rows, k, inner, one_s, A, nc, X, k, zero_s, Y, k);
     break;
   default:
-    if (k == 1) cblas_zgemv(CblasRowMajor, op, nr, nc, one_d, A, nc, X, 1, zero_d, Y, 1);
-    else cblas_zgemm(CblasRowMajor, op, CblasNoTrans, rows_out, k, inner, one_d, A, nc, X, k, zero_d, Y, k);
+    if (k == 1) cblas_zgemv(CblasRowMajor, op, ar, ac, one_d, A, nc, X, 1, zero_d, Y, 1);
+    else cblas_zgemm(CblasRowMajor, op, CblasNoTrans, rows, k, inner, one_d, A, nc, X, k, zero_d, Y, k);
     break;
   }
+}
+
+typedef struct matmul_job {
+  const matmul_args *m;
+  const void *A, *X;
+  void *Y;
+} matmul_job;
+
+static void matmul_slice(int64_t lo, int64_t hi, void *p)
+{
+  const matmul_job *j = p;
+  cpu_rows(j->m, j->A, j->X, j->Y, lo, hi);
+}
+
+/* One product on the rank's cores: a rank's MatrixMult is one task (sl_task_threads), its output rows split. */
+static void cpu_product(const matmul_args *m, const void *A, const void *X, void *Y)
+{
+  int64_t rows_out = m->adjoint ? m->nc : m->nr;
+  matmul_job j = {m, A, X, Y};
+  sl_parallel_for(sl_task_threads((double)(m->nr * m->nc) * (double)m->nrhs), rows_out, matmul_slice, &j);
 }
 
 /* Elements past the end of a packed input: OpenBLAS 0.3.21's Haswell zgemv kernels read one complex element

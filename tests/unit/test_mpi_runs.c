@@ -124,14 +124,15 @@ Test(mpi, mpi_fft_2_ranks_fftw_threads, .timeout = 400)
 }
 
 /* The rank's CPU kernels on helper threads bound to the workers' cores (StarPU binding its two workers, as it
- * does unless told not to): FFTW's loops and NonStationaryConvolve1D's slices on three threads, whatever the
- * size, two ranks of which each runs such tasks on two workers at once. */
-Test(mpi, mpi_fft_nsconv_bound_helpers, .timeout = 400)
+ * does unless told not to): FFTW's loops, NonStationaryConvolve1D's slices and MatrixMult's row blocks on three
+ * threads whatever the size, two ranks of which each runs such tasks on two workers at once. */
+Test(mpi, bound_helper_threads, .timeout = 600)
 {
   const char *env = "STARPU_WORKERS_NOBIND=0 STARPU_NCPU=2 STARLOPS_FFT_THREADS=3 STARLOPS_TASK_THREADS=3";
   cr_expect_eq(run_env(env, 1, "mpi_fft", scratch_dir()), 0);
   cr_expect_eq(run_env(env, 1, "mpi_nsconv", scratch_dir()), 0);
   cr_expect_eq(run_env(env, 2, "mpi_nsconv", scratch_dir()), 0);
+  cr_expect_eq(run_env(env, 2, "mpi_ops", scratch_dir()), 0);
 }
 
 /* One chunk per block (STARLOPS_MAX_CHUNKS=1, as on a GPU node by default): library temporaries (operator
