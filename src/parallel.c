@@ -37,9 +37,26 @@ static struct {
 } pool = {.busy = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER, .go = PTHREAD_COND_INITIALIZER,
           .done = PTHREAD_COND_INITIALIZER};
 
+/* A helper's own work space (sl_helper_scratch), kept between loops and freed when the helper stops. */
+static __thread int is_helper;
+static __thread void *own_scratch;
+static __thread size_t own_bytes;
+
+void *sl_helper_scratch(size_t bytes)
+{
+  if (!is_helper) return NULL;
+  if (own_bytes < bytes) {
+    free(own_scratch);
+    own_scratch = malloc(bytes);
+    own_bytes = own_scratch ? bytes : 0;
+  }
+  return own_scratch;
+}
+
 static void *helper_main(void *p)
 {
   int me = (int)(intptr_t)p;
+  is_helper = 1;
   unsigned long seen = 0;
   pthread_mutex_lock(&pool.lock);
   for (;;) {
@@ -57,6 +74,8 @@ static void *helper_main(void *p)
     if (--pool.pending == 0) pthread_cond_signal(&pool.done);
   }
   pthread_mutex_unlock(&pool.lock);
+  free(own_scratch);
+  own_scratch = NULL, own_bytes = 0;
   return NULL;
 }
 

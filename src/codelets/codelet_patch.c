@@ -27,6 +27,22 @@ typedef struct patch_args {
 
 static struct starpu_codelet cl_patch;
 
+/* One slice of the outer indices: the caller's work space is the task's, a helper's its own. */
+typedef struct patch_job {
+  const patch_args *a;
+  const void *tables, *in;
+  void *out, *work;
+  int failed;
+} patch_job;
+
+static void patch_slice(int64_t lo, int64_t hi, void *p)
+{
+  patch_job *j = p;
+  void *w = sl_helper_scratch((size_t)kernel_patch_work(&j->a->d) * sl_dtype_size(j->a->dt));
+  if (kernel_patch_range(j->a->dt, j->a->adjoint, &j->a->d, j->tables, j->in, j->out, w ? w : j->work, lo, hi) != 0)
+    j->failed = 1;
+}
+
 static void patch_cpu(void *buffers[], void *arg)
 {
   const patch_args *a = arg;
@@ -48,8 +64,13 @@ static void patch_cpu(void *buffers[], void *arg)
   }
   /* the products' work space after the packing space (StarPU keeps it between tasks: no new pages per call) */
   void *work = scratch ? scratch + (size_t)(sl_patch_data_size(&a->d) + sl_patch_model_size(&a->d)) * el : NULL;
-  if (kernel_patch(a->dt, a->adjoint, &a->d, tables, in, out, work) != 0)
-    sl_async_error(SL_E_NOMEM, "Patch2D/Sliding1D: no work space for the patches' products");
+  /* a rank's block is one task: its outer indices over the rank's cores (sl_task_threads) */
+  const sl_patch_dims *d = &a->d;
+  double ops = a->d.ident ? (double)sl_patch_model_size(d) : (double)sl_patch_columns(d) * (double)(d->nop0 * d->nop1) *
+                                                             (double)(d->nwin0 * d->nwin1);
+  patch_job j = {a, tables, in, out, work, 0};
+  sl_parallel_for(sl_task_threads(ops), d->A, patch_slice, &j);
+  if (j.failed) sl_async_error(SL_E_NOMEM, "Patch2D/Sliding1D: no work space for the patches' products");
   if (flat && !fout) codelet_chunks_copy(buffers, 1 + a->ch.nin, a->ch.nout, out, el, 1);
 }
 

@@ -124,8 +124,8 @@ Test(mpi, mpi_fft_2_ranks_fftw_threads, .timeout = 400)
 }
 
 /* The rank's CPU kernels on helper threads bound to the workers' cores (StarPU binding its two workers, as it
- * does unless told not to): FFTW's loops, NonStationaryConvolve1D's slices and MatrixMult's row blocks on three
- * threads whatever the size, two ranks of which each runs such tasks on two workers at once. */
+ * does unless told not to): FFTW's loops, NonStationaryConvolve1D's slices, MatrixMult's row blocks and the
+ * windowed operators' outer indices on three threads whatever the size, two ranks of which each runs such tasks on two workers at once. */
 Test(mpi, bound_helper_threads, .timeout = 600)
 {
   const char *env = "STARPU_WORKERS_NOBIND=0 STARPU_NCPU=2 STARLOPS_FFT_THREADS=3 STARLOPS_TASK_THREADS=3";
@@ -133,6 +133,7 @@ Test(mpi, bound_helper_threads, .timeout = 600)
   cr_expect_eq(run_env(env, 1, "mpi_nsconv", scratch_dir()), 0);
   cr_expect_eq(run_env(env, 2, "mpi_nsconv", scratch_dir()), 0);
   cr_expect_eq(run_env(env, 2, "mpi_ops", scratch_dir()), 0);
+  cr_expect_eq(run_env(env, 2, "mpi_sliding", scratch_dir()), 0);
 }
 
 /* One chunk per block (STARLOPS_MAX_CHUNKS=1, as on a GPU node by default): library temporaries (operator
