@@ -204,6 +204,24 @@ static size_t scratch_in_bytes(const fft_shape *s, int kind)
   return ((size_t)in_count(s, kind) * in_el(s, kind) + 63) / 64 * 64; /* the output part starts SIMD-aligned */
 }
 
+/* A copy on the transform's threads. */
+struct copy_job {
+  char *dst;
+  const char *src;
+};
+static void copy_range(int64_t lo, int64_t hi, void *p)
+{
+  const struct copy_job *j = p;
+  memcpy(j->dst + lo * 4096, j->src + lo * 4096, (size_t)(hi - lo) * 4096);
+}
+static void copy_threads(const fft_shape *s, void *dst, const void *src, size_t bytes)
+{
+  struct copy_job j = {dst, src};
+  int64_t pages = (int64_t)(bytes / 4096);
+  sl_parallel_for(threads_ready ? fftw_threads_for(s) : 1, pages, copy_range, &j);
+  memcpy((char *)dst + pages * 4096, (const char *)src + pages * 4096, bytes - (size_t)pages * 4096);
+}
+
 /* The chunked task (complex or real-to-complex, out of place): the input's chunks (read), the output's chunks
  * (written), and the scratch space when a side has several. Chunks that lie back to back (a host block's, on the
  * CPU) are used in place; others are packed into the scratch space (the input) or transformed there and copied
@@ -220,7 +238,7 @@ static void fft_chunks_cpu(void *buffers[], void *arg)
   int pack_out = !out, strided = a->s.inner > 1 && a->kind != FFT_R2C;
   if (pack_out) out = scr + scratch_in_bytes(&a->s, a->kind);
   if (strided) { /* the input into the output, then in place */
-    if (in) memcpy(out, in, (size_t)in_count(&a->s, a->kind) * iel);
+    if (in) copy_threads(&a->s, out, in, (size_t)in_count(&a->s, a->kind) * iel);
     else codelet_chunks_copy(buffers, 0, nin, out, iel, 0);
     in = out;
   } else if (!in) {
