@@ -112,6 +112,10 @@ static int grow(int n)
     }
     pool.h[i].started = ok && pthread_create(&pool.h[i].th, &at, helper_main, (void *)(intptr_t)i) == 0;
     if (ok) pthread_attr_destroy(&at);
+    if (!pool.h[i].started && pool.h[i].cpu >= 0) { /* a core this process may not use: unbound then */
+      pool.h[i].cpu = -1;
+      pool.h[i].started = pthread_create(&pool.h[i].th, NULL, helper_main, (void *)(intptr_t)i) == 0;
+    }
     if (!pool.h[i].started) break;
     pool.nhelpers = i + 1;
   }
