@@ -222,7 +222,9 @@ Test(mpi, settings_are_validated, .timeout = 400)
                           {"STARLOPS_COMM_RING_BYTES=-1", "STARLOPS_COMM_RING_BYTES"},
                           {"STARLOPS_COMM_RING_SEGMENT_BYTES=0", "STARLOPS_COMM_RING_SEGMENT_BYTES"},
                           {"STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES=1MiB", "STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES"},
-                          {"STARLOPS_COMM_RING_ALLREDUCE_BYTES=-2", "STARLOPS_COMM_RING_ALLREDUCE_BYTES"}};
+                          {"STARLOPS_COMM_RING_ALLREDUCE_BYTES=-2", "STARLOPS_COMM_RING_ALLREDUCE_BYTES"},
+                          {"STARLOPS_TASK_THREADS=many", "STARLOPS_TASK_THREADS"},
+                          {"STARLOPS_TASK_THREADS=1025", "STARLOPS_TASK_THREADS"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[128];
     snprintf(args, sizeof args, "-1 %s", bad[i][1]);
@@ -259,6 +261,7 @@ Test(mpi, settings_must_match_across_ranks, .timeout = 400)
   cr_expect_eq(run_last_env("STARLOPS_COMM_BLOCKING_BYTES=1", 2, "mpi_comm_select", "-1 STARLOPS_COMM_BLOCKING_BYTES"), 0);
   cr_expect_eq(run_last_env("STARLOPS_COMM_RING_BYTES=0", 2, "mpi_comm_select", "-1 STARLOPS_COMM_RING_BYTES"), 0);
   cr_expect_eq(run_last_env("STARLOPS_COMM_RING_ALLREDUCE_BYTES=0", 2, "mpi_comm_select", "-1 STARLOPS_COMM_RING_ALLREDUCE_BYTES"), 0);
+  cr_expect_eq(run_last_env("STARLOPS_TASK_THREADS=3", 3, "mpi_comm_select", "-1 STARLOPS_TASK_THREADS"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=-1", 2, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=0", 1, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARLOPS_TIMEOUT=soon", 2, "mpi_comm_select", "-1 STARLOPS_TIMEOUT"), 0);
