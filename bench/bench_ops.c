@@ -3,6 +3,9 @@
  *   mpirun -n P bench_ops [--sizes n1,n2,...] [--gemm n1,n2,...] [--reps R]
  * --summa: SUMMA on n x n matrices (the most square grid of the ranks) beside each rank's own block product
  * in one CBLAS call, and BlockDiag(MatrixMult) matvec + rmatvec.
+ * --csr: sl_op_csr on an n x n float64 band of 2 b + 1 entries per row per rank, forward and adjoint, beside a
+ * plain CSR row loop and scatter loop on the same arrays (one thread) in the same run; GB/s counts the entries,
+ * their column indices and x and y once per direction.
  * --gemm: MatrixMult with nrhs = n (one square DGEMM per rank) beside cuBLAS DGEMM on device buffers (the
  * GPU ceiling; run with STARLOPS_CODELET_WHERE=cuda).
  * Time: submission to completion (sl_wait), median of R after a warm-up, slowest rank; GFLOP/s counts
@@ -148,11 +151,59 @@ static void gemm_section(const int64_t *sizes, int nsizes, int reps)
   }
 }
 
+/* CSR: a band of 2 b + 1 entries per row, forward + adjoint through the operator beside the plain loops. */
+static void csr_section(const int64_t *sizes, int nsizes, int64_t b, int reps)
+{
+  if (sl_rank() == 0)
+    printf("\n| op | n | entries per row | time (ms) | GB/s | plain loop GB/s | ratio |\n|---|---|---|---|---|---|---|\n");
+  for (int si = 0; si < nsizes; si++) {
+    int64_t n = sizes[si], nnz = 0;
+    int64_t *rp = malloc(sizeof(int64_t) * (size_t)(n + 1)), *ci = malloc(sizeof(int64_t) * (size_t)(n * (2 * b + 1)));
+    double *v = malloc(sizeof(double) * (size_t)(n * (2 * b + 1))), *hx = malloc(sizeof(double) * (size_t)n),
+           *hy = malloc(sizeof(double) * (size_t)n);
+    rp[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+      for (int64_t j = i - b; j <= i + b; j++)
+        if (j >= 0 && j < n) ci[nnz] = j, v[nnz++] = 1.0 / (double)(1 + (i + 2 * j) % 7);
+      rp[i + 1] = nnz;
+      hx[i] = 1.0;
+    }
+    sl_op *C = NULL;
+    sl_array *x = NULL, *y = NULL;
+    if (sl_op_csr(&C, n, n, rp, ci, v, SL_FLOAT64) || sl_op_create_domain(C, &x) || sl_op_create_range(C, &y)) {
+      fprintf(stderr, "bench_ops: %s\n", sl_last_error());
+      return;
+    }
+    sl_array_fill(x, SL_REAL(1.0));
+    double ts = bench_time_fwd_adj(C, x, y, reps), t[32];
+    for (int r = -1; r < reps; r++) {
+      double t0 = bench_now();
+      for (int64_t i = 0; i < n; i++) {
+        double s = 0;
+        for (int64_t p = rp[i]; p < rp[i + 1]; p++) s += v[p] * hx[ci[p]];
+        hy[i] = s;
+      }
+      memset(hx, 0, sizeof(double) * (size_t)n);
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t p = rp[i]; p < rp[i + 1]; p++) hx[ci[p]] += v[p] * hy[i];
+      if (r >= 0) t[r] = bench_now() - t0;
+    }
+    double tc = bench_slowest(bench_median(t, reps)), bytes = 2.0 * ((double)nnz * 16.0 + 2.0 * 8.0 * (double)n);
+    if (sl_rank() == 0)
+      printf("| CSR forward + adjoint | %lld | %lld | %.3f | %.2f | %.2f | %.2f |\n", (long long)n, (long long)(2 * b + 1),
+             1e3 * ts, bytes / ts / 1e9, bytes / tc / 1e9, tc / ts);
+    free(rp), free(ci), free(v), free(hx), free(hy);
+    sl_array_destroy(&x);
+    sl_array_destroy(&y);
+    sl_op_destroy(&C);
+  }
+}
+
 int main(int argc, char **argv)
 {
   int64_t sizes[16] = {1000, 2000, 4000, 8000};
   int nsizes = 4, reps = 7, ngemm = 0, nsumma = 0;
-  int64_t gemm[8], summa[8];
+  int64_t gemm[8], summa[8], csr[8], ncsr = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
       nsizes = 0;
@@ -161,10 +212,12 @@ int main(int argc, char **argv)
       for (char *p = strtok(argv[++i], ","); p && ngemm < 8; p = strtok(NULL, ",")) gemm[ngemm++] = atoll(p);
     } else if (!strcmp(argv[i], "--summa") && i + 1 < argc) {
       for (char *p = strtok(argv[++i], ","); p && nsumma < 8; p = strtok(NULL, ",")) summa[nsumma++] = atoll(p);
+    } else if (!strcmp(argv[i], "--csr") && i + 1 < argc) {
+      ncsr = bench_parse_list(argv[++i], csr, 8);
     } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = atoi(argv[++i]);
     } else {
-      fprintf(stderr, "usage: bench_ops [--sizes n1,n2,...] [--gemm n1,n2,...] [--summa n1,n2,...] [--reps R]\n");
+      fprintf(stderr, "usage: bench_ops [--sizes n1,n2,...] [--gemm n1,n2,...] [--summa n1,n2,...] [--csr n1,n2,...] [--reps R]\n");
       return 2;
     }
   }
@@ -231,6 +284,7 @@ int main(int argc, char **argv)
     free(A);
   }
   if (ngemm > 0) gemm_section(gemm, ngemm, reps);
+  if (ncsr > 0) csr_section(csr, (int)ncsr, 8, reps);
   if (nsumma > 0) summa_section(summa, nsumma, reps);
   fflush(stdout);
   sl_finalize();

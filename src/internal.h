@@ -298,7 +298,7 @@ typedef void (*sl_range_fn)(int64_t lo, int64_t hi, void *arg);
  *  CPU workers' cores) and returns when all are done; nt <= 1, or a loop already running, runs fn(0, n) on the
  *  caller. */
 void sl_parallel_for(int nt, int64_t n, sl_range_fn fn, void *arg);
-/** Threads for a CPU task that is a rank's whole block (NonStationaryConvolve1D, MatrixMult, Sliding1D / Patch2D)
+/** Threads for a CPU task that is a rank's whole block (NonStationaryConvolve1D, MatrixMult, CSR, Sliding1D / Patch2D)
  *  doing about `work` element operations: STARLOPS_TASK_THREADS when set, else the rank's CPU workers from 2^18
  *  operations on (the other workers have nothing of that operator to run meanwhile), else one. */
 int sl_task_threads(double work);

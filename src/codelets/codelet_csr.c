@@ -2,6 +2,7 @@
  * pointers, column indices and values (four dtypes). CPU: a row loop (the adjoint scatters conj(a_ij) y_i
  * into x, zeroed first), on chunks packed when split. CUDA: cuSPARSE SpMV (non-transpose / conjugate
  * transpose) for one chunk per side. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,22 +13,113 @@
 #include <starpu_cusparse.h>
 #endif
 
+/* The block transposed (CSR of A^T: for each column its rows and values, rows increasing), made by the CPU task
+ * the first time an adjoint runs on several threads: the adjoint is then a loop over columns that threads can
+ * share, where the row loop scatters into x. */
+struct csr_trans {
+  pthread_mutex_t lock;
+  int state; /* 0: not built, 1: built, -1: no memory for it */
+  int64_t *cp, *ri;
+  void *v;
+};
+
+csr_trans *codelet_csr_trans_new(void)
+{
+  csr_trans *t = calloc(1, sizeof *t);
+  if (t) pthread_mutex_init(&t->lock, NULL);
+  return t;
+}
+
+void codelet_csr_trans_free(csr_trans *t)
+{
+  if (!t) return;
+  pthread_mutex_destroy(&t->lock);
+  free(t->cp), free(t->ri), free(t->v);
+  free(t);
+}
+
 typedef struct csr_args {
   codelet_chunks ch; /* chunks of x and of y */
   sl_dtype dt;
   int adjoint;
   int64_t nr, nc, nnz;
+  csr_trans *trans; /* NULL: none kept */
 } csr_args;
 
 static struct starpu_codelet cl_csr;
 
-/* The row loop on contiguous x (rows_in) and y (rows_out). */
-static void csr_cpu_product(const csr_args *m, const int64_t *rp, const int64_t *ci, const void *v, const void *in, void *out)
+/* Builds t from the block (once; counting sort by column). Returns 1 when t is usable. */
+static int trans_ready(csr_trans *t, const csr_args *m, const int64_t *rp, const int64_t *ci, const void *v)
 {
-  int64_t rows_out = m->adjoint ? m->nc : m->nr;
+  if (!t) return 0;
+  pthread_mutex_lock(&t->lock);
+  if (t->state == 0) {
+    size_t el = sl_dtype_size(m->dt);
+    t->cp = calloc((size_t)m->nc + 1, sizeof(int64_t));
+    t->ri = malloc((size_t)m->nnz * sizeof(int64_t) + 1);
+    t->v = malloc((size_t)m->nnz * el + 1);
+    int64_t *next = malloc(((size_t)m->nc + 1) * sizeof(int64_t));
+    if (t->cp && t->ri && t->v && next) {
+      for (int64_t p = 0; p < m->nnz; p++) t->cp[ci[p] + 1]++;
+      for (int64_t j = 0; j < m->nc; j++) t->cp[j + 1] += t->cp[j];
+      memcpy(next, t->cp, ((size_t)m->nc + 1) * sizeof(int64_t));
+      for (int64_t i = 0; i < m->nr; i++)
+        for (int64_t p = rp[i]; p < rp[i + 1]; p++) {
+          int64_t q = next[ci[p]]++;
+          t->ri[q] = i;
+          memcpy((char *)t->v + (size_t)q * el, (const char *)v + (size_t)p * el, el);
+        }
+      t->state = 1;
+    } else {
+      free(t->cp), free(t->ri), free(t->v);
+      t->cp = t->ri = NULL, t->v = NULL;
+      t->state = -1; /* the row loop on one thread stays available */
+    }
+    free(next);
+  }
+  int ok = t->state == 1;
+  pthread_mutex_unlock(&t->lock);
+  return ok;
+}
+
+/* Output rows [lo, hi) of a row loop: y_i = sum_p op(a_p) x_(col p) over the rows of (rp, ci, a); conj: the
+ * conjugates of the values (the adjoint through the transposed block). */
+static void csr_rows(sl_dtype dt, int conj, const int64_t *rp, const int64_t *ci, const void *v, const void *in, void *out,
+                     int64_t lo, int64_t hi)
+{
+  int c = sl_dtype_is_complex(dt) ? 2 : 1;
+#define CSR_ROWS(R)                                                                                   \
+  do {                                                                                                \
+    const R *a = v, *x = in;                                                                          \
+    R *y = out;                                                                                       \
+    for (int64_t i = lo; i < hi; i++) {                                                               \
+      if (c == 1) {                                                                                   \
+        R s = 0;                                                                                      \
+        for (int64_t p = rp[i]; p < rp[i + 1]; p++) s += a[p] * x[ci[p]];                             \
+        y[i] = s;                                                                                     \
+      } else {                                                                                        \
+        R sr = 0, si = 0;                                                                             \
+        for (int64_t p = rp[i]; p < rp[i + 1]; p++) {                                                 \
+          R ar = a[2 * p], ai = conj ? -a[2 * p + 1] : a[2 * p + 1];                                  \
+          int64_t j = ci[p];                                                                          \
+          sr += ar * x[2 * j] - ai * x[2 * j + 1];                                                    \
+          si += ar * x[2 * j + 1] + ai * x[2 * j];                                                    \
+        }                                                                                             \
+        y[2 * i] = sr, y[2 * i + 1] = si;                                                             \
+      }                                                                                               \
+    }                                                                                                 \
+  } while (0)
+  if (dt == SL_FLOAT32 || dt == SL_COMPLEX64) CSR_ROWS(float);
+  else CSR_ROWS(double);
+#undef CSR_ROWS
+}
+
+/* The adjoint on one thread: the row loop scattering conj(a_ij) y_i into x. */
+static void csr_scatter(const csr_args *m, const int64_t *rp, const int64_t *ci, const void *v, const void *in, void *out)
+{
   int c = sl_dtype_is_complex(m->dt) ? 2 : 1;
-  memset(out, 0, (size_t)rows_out * sl_dtype_size(m->dt));
-#define CSR_LOOP(R)                                                                                   \
+  memset(out, 0, (size_t)m->nc * sl_dtype_size(m->dt));
+#define CSR_SCATTER(R)                                                                                \
   do {                                                                                                \
     const R *a = v, *x = in;                                                                          \
     R *y = out;                                                                                       \
@@ -35,19 +127,49 @@ static void csr_cpu_product(const csr_args *m, const int64_t *rp, const int64_t 
       for (int64_t p = rp[i]; p < rp[i + 1]; p++) {                                                   \
         int64_t j = ci[p];                                                                            \
         if (c == 1) {                                                                                 \
-          if (m->adjoint) y[j] += a[p] * x[i];                                                        \
-          else y[i] += a[p] * x[j];                                                                   \
+          y[j] += a[p] * x[i];                                                                        \
         } else {                                                                                      \
-          R ar = a[2 * p], ai = m->adjoint ? -a[2 * p + 1] : a[2 * p + 1];                            \
-          int64_t o = m->adjoint ? j : i, s = m->adjoint ? i : j;                                     \
-          y[2 * o] += ar * x[2 * s] - ai * x[2 * s + 1];                                              \
-          y[2 * o + 1] += ar * x[2 * s + 1] + ai * x[2 * s];                                          \
+          R ar = a[2 * p], ai = -a[2 * p + 1];                                                        \
+          y[2 * j] += ar * x[2 * i] - ai * x[2 * i + 1];                                              \
+          y[2 * j + 1] += ar * x[2 * i + 1] + ai * x[2 * i];                                          \
         }                                                                                             \
       }                                                                                               \
   } while (0)
-  if (m->dt == SL_FLOAT32 || m->dt == SL_COMPLEX64) CSR_LOOP(float);
-  else CSR_LOOP(double);
-#undef CSR_LOOP
+  if (m->dt == SL_FLOAT32 || m->dt == SL_COMPLEX64) CSR_SCATTER(float);
+  else CSR_SCATTER(double);
+#undef CSR_SCATTER
+}
+
+typedef struct csr_job {
+  sl_dtype dt;
+  int conj;
+  const int64_t *rp, *ci;
+  const void *v, *in;
+  void *out;
+} csr_job;
+
+static void csr_slice(int64_t lo, int64_t hi, void *p)
+{
+  const csr_job *j = p;
+  csr_rows(j->dt, j->conj, j->rp, j->ci, j->v, j->in, j->out, lo, hi);
+}
+
+/* The product on contiguous x (rows_in) and y (rows_out): a rank's block is one task, so on the rank's cores
+ * (sl_task_threads): the forward's rows split; the adjoint's columns through the transposed block. */
+static void csr_cpu_product(const csr_args *m, const int64_t *rp, const int64_t *ci, const void *v, const void *in, void *out)
+{
+  int nt = sl_task_threads(2.0 * (double)m->nnz + (double)(m->nr + m->nc));
+  if (!m->adjoint) {
+    csr_job j = {m->dt, 0, rp, ci, v, in, out};
+    if (m->nr > 0) sl_parallel_for(nt, m->nr, csr_slice, &j);
+    return;
+  }
+  if (nt > 1 && m->nnz > 0 && trans_ready(m->trans, m, rp, ci, v)) {
+    csr_job j = {m->dt, 1, m->trans->cp, m->trans->ri, m->trans->v, in, out};
+    sl_parallel_for(nt, m->nc, csr_slice, &j);
+    return;
+  }
+  csr_scatter(m, rp, ci, v, in, out);
 }
 
 static void csr_cpu(void *buffers[], void *arg)
@@ -134,13 +256,13 @@ void codelet_csr_init(void)
 }
 
 int codelet_csr_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int64_t nnz, starpu_data_handle_t rowptr,
-                       starpu_data_handle_t colind, starpu_data_handle_t vals, int nx, const starpu_data_handle_t *x,
-                       int ny, const starpu_data_handle_t *y)
+                       starpu_data_handle_t colind, starpu_data_handle_t vals, csr_trans *trans, int nx,
+                       const starpu_data_handle_t *x, int ny, const starpu_data_handle_t *y)
 {
   if (ny == 0) return SL_SUCCESS;
   csr_args *m = malloc(sizeof *m);
   if (!m) return sl_error(SL_E_NOMEM, "CSR: out of memory");
-  *m = (csr_args){{nx, ny}, dt, adjoint, nr, nc, nnz};
+  *m = (csr_args){{nx, ny}, dt, adjoint, nr, nc, nnz, trans};
   const starpu_data_handle_t mats[3] = {rowptr, colind, vals};
   return codelet_chunked_submit(&cl_csr, m, sizeof *m, nnz > 0 ? 3 : 1, mats, x, y,
                                 2.0 * (double)nnz * (sl_dtype_is_complex(dt) ? 4.0 : 1.0), "CSR");

@@ -154,9 +154,14 @@ int codelet_nsconv_submit(sl_dtype dt, int adjoint, int64_t outer, int64_t n, in
 void codelet_csr_init(void);
 /** Submits y = A x (adjoint: A^H x) for a CSR block (nr x nc, nnz entries; colind and vals NULL when nnz
  *  is 0), x and y given as their chunks. Nothing when ny is 0. */
+typedef struct csr_trans csr_trans;
+/** The transposed copy of a CSR block that the CPU task makes on first use by an adjoint on several threads (the
+ *  operator keeps it: pass the same one to every submission of that block); NULL when out of memory. */
+csr_trans *codelet_csr_trans_new(void);
+void codelet_csr_trans_free(csr_trans *t);
 int codelet_csr_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int64_t nnz, starpu_data_handle_t rowptr,
-                       starpu_data_handle_t colind, starpu_data_handle_t vals, int nx, const starpu_data_handle_t *x,
-                       int ny, const starpu_data_handle_t *y);
+                       starpu_data_handle_t colind, starpu_data_handle_t vals, csr_trans *trans, int nx,
+                       const starpu_data_handle_t *x, int ny, const starpu_data_handle_t *y);
 /** Submits Restriction's task: forward out = in[idx] (n elements), adjoint out = 0, out[idx] += in; in and
  *  out given as their chunks; idx a vector handle of n int64 (NULL when n = 0). Nothing when nout is 0. */
 int codelet_select_submit(sl_dtype dt, int adjoint, int64_t n, starpu_data_handle_t idx, int nin,

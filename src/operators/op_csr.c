@@ -1,4 +1,5 @@
-/* A sparse CSR block per rank (block diagonal across ranks): one SpMV task per apply (codelet_csr.c). */
+/* A sparse CSR block per rank (block diagonal across ranks): one SpMV task per apply (codelet_csr.c), on the
+ * rank's CPU cores for large blocks (the adjoint through a transposed copy the task makes once). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 typedef struct {
   int64_t nr, nc, nnz;
   sl_kept rowptr, colind, vals;
+  csr_trans *trans; /* the block transposed, made by the CPU task when an adjoint first runs on several threads */
 } csr_t;
 
 static void csr_free(void *p)
@@ -17,6 +19,7 @@ static void csr_free(void *p)
   sl_kept_free(&c->rowptr);
   sl_kept_free(&c->colind);
   sl_kept_free(&c->vals);
+  codelet_csr_trans_free(c->trans);
   free(c);
 }
 
@@ -24,7 +27,7 @@ static int csr_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, const sta
                       const starpu_data_handle_t *hy)
 {
   csr_t *c = op->data;
-  return codelet_csr_submit(op->dtype, mode == SL_ADJOINT, c->nr, c->nc, c->nnz, c->rowptr.h, c->colind.h, c->vals.h, nx, hx,
+  return codelet_csr_submit(op->dtype, mode == SL_ADJOINT, c->nr, c->nc, c->nnz, c->rowptr.h, c->colind.h, c->vals.h, c->trans, nx, hx,
                             ny, hy);
 }
 
@@ -76,6 +79,7 @@ int sl_op_csr(sl_op **op, int64_t nrows, int64_t ncols, const int64_t *rowptr, c
     rc = sl_kept_copy(&c->rowptr, rowptr, nrows + 1, sizeof(int64_t));
     if (rc == SL_SUCCESS) rc = sl_kept_copy(&c->colind, colind, c->nnz, sizeof(int64_t));
     if (rc == SL_SUCCESS) rc = sl_kept_copy(&c->vals, vals, c->nnz, sl_dtype_size(dt));
+    c->trans = codelet_csr_trans_new(); /* NULL: the adjoint stays on one thread */
   }
   sl_op *o = NULL;
   if (rc == SL_SUCCESS) rc = sl_op_new(&o, "CSR", dom, rng, &csr_ops, c);
