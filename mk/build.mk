@@ -127,7 +127,7 @@ VALGRIND := valgrind -q --num-callers=40 --error-exitcode=9 --leak-check=full --
   --suppressions=tests/valgrind.supp
 check-valgrind: all tests
 	@mkdir -p $(BUILD)/starpu-home $(BUILD)/tests/vg
-	$(TEST_ENV) $(VALGRIND) --trace-children=yes $(UNIT_TESTS) -j1 --filter '[!m]*/*'
+	$(TEST_ENV) $(VALGRIND) --trace-children=yes --trace-children-skip-by-arg='*starlops-trace*' $(UNIT_TESTS) -j1 --filter '[!m]*/*'
 	$(TEST_ENV) STARPU_NCPU=1 STARLOPS_CHUNK_BYTES=100 $(VALGRIND) $(BUILD)/tests/mpi/mpi_errors $(BUILD)/tests/vg
 	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_arrays
 	$(TEST_ENV) STARPU_NCPU=1 STARLOPS_CHUNK_BYTES=100 $(VALGRIND) $(BUILD)/tests/mpi/mpi_shell $(BUILD)/tests/vg

@@ -82,16 +82,15 @@ static void matmul_slice(int64_t lo, int64_t hi, void *p)
 enum { XPAD = 4 };
 
 /* One product on the rank's cores: a rank's MatrixMult is one task (sl_task_threads), its output rows split.
- * Complex matrix-vector products on parts of A read x through a padded copy (the over-read above shows there,
- * where the whole-matrix call on the task's buffer did not). */
+ * Complex matrix-vector products read x through a padded copy (the over-read above; x is one row of A's size). */
 static void cpu_product(const matmul_args *m, const void *A, const void *X, void *Y)
 {
   int64_t rows_out = m->adjoint ? m->nc : m->nr, rows_in = m->adjoint ? m->nr : m->nc;
   int nt = sl_task_threads((double)(m->nr * m->nc) * (double)m->nrhs);
   void *xpad = NULL;
-  if (nt > 1 && m->nrhs == 1 && sl_dtype_is_complex(m->dt) && rows_in > 0) {
+  if (m->nrhs == 1 && sl_dtype_is_complex(m->dt) && rows_in > 0) {
     size_t el = sl_dtype_size(m->dt);
-    if (!(xpad = calloc((size_t)(rows_in + XPAD), el))) nt = 1; /* whole-matrix call, as on one thread */
+    if (!(xpad = calloc((size_t)(rows_in + XPAD), el))) nt = 1; /* no memory: x itself, one whole-matrix call */
     else memcpy(xpad, X, (size_t)rows_in * el);
   }
   matmul_job j = {m, A, xpad ? xpad : X, Y};
