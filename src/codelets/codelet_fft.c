@@ -305,13 +305,6 @@ static void fft_cuda(void *buffers[], void *arg)
   char *in = (char *)STARPU_VECTOR_GET_PTR(buffers[0]);
   fft_run_cuda(&a->s, a->kind, in, a->oop ? (char *)STARPU_VECTOR_GET_PTR(buffers[1]) : in);
 }
-
-/* The chunked task on a GPU: one chunk a side (the codelet's can_execute). */
-static void fft_chunks_cuda(void *buffers[], void *arg)
-{
-  const fft_chunk_args *a = arg;
-  fft_run_cuda(&a->s, a->kind, (char *)STARPU_VECTOR_GET_PTR(buffers[0]), (char *)STARPU_VECTOR_GET_PTR(buffers[1]));
-}
 #endif
 
 static void fft_init(struct starpu_codelet *cl, const char *name, int nbuffers, enum starpu_data_access_mode m0,
@@ -339,11 +332,9 @@ void codelet_fft_init(void)
   fft_init(&cl_fft_c2c_oop, "sl_fft", 2, STARPU_R, STARPU_W);
   fft_init(&cl_fft_r2c, "sl_fft_r2c", 2, STARPU_R, STARPU_W);
   fft_init(&cl_fft_c2r, "sl_fft_c2r", 2, STARPU_RW, STARPU_W);
-#ifdef SL_HAVE_CUDA
-  codelet_chunked_init(&cl_fft_chunks, "sl_fft", fft_chunks_cpu, fft_chunks_cuda);
-#else
+  /* the CPUs only: op_fft takes this route on ranks whose compute codelets run on CPUs */
   codelet_chunked_init(&cl_fft_chunks, "sl_fft", fft_chunks_cpu, NULL);
-#endif
+  cl_fft_chunks.where = STARPU_CPU;
 }
 
 void codelet_fft_shutdown(void)

@@ -190,9 +190,9 @@ struct fft_shape;
  *  in, only read, to out), FFT_R2C (in real, out complex) or FFT_C2R (in complex, overwritten; out real) on the lines of s (kernel_fft.h). */
 int codelet_fft_submit(const struct fft_shape *s, int kind, starpu_data_handle_t in, starpu_data_handle_t out);
 /** Submits one out-of-place FFT task of kind FFT_FORWARD / FFT_BACKWARD / FFT_R2C from nin input chunks (read) to
- *  nout output chunks (written); on the CPU chunks that lie back to back are used in place, others go through
- *  scratch (a home-less vector of codelet_fft_scratch_bytes or more, needed when a side has several chunks); a GPU
- *  takes the task when each side is one chunk. */
+ *  nout output chunks (written); on the CPU (only) chunks that lie back to back are used in place, others go
+ *  through scratch (a home-less vector of codelet_fft_scratch_bytes or more, needed when a side has several
+ *  chunks). */
 int codelet_fft_submit_chunks(const struct fft_shape *s, int kind, int nin, const starpu_data_handle_t *in, int nout,
                               const starpu_data_handle_t *out, starpu_data_handle_t scratch);
 int64_t codelet_fft_scratch_bytes(const struct fft_shape *s, int kind);
