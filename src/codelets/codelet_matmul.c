@@ -98,8 +98,6 @@ static void cpu_product(const matmul_args *m, const void *A, const void *X, void
   free(xpad);
 }
 
-
-
 static void matmul_cpu(void *buffers[], void *arg)
 {
   const matmul_args *m = arg;

@@ -38,17 +38,14 @@ enum { NSCONV_ROWS = 4 };
   for (int64_t l = lo; l < hi; l++) { /* units: the output rows (o, k) */                            \
     const int64_t o = l / n, k = l - o * n;                                                           \
     const T *xo = x + o * n * inner;                                                                  \
-    T *yo = y + o * n * inner;                                                                        \
-    {                                                                                                 \
-      T *yr = yo + k * inner;                                                                         \
-      for (int64_t i = 0; i < inner; i++) yr[i] = 0;                                                  \
-      for (int64_t s = -c; s <= c; s++) {                                                             \
-        int64_t j = adjoint ? k + s : k - s; /* the input row */                                      \
-        if (j < 0 || j >= n) continue;                                                                \
-        T w = adjoint ? CONJ(h[k * L + s + c]) : h[j * L + s + c];                                    \
-        const T *xr = xo + j * inner;                                                                 \
-        for (int64_t i = 0; i < inner; i++) yr[i] += w * xr[i];                                       \
-      }                                                                                               \
+    T *yr = y + (o * n + k) * inner;                                                                  \
+    for (int64_t i = 0; i < inner; i++) yr[i] = 0;                                                    \
+    for (int64_t s = -c; s <= c; s++) {                                                               \
+      int64_t j = adjoint ? k + s : k - s; /* the input row */                                        \
+      if (j < 0 || j >= n) continue;                                                                  \
+      T w = adjoint ? CONJ(h[k * L + s + c]) : h[j * L + s + c];                                      \
+      const T *xr = xo + j * inner;                                                                   \
+      for (int64_t i = 0; i < inner; i++) yr[i] += w * xr[i];                                         \
     }                                                                                                 \
   }
 
@@ -61,22 +58,22 @@ enum { NSCONV_ROWS = 4 };
 #else
 #define NSCONV_CLONES
 #endif
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) NSCONV_CLONES static void nsconv_s(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out,
+NSCONV_CLONES static void nsconv_s(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out,
                      int64_t lo, int64_t hi)
 {
   NSCONV_BODY(float, IDENT)
 }
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) NSCONV_CLONES static void nsconv_d(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out,
+NSCONV_CLONES static void nsconv_d(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out,
                      int64_t lo, int64_t hi)
 {
   NSCONV_BODY(double, IDENT)
 }
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) NSCONV_CLONES static void nsconv_c(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out,
+NSCONV_CLONES static void nsconv_c(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out,
                      int64_t lo, int64_t hi)
 {
   NSCONV_BODY(float complex, conjf)
 }
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) NSCONV_CLONES static void nsconv_z(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out,
+NSCONV_CLONES static void nsconv_z(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H, const void *in, void *out,
                      int64_t lo, int64_t hi)
 {
   NSCONV_BODY(double complex, conj)

@@ -71,7 +71,7 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
   /* data (a, r0, b, r1, c) and model (a, w0, j0, b, w1, j1, c), row-major; columns (b, w0, w1, c) */               \
   const int64_t dr1 = C, db = d->n1 * C, dr0 = d->B * db, da = d->n0 * dr0;                                         \
   const int64_t mj1 = C, mw1 = d->nop1 * C, mb = d->nw1 * mw1, mj0 = d->B * mb, mw0 = d->nop0 * mj0, ma = d->nw0 * mw0; \
-  if (!adjoint) memset(y + lo * da, 0, sizeof(T) * (size_t)((hi - lo) * da)); /* the outer indices [lo, hi) */  \
+  if (!adjoint) memset(y + a0 * da, 0, sizeof(T) * (size_t)((a1 - a0) * da)); /* the outer indices [a0, a1) */  \
   if (d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && C == 1) { /* windows along the last axis: data runs along q0 */  \
     /* With M the identity the model holds the windows; otherwise the model block is X^T (a window's coefficients */ \
     /* contiguous), so Y^T = X^T M^T and conj(X^T) = conj(Y^T) M need no gather on the model side. Either way a */  \
@@ -79,7 +79,7 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
     T *YT = ident ? NULL : work ? (T *)work : malloc(sizeof(T) * (size_t)(Q * d->nw0 + 1));                         \
     if (!ident && !YT) return -1;                                                                                   \
     const T t1v = t1[0];                                                                                            \
-    for (int64_t a = lo; a < hi; a++) {                                                                            \
+    for (int64_t a = a0; a < a1; a++) {                                                                            \
       if (!ident && !adjoint) gemmr_##NAME(1, d->nw0, Q, K, x + a * ma, m, K, YT);                                  \
       const T *win = ident ? x + a * ma : YT; /* forward: the windows' samples */                                   \
       T *cut = ident ? y + a * ma : YT;       /* adjoint: where the tapered windows go */                           \
@@ -112,7 +112,7 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
     return 0;                                                                                                       \
   }                                                                                                                 \
   if (ident) { /* the model holds the patches: one pass in the model's order (a, w0, q0, b, w1, q1, c) */           \
-    for (int64_t a = lo; a < hi; a++)                                                                              \
+    for (int64_t a = a0; a < a1; a++)                                                                              \
       for (int64_t w0 = 0; w0 < d->nw0; w0++)                                                                       \
         for (int64_t q0 = 0; q0 < d->nwin0; q0++) {                                                                 \
           const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0 + q0; /* global patch, buffer row */                  \
@@ -135,7 +135,7 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
   }                                                                                                                 \
   T *X = work ? (T *)work : malloc(sizeof(T) * (size_t)((K + Q) * cols + 1)), *Y = X + K * cols;                    \
   if (!X) return -1;                                                                                                \
-  for (int64_t a = lo; a < hi; a++) {                                                                              \
+  for (int64_t a = a0; a < a1; a++) {                                                                              \
     if (!adjoint) {                                                                                                 \
       MODEL_COLUMNS(x, 0);                                                                                          \
       gemm_##NAME(0, Q, cols, K, m, K, X, Y);                                                                       \
@@ -177,32 +177,32 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
   return 0;
 
 static int patch_s(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work,
-                   int64_t lo, int64_t hi)
+                   int64_t a0, int64_t a1)
 {
   PATCH_BODY(float, float)
 }
 static int patch_d(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work,
-                   int64_t lo, int64_t hi)
+                   int64_t a0, int64_t a1)
 {
   PATCH_BODY(double, double)
 }
 static int patch_c(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work,
-                   int64_t lo, int64_t hi)
+                   int64_t a0, int64_t a1)
 {
   PATCH_BODY(float complex, cfloat)
 }
 static int patch_z(int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work,
-                   int64_t lo, int64_t hi)
+                   int64_t a0, int64_t a1)
 {
   PATCH_BODY(double complex, cdouble)
 }
 
 int kernel_patch_range(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out,
-                       void *work, int64_t lo, int64_t hi)
+                       void *work, int64_t a0, int64_t a1)
 {
   static int (*const f[])(int, const sl_patch_dims *, const void *, const void *, void *, void *, int64_t, int64_t) = {
     patch_s, patch_d, patch_c, patch_z};
-  return f[dt](adjoint, d, tables, in, out, work, lo, hi);
+  return f[dt](adjoint, d, tables, in, out, work, a0, a1);
 }
 
 int kernel_patch(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work)

@@ -52,9 +52,9 @@ static inline int64_t kernel_patch_work(const sl_patch_dims *d)
 /** tables: M (unless ident), then T0, then T1, in the dtype; work: kernel_patch_work elements, or NULL (then
  *  allocated for the call). Returns 0, or -1 when its work space cannot be allocated. */
 int kernel_patch(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out, void *work);
-/** The same on the outer indices [lo, hi) only (each is independent of the others): a slice for one thread. */
+/** The same on the outer indices [a0, a1) only (each is independent of the others): a slice for one thread. */
 int kernel_patch_range(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out,
-                       void *work, int64_t lo, int64_t hi);
+                       void *work, int64_t a0, int64_t a1);
 #ifdef SL_HAVE_CUDA
 /** Elements of the work space of kernel_cuda_patch_gemm: every patch's model and data as the columns of two
  *  matrices. */
