@@ -198,7 +198,6 @@ static void fft_cpu(void *buffers[], void *arg)
 static size_t in_el(const fft_shape *s, int kind) { return (s->dbl ? 16u : 8u) / (kind == FFT_R2C ? 2u : 1u); }
 static size_t out_el(const fft_shape *s, int kind) { return (s->dbl ? 16u : 8u) / (kind == FFT_C2R ? 2u : 1u); }
 static int64_t in_count(const fft_shape *s, int kind) { return s->outer * s->inner * (kind == FFT_C2R ? s->n / 2 + 1 : s->n); }
-static int64_t out_count(const fft_shape *s, int kind) { return s->outer * s->inner * (kind == FFT_R2C ? s->n / 2 + 1 : s->n); }
 static size_t scratch_in_bytes(const fft_shape *s, int kind)
 {
   return ((size_t)in_count(s, kind) * in_el(s, kind) + 63) / 64 * 64; /* the output part starts SIMD-aligned */
@@ -355,11 +354,25 @@ void codelet_fft_shutdown(void)
   pthread_mutex_unlock(&plan_lock);
 }
 
+/* The shape's axes: 1 to FFT_MAX_RANK, one for the real kinds. */
+static int check_rank(const fft_shape *s)
+{
+  if (s->rank < 1 || s->rank > FFT_MAX_RANK || (s->real && s->rank != 1))
+    return sl_error(SL_E_INVALID, "FFT: a transform over %d axes (%s)", s->rank, s->real ? "real" : "complex");
+  return SL_SUCCESS;
+}
+
+/* 5 n log2 n per complex transform, half that for the real kinds. */
+static double fft_flops(const fft_shape *s, int kind)
+{
+  int real = kind == FFT_R2C || kind == FFT_C2R;
+  return 5.0 * (double)(s->outer * s->inner) * (double)s->n * log2((double)s->n + 1) * (real ? 0.5 : 1);
+}
+
 int codelet_fft_submit(const fft_shape *s, int kind, starpu_data_handle_t in, starpu_data_handle_t out)
 {
   if (s->outer * s->n * s->inner == 0) return SL_SUCCESS;
-  if (s->rank < 1 || s->rank > FFT_MAX_RANK || (s->real && s->rank != 1))
-    return sl_error(SL_E_INVALID, "FFT: a transform over %d axes (%s)", s->rank, s->real ? "real" : "complex");
+  SL_TRY(check_rank(s));
   fft_args *a = malloc(sizeof *a);
   int real = kind == FFT_R2C || kind == FFT_C2R, two = real || (out && out != in);
   struct starpu_task *t = a ? codelet_task_create(two ? 2 : 1) : NULL;
@@ -374,13 +387,8 @@ int codelet_fft_submit(const fft_shape *s, int kind, starpu_data_handle_t in, st
   t->cl_arg_free = 1;
   t->handles[0] = in;
   if (two) t->handles[1] = out;
-  t->flops = 5.0 * (double)(s->outer * s->inner) * (double)s->n * log2((double)s->n + 1) * (real ? 0.5 : 1);
+  t->flops = fft_flops(s, kind);
   return codelet_task_submit(t);
-}
-
-int64_t codelet_fft_scratch_bytes(const fft_shape *s, int kind)
-{
-  return (int64_t)(scratch_in_bytes(s, kind) + (size_t)out_count(s, kind) * out_el(s, kind));
 }
 
 int codelet_fft_submit_chunks(const fft_shape *s, int kind, int nin, const starpu_data_handle_t *in, int nout,
@@ -389,12 +397,10 @@ int codelet_fft_submit_chunks(const fft_shape *s, int kind, int nin, const starp
   if (s->outer * s->n * s->inner == 0 || nout == 0) return SL_SUCCESS;
   if (kind != FFT_FORWARD && kind != FFT_BACKWARD && kind != FFT_R2C)
     return sl_error(SL_E_INVALID, "FFT: a chunked transform is complex or real-to-complex");
-  if (s->rank < 1 || s->rank > FFT_MAX_RANK || (s->real && s->rank != 1))
-    return sl_error(SL_E_INVALID, "FFT: a transform over %d axes (%s)", s->rank, s->real ? "real" : "complex");
+  SL_TRY(check_rank(s));
   if ((nin > 1 || nout > 1) && !scratch) return sl_error(SL_E_INVALID, "FFT: several chunks and no scratch space");
   fft_chunk_args *a = malloc(sizeof *a);
   if (!a) return sl_error(SL_E_NOMEM, "FFT: out of memory");
   *a = (fft_chunk_args){{nin, nout}, *s, kind};
-  double flops = 5.0 * (double)(s->outer * s->inner) * (double)s->n * log2((double)s->n + 1) * (kind == FFT_R2C ? 0.5 : 1);
-  return codelet_chunked_submit_work(&cl_fft_chunks, a, sizeof *a, NULL, scratch, 0, in, out, flops, "FFT");
+  return codelet_chunked_submit_work(&cl_fft_chunks, a, sizeof *a, NULL, scratch, 0, in, out, fft_flops(s, kind), "FFT");
 }

@@ -191,11 +191,10 @@ struct fft_shape;
 int codelet_fft_submit(const struct fft_shape *s, int kind, starpu_data_handle_t in, starpu_data_handle_t out);
 /** Submits one out-of-place FFT task of kind FFT_FORWARD / FFT_BACKWARD / FFT_R2C from nin input chunks (read) to
  *  nout output chunks (written); on the CPU (only) chunks that lie back to back are used in place, others go
- *  through scratch (a home-less vector of codelet_fft_scratch_bytes or more, needed when a side has several
- *  chunks). */
+ *  through scratch (a home-less vector holding the input and the output plus 64 bytes, needed when a side has
+ *  several chunks). */
 int codelet_fft_submit_chunks(const struct fft_shape *s, int kind, int nin, const starpu_data_handle_t *in, int nout,
                               const starpu_data_handle_t *out, starpu_data_handle_t scratch);
-int64_t codelet_fft_scratch_bytes(const struct fft_shape *s, int kind);
 
 void codelet_stencil_init(void);
 /** Submits one stencil task: output elements [s, e) of the block (the chunk out) from the nin input chunks

@@ -209,11 +209,8 @@ static int fft_apply_route(fft_t *f, route *r, sl_op *op, sl_op_mode mode, const
   for (int i = 0; i < f->nrun; i++) SL_TRY(route_fft(r, f, lda, f->run0[i], f->runlen[i], FFT_BACKWARD, f->wa));
   if (!c2r) return route_end(r, y);
   if (!has_data(r)) return SL_SUCCESS;
-  if (r->ro || r->nxs) {
-    /* complex-to-real overwrites its input: never the caller's x */
-    size_t el = sl_dtype_size(sl_array_dtype(x));
-    int64_t n = sl_array_local_size(x);
-    SL_TRY(codelet_rows_submit(1, &f->wa, STARPU_W, r->nxs ? r->nxs : 1, r->nxs ? r->xs : &r->cur, el, 1, n, 0, n, 0, n));
+  if (r->ro || r->nxs) { /* complex-to-real overwrites its input: never the caller's x (its chunk or chunks) */
+    SL_TRY(copy_all(x, f->wa, 1));
     r->cur = f->wa, r->nxs = 0;
   }
   fft_shape s = shape_of(f, ldd, f->ar, 1, 1, r->scaled ? 1.0 : f->scale, 1.0 / sqrt(2.0));
