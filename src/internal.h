@@ -302,6 +302,9 @@ void sl_parallel_for(int nt, int64_t n, sl_range_fn fn, void *arg);
  *  doing about `work` element operations: STARLOPS_TASK_THREADS when set, else the rank's CPU workers from 2^18
  *  operations on (the other workers have nothing of that operator to run meanwhile), else one. */
 int sl_task_threads(double work);
+/** The rule of both thread settings: forced when it is above 0, else the rank's CPU workers when work >= from,
+ *  else one. */
+int sl_threads_for(int forced, double work, double from);
 /** Inside a slice of sl_parallel_for running on a helper: that helper's work space of at least bytes, kept
  *  between loops (NULL on any other thread, or when it cannot be allocated). */
 void *sl_helper_scratch(size_t bytes);

@@ -132,11 +132,13 @@ static int own_cpu(void)
   return -1;
 }
 
-int sl_task_threads(double work)
+int sl_threads_for(int forced, double work, double from)
 {
-  if (sl_ctx.set.task_threads > 0) return sl_ctx.set.task_threads;
-  return work >= (double)(1 << 18) && sl_ctx.ncpu > 1 ? sl_ctx.ncpu : 1;
+  if (forced > 0) return forced;
+  return work >= from && sl_ctx.ncpu > 1 ? sl_ctx.ncpu : 1;
 }
+
+int sl_task_threads(double work) { return sl_threads_for(sl_ctx.set.task_threads, work, (double)(1 << 18)); }
 
 void sl_parallel_for(int nt, int64_t n, sl_range_fn fn, void *arg)
 {

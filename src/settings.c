@@ -19,8 +19,8 @@ static int parse_count(const char *name, const char *v, unsigned long long min, 
   return SL_SUCCESS;
 }
 
-/* A byte count: dflt when the variable is unset or empty, else a whole number from min to max. */
-static int parse_bytes(const char *name, int64_t dflt, unsigned long long min, unsigned long long max, int64_t *out)
+/* A count (bytes, threads): dflt when the variable is unset or empty, else a whole number from min to max. */
+static int parse_whole(const char *name, int64_t dflt, unsigned long long min, unsigned long long max, int64_t *out)
 {
   const char *v = getenv(name);
   unsigned long long n = 0;
@@ -106,21 +106,16 @@ int sl_settings_read(const sl_options *o)
   if (v && *v && strcmp(v, "measure") && strcmp(v, "estimate"))
     return sl_error(SL_E_INVALID, "sl_init: STARLOPS_FFTW_PLANNER must be measure or estimate, not '%s'", v);
   s->fftw_estimate = v && !strcmp(v, "estimate");
-  v = getenv("STARLOPS_FFT_THREADS");
-  if (v && *v) {
-    SL_TRY(parse_count("STARLOPS_FFT_THREADS", v, 0, 1024, &n));
-    s->fft_threads = (int)n;
-  }
-  v = getenv("STARLOPS_TASK_THREADS");
-  if (v && *v) {
-    SL_TRY(parse_count("STARLOPS_TASK_THREADS", v, 0, 1024, &n));
-    s->task_threads = (int)n;
-  }
-  SL_TRY(parse_bytes("STARLOPS_COMM_BLOCKING_BYTES", (int64_t)8 << 20, 0, 1ULL << 50, &s->comm_blocking_bytes));
-  SL_TRY(parse_bytes("STARLOPS_COMM_RING_BYTES", (int64_t)16 << 10, 0, 1ULL << 50, &s->comm_ring_bytes));
-  SL_TRY(parse_bytes("STARLOPS_COMM_RING_SEGMENT_BYTES", (int64_t)256 << 10, 1, 1ULL << 40, &s->comm_ring_segment_bytes));
-  SL_TRY(parse_bytes("STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES", (int64_t)1 << 20, 0, 1ULL << 50, &s->comm_allreduce_blocking_bytes));
-  SL_TRY(parse_bytes("STARLOPS_COMM_RING_ALLREDUCE_BYTES", (int64_t)16 << 20, 0, 1ULL << 50, &s->comm_ring_allreduce_bytes));
+  int64_t threads = 0;
+  SL_TRY(parse_whole("STARLOPS_FFT_THREADS", 0, 0, 1024, &threads));
+  s->fft_threads = (int)threads;
+  SL_TRY(parse_whole("STARLOPS_TASK_THREADS", 0, 0, 1024, &threads));
+  s->task_threads = (int)threads;
+  SL_TRY(parse_whole("STARLOPS_COMM_BLOCKING_BYTES", (int64_t)8 << 20, 0, 1ULL << 50, &s->comm_blocking_bytes));
+  SL_TRY(parse_whole("STARLOPS_COMM_RING_BYTES", (int64_t)16 << 10, 0, 1ULL << 50, &s->comm_ring_bytes));
+  SL_TRY(parse_whole("STARLOPS_COMM_RING_SEGMENT_BYTES", (int64_t)256 << 10, 1, 1ULL << 40, &s->comm_ring_segment_bytes));
+  SL_TRY(parse_whole("STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES", (int64_t)1 << 20, 0, 1ULL << 50, &s->comm_allreduce_blocking_bytes));
+  SL_TRY(parse_whole("STARLOPS_COMM_RING_ALLREDUCE_BYTES", (int64_t)16 << 20, 0, 1ULL << 50, &s->comm_ring_allreduce_bytes));
   double us = 0;
   SL_TRY(parse_real("STARLOPS_COMM_SPIN_US", "microseconds", 0, 1e6, &us, &s->comm_spin_set));
   s->comm_spin_s = us * 1e-6;

@@ -77,9 +77,7 @@ static plan_entry *add_plan(const fft_shape *s, int kind, int inplace, int worke
  * needs no other key). */
 static int fftw_threads_for(const fft_shape *s)
 {
-  if (sl_ctx.set.fft_threads > 0) return sl_ctx.set.fft_threads;
-  if (s->outer * s->n * s->inner < ((int64_t)1 << 16)) return 1;
-  return sl_ctx.ncpu > 1 ? sl_ctx.ncpu : 1;
+  return sl_threads_for(sl_ctx.set.fft_threads, (double)(s->outer * s->n * s->inner), (double)(1 << 16));
 }
 
 /* The FFTW plan of this shape, made on first use: with FFTW_MEASURE (the default) on scratch arrays of the
