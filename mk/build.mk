@@ -14,7 +14,7 @@ STARPU_LIBS := -L$(STARPU_PREFIX)/lib -Wl,-rpath,$(STARPU_PREFIX)/lib -lstarpump
 OPT ?= -O3
 CFLAGS_BASE := -std=gnu11 $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Iinclude -Isrc \
   -isystem $(STARPU_INC) $(MPI_CFLAGS)
-LIBS := $(STARPU_LIBS) $(MPI_LIBS) -lopenblas -lfftw3_threads -lfftw3f_threads -lfftw3 -lfftw3f -lm -lpthread
+LIBS := $(STARPU_LIBS) $(MPI_LIBS) -lhwloc -lopenblas -lfftw3_threads -lfftw3f_threads -lfftw3 -lfftw3f -lm -lpthread
 ifeq ($(HAVE_CUDA),1)
   CFLAGS_BASE += -DSL_HAVE_CUDA -isystem $(CUDA_HOME)/include
   LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcusparse -lcufft -lcudart -lstdc++

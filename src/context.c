@@ -95,10 +95,12 @@ static int start_starpu(int *argc, char ***argv, const sl_options *o)
   if (o->ncuda >= 0) conf.ncuda = o->ncuda;
   const char *env_ncuda = getenv("STARPU_NCUDA");
   int want_cuda = o->ncuda != 0 && !(o->ncuda < 0 && env_ncuda && atoi(env_ncuda) == 0);
+  int ngpus = want_cuda ? cuda_device_count() : 0;
+  SL_TRY(sl_agree(sl_ctx.comm, sl_cores_place(&conf, want_cuda, ngpus)));
   const char *env_sched = getenv("STARPU_SCHED");
   if (env_sched && *env_sched) {
     sched_name = env_sched;
-  } else if (want_cuda && cuda_device_count() > 0) {
+  } else if (want_cuda && ngpus > 0) {
     sched_name = "dmdas";
     conf.sched_policy_name = sched_name;
   }
@@ -151,6 +153,7 @@ int sl_init(int *argc, char ***argv, const sl_options *opts)
                 SL_SAME_I("STARLOPS_COMM_STAGE_HOST", s->comm_stage_host),
                 SL_SAME_I("STARLOPS_COMM_GPU_STAGING", s->comm_gpu_staging),
                 SL_SAME_I("STARLOPS_FFTW_PLANNER", s->fftw_estimate),
+                SL_SAME_I("STARLOPS_PLACEMENT", s->placement_starpu),
                 SL_SAME_I("STARLOPS_FFT_THREADS", s->fft_threads),
                 SL_SAME_I("STARLOPS_TASK_THREADS", s->task_threads),
                 SL_SAME_I("STARLOPS_COMM_BLOCKING_BYTES", s->comm_blocking_bytes),
@@ -236,13 +239,13 @@ const char *sl_comm_backend_name(void) { return comm_backend_name(comm_backend_g
 int sl_info_print(FILE *out)
 {
   SL_CHECK_INIT();
-  int mine[2] = {sl_ctx.ncpu, sl_ctx.ncuda};
+  int mine[4] = {sl_ctx.ncpu, sl_ctx.ncuda, sl_ctx.core_lo, sl_ctx.core_hi};
   int *all = NULL;
   if (sl_ctx.rank == 0) {
-    all = malloc(sizeof(int) * 2 * (size_t)sl_ctx.size);
+    all = malloc(sizeof(int) * 4 * (size_t)sl_ctx.size);
     if (!all) return sl_error(SL_E_NOMEM, "sl_info_print: out of memory");
   }
-  int rc = MPI_Gather(mine, 2, MPI_INT, all, 2, MPI_INT, 0, sl_ctx.comm);
+  int rc = MPI_Gather(mine, 4, MPI_INT, all, 4, MPI_INT, 0, sl_ctx.comm);
   if (rc != MPI_SUCCESS) {
     free(all);
     return sl_error_mpi(rc, "MPI_Gather", __FILE__, __LINE__);
@@ -250,8 +253,13 @@ int sl_info_print(FILE *out)
   if (sl_ctx.rank == 0 && out) {
     fprintf(out, "starlops %s\n", SL_VERSION_STRING);
     fprintf(out, "  ranks:        %d\n", sl_ctx.size);
-    for (int r = 0; r < sl_ctx.size; r++)
-      fprintf(out, "  rank %-3d      %d CPU workers, %d CUDA workers\n", r, all[2 * r], all[2 * r + 1]);
+    for (int r = 0; r < sl_ctx.size; r++) {
+      const int *a = all + 4 * r;
+      fprintf(out, "  rank %-3d      %d CPU workers, %d CUDA workers", r, a[0], a[1]);
+      if (a[2] < 0) fprintf(out, ", threads placed by StarPU\n");
+      else if (a[3] - a[2] == 1) fprintf(out, ", threads on core %d\n", a[2]);
+      else fprintf(out, ", threads on cores %d-%d\n", a[2], a[3] - 1);
+    }
     fprintf(out, "  scheduler:    %s\n", sched_name);
     fprintf(out, "  comm backend: %s\n", sl_comm_backend_name());
     fprintf(out, "  placement:    compute codelets on %s%s\n",

@@ -74,6 +74,7 @@ typedef struct {
   int no_fuse;               /* STARLOPS_SOLVER_NO_FUSE=1 */
   int nsconv_rows;           /* STARLOPS_NSCONV_ROWS=1 */
   int fftw_estimate;         /* STARLOPS_FFTW_PLANNER=estimate */
+  int placement_starpu;      /* STARLOPS_PLACEMENT=starpu: StarPU sizes and binds the rank's threads alone */
   int fft_threads;           /* STARLOPS_FFT_THREADS; 0: the rank's CPU workers for large transforms */
   int task_threads;          /* STARLOPS_TASK_THREADS; 0: the rank's CPU workers for large one-task-per-rank kernels */
   int comm_stage_host;       /* STARLOPS_COMM_STAGE_HOST=1 */
@@ -97,6 +98,11 @@ int sl_settings_read(const sl_options *o);
 /** Placement and chunking from the settings and the workers (after StarPU starts). */
 void sl_settings_place(void);
 
+/* ---- cores (cores.c): a rank's share of its node, before StarPU starts ----------------------------- */
+/** Collective over sl_ctx.comm. Splits the node's cores (and GPUs, when several) between the
+ *  communicator's ranks on the node and sets conf's worker counts and bindings, where the user chose none. */
+int sl_cores_place(struct starpu_conf *conf, int want_cuda, int ngpus);
+
 /* ---- runtime context (context.c) ---------------------------------------------------------------- */
 struct sl_context {
   int initialized;
@@ -104,6 +110,8 @@ struct sl_context {
   MPI_Comm comm;           /* duplicate of the user's communicator, for collectives of the main thread */
   int rank, size;
   int ncpu, ncuda;
+  int node_rank, node_ranks; /* this rank among the communicator's ranks on its node */
+  int core_lo, core_hi;    /* the node's cores [lo, hi) this rank's threads are bound to (-1: StarPU's choice) */
   sl_settings set;
   uint32_t where;          /* the workers compute codelets may run on (STARPU_CPU, STARPU_CUDA or both) */
   size_t chunk_bytes;

@@ -102,6 +102,10 @@ int sl_settings_read(const sl_options *o)
   SL_TRY(parse_flag("STARLOPS_NSCONV_ROWS", &s->nsconv_rows));
   SL_TRY(parse_flag("STARLOPS_COMM_STAGE_HOST", &s->comm_stage_host));
   SL_TRY(parse_flag("STARLOPS_COMM_GPU_STAGING", &s->comm_gpu_staging));
+  v = getenv("STARLOPS_PLACEMENT");
+  if (v && *v && strcmp(v, "node") && strcmp(v, "starpu"))
+    return sl_error(SL_E_INVALID, "sl_init: STARLOPS_PLACEMENT must be node or starpu, not '%s'", v);
+  s->placement_starpu = v && !strcmp(v, "starpu");
   v = getenv("STARLOPS_FFTW_PLANNER");
   if (v && *v && strcmp(v, "measure") && strcmp(v, "estimate"))
     return sl_error(SL_E_INVALID, "sl_init: STARLOPS_FFTW_PLANNER must be measure or estimate, not '%s'", v);

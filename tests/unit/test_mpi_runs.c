@@ -136,6 +136,24 @@ Test(mpi, bound_helper_threads, .timeout = 600)
   cr_expect_eq(run_env(env, 2, "mpi_sliding", scratch_dir()), 0);
 }
 
+/* Ranks sharing a node share its cores: with no worker count and no binding set, each rank's CPU workers and
+ * StarPU-MPI thread sit on its own cores (1, 2 and 3 ranks: more ranks than the CI machine's cores); the
+ * user's STARPU_NCPU keeps the count, STARPU_WORKERS_NOBIND the threads unbound, STARLOPS_PLACEMENT=starpu
+ * StarPU's own placement. */
+Test(mpi, ranks_share_the_node_cores, .timeout = 400)
+{
+  const char *unset = "env -u STARPU_NCPU -u STARPU_WORKERS_NOBIND";
+  char env[256];
+  cr_expect_eq(run_env(unset, 1, "mpi_cores", "node"), 0);
+  cr_expect_eq(run_env(unset, 2, "mpi_cores", "node"), 0);
+  cr_expect_eq(run_env(unset, 3, "mpi_cores", "node"), 0);
+  cr_expect_eq(run_env("env -u STARPU_WORKERS_NOBIND STARPU_NCPU=2", 2, "mpi_cores", "node 2"), 0);
+  snprintf(env, sizeof env, "%s STARPU_WORKERS_NOBIND=1", unset);
+  cr_expect_eq(run_env(env, 2, "mpi_cores", "nobind"), 0);
+  snprintf(env, sizeof env, "%s STARLOPS_PLACEMENT=starpu", unset);
+  cr_expect_eq(run_env(env, 2, "mpi_cores", "starpu"), 0);
+}
+
 /* One chunk per block (STARLOPS_MAX_CHUNKS=1, as on a GPU node by default): library temporaries (operator
  * scratch, solver work vectors) are then placed blocks with no host home, zero-filled by a task. */
 #define ONE_CHUNK_TEST(prog)                                                                                    \
@@ -224,7 +242,8 @@ Test(mpi, settings_are_validated, .timeout = 400)
                           {"STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES=1MiB", "STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES"},
                           {"STARLOPS_COMM_RING_ALLREDUCE_BYTES=-2", "STARLOPS_COMM_RING_ALLREDUCE_BYTES"},
                           {"STARLOPS_TASK_THREADS=many", "STARLOPS_TASK_THREADS"},
-                          {"STARLOPS_TASK_THREADS=1025", "STARLOPS_TASK_THREADS"}};
+                          {"STARLOPS_TASK_THREADS=1025", "STARLOPS_TASK_THREADS"},
+                          {"STARLOPS_PLACEMENT=cores", "STARLOPS_PLACEMENT"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[128];
     snprintf(args, sizeof args, "-1 %s", bad[i][1]);
@@ -262,6 +281,7 @@ Test(mpi, settings_must_match_across_ranks, .timeout = 400)
   cr_expect_eq(run_last_env("STARLOPS_COMM_RING_BYTES=0", 2, "mpi_comm_select", "-1 STARLOPS_COMM_RING_BYTES"), 0);
   cr_expect_eq(run_last_env("STARLOPS_COMM_RING_ALLREDUCE_BYTES=0", 2, "mpi_comm_select", "-1 STARLOPS_COMM_RING_ALLREDUCE_BYTES"), 0);
   cr_expect_eq(run_last_env("STARLOPS_TASK_THREADS=3", 3, "mpi_comm_select", "-1 STARLOPS_TASK_THREADS"), 0);
+  cr_expect_eq(run_last_env("STARLOPS_PLACEMENT=starpu", 2, "mpi_comm_select", "-1 STARLOPS_PLACEMENT"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=-1", 2, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=0", 1, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARLOPS_TIMEOUT=soon", 2, "mpi_comm_select", "-1 STARLOPS_TIMEOUT"), 0);

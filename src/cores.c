@@ -1,0 +1,93 @@
+/* Where a rank's StarPU threads run when several ranks of the communicator share a node.
+ *
+ * StarPU 1.3 sizes and binds each process's threads as if it had the node to itself: every rank starts one
+ * CPU worker per core (less one for the StarPU-MPI thread and one per GPU) and binds them to cores 0, 1, ...
+ * whatever binding mpirun gave the process. With k ranks on a node, the k ranks' workers share the same
+ * cores, k threads to a core. Before StarPU starts, sl_init therefore splits the node's cores between the
+ * node's ranks of its communicator (rank r of k gets cores [r C / k, (r + 1) C / k), or core r mod C when
+ * there are fewer cores than ranks), sizes the rank's CPU workers to its share (its cores less one for the
+ * StarPU-MPI thread and one per CUDA worker, at least one), binds its workers and its StarPU-MPI thread to
+ * its cores, and on nodes with several GPUs gives each rank its own (GPU i to rank i mod k, ranks sharing
+ * GPUs when there are more ranks than GPUs).
+ *
+ * The user's own choices win: STARPU_NCPU / options.ncpus keep the worker count, STARPU_WORKERS_CPUID,
+ * STARPU_WORKERS_COREID, STARPU_WORKERS_NOBIND and STARPU_WORKERS_GETBIND keep the binding, STARPU_NCUDA /
+ * options.ncuda and STARPU_WORKERS_CUDAID keep the GPUs; STARLOPS_PLACEMENT=starpu leaves all of it to
+ * StarPU. One rank on a node changes nothing. */
+#include <hwloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int env_set(const char *name)
+{
+  const char *v = getenv(name);
+  return v && *v;
+}
+
+/* Cores and hardware threads per core of this node as StarPU counts them (hwloc's allowed cores; StarPU
+ * binds threads by the logical index of a PU, the first PU of core c being c * threads per core). */
+static int node_cores(int *cores, int *pus_per_core)
+{
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return -1;
+  if (hwloc_topology_load(topo) != 0) {
+    hwloc_topology_destroy(topo);
+    return -1;
+  }
+  int c = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  int p = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  hwloc_topology_destroy(topo);
+  if (p <= 0) return -1;
+  if (c <= 0) c = p; /* no cores reported: StarPU takes PUs as cores too */
+  *cores = c;
+  *pus_per_core = p / c > 0 ? p / c : 1;
+  return 0;
+}
+
+int sl_cores_place(struct starpu_conf *conf, int want_cuda, int ngpus)
+{
+  sl_ctx.core_lo = sl_ctx.core_hi = -1;
+  MPI_Comm node;
+  SL_CHECK_MPI(MPI_Comm_split_type(sl_ctx.comm, MPI_COMM_TYPE_SHARED, sl_ctx.rank, MPI_INFO_NULL, &node));
+  int r = 0, k = 1;
+  int rc = MPI_Comm_rank(node, &r);
+  if (rc == MPI_SUCCESS) rc = MPI_Comm_size(node, &k);
+  MPI_Comm_free(&node);
+  if (rc != MPI_SUCCESS) return sl_error_mpi(rc, "MPI_Comm_rank/size (node communicator)", __FILE__, __LINE__);
+  sl_ctx.node_rank = r;
+  sl_ctx.node_ranks = k;
+  if (sl_ctx.set.placement_starpu || k == 1) return SL_SUCCESS;
+
+  int cores = 0, ht = 1;
+  if (node_cores(&cores, &ht) != 0) return SL_SUCCESS; /* no topology: StarPU's own placement */
+  int lo = cores >= k ? (int)((int64_t)r * cores / k) : r % cores;
+  int hi = cores >= k ? (int)((int64_t)(r + 1) * cores / k) : lo + 1;
+  int share = hi - lo;
+
+  /* the rank's GPUs: its own on a node with several, unless the user chose */
+  int ncuda = 0;
+  if (want_cuda && ngpus > 0) {
+    if (conf->ncuda >= 0 || env_set("STARPU_WORKERS_CUDAID") || ngpus == 1) {
+      ncuda = conf->ncuda >= 0 && conf->ncuda < ngpus ? conf->ncuda : ngpus;
+    } else {
+      for (int g = ngpus >= k ? r : r % ngpus; g < ngpus && ncuda < STARPU_NMAXWORKERS; g += k)
+        conf->workers_cuda_gpuid[ncuda++] = (unsigned)g;
+      conf->use_explicit_workers_cuda_gpuid = 1;
+      conf->ncuda = ncuda;
+    }
+  }
+  if (conf->ncpus < 0) conf->ncpus = share - 1 - ncuda >= 1 ? share - 1 - ncuda : 1;
+  if (env_set("STARPU_WORKERS_CPUID") || env_set("STARPU_WORKERS_COREID") ||
+      (env_set("STARPU_WORKERS_NOBIND") && atoi(getenv("STARPU_WORKERS_NOBIND")) != 0) ||
+      (env_set("STARPU_WORKERS_GETBIND") && atoi(getenv("STARPU_WORKERS_GETBIND")) != 0))
+    return SL_SUCCESS;
+  /* StarPU hands these out in turn (CPU and CUDA workers, then the StarPU-MPI thread), wrapping round the
+   * rank's cores when it has more threads than cores */
+  for (int i = 0; i < STARPU_NMAXWORKERS; i++) conf->workers_bindid[i] = (unsigned)((lo + i % share) * ht);
+  conf->use_explicit_workers_bindid = 1;
+  sl_ctx.core_lo = lo;
+  sl_ctx.core_hi = hi;
+  return SL_SUCCESS;
+}

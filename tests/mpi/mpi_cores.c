@@ -1,0 +1,149 @@
+/* Where a rank's StarPU threads run when several ranks share a node. Usage: mpi_cores MODE [NCPU]
+ *   node:    the node's cores split between its ranks: rank r of k owns the cores [r C / k, (r + 1) C / k)
+ *            (core r mod C when C < k); its CPU workers and StarPU-MPI thread are each bound to one PU of
+ *            its cores, distinct cores while there are enough; NCPU given: that many CPU workers (the user's
+ *            STARPU_NCPU), else max(1, cores - 1 - CUDA workers); one rank alone: StarPU's own placement
+ *   starpu:  STARLOPS_PLACEMENT=starpu: StarPU's placement (the first CPU worker on the node's first core)
+ *   nobind:  STARPU_WORKERS_NOBIND=1: worker count as in node, the threads not bound
+ * The expected cores come from hwloc and the node communicator here; the bindings are read back from
+ * /proc/self/task (the kernel's view of each thread). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <hwloc.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_check.h"
+#include <starpu.h>
+
+/* The OS CPU numbers a thread of this process may run on, from /proc/self/task/<tid>/status. */
+static int thread_cpus(const char *tid, cpu_set_t *set)
+{
+  char path[320], line[4096];
+  snprintf(path, sizeof path, "/proc/self/task/%s/status", tid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  int found = -1;
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "Cpus_allowed_list:", 18)) continue;
+    CPU_ZERO(set);
+    char *p = line + 18;
+    while (*p) {
+      while (*p == ' ' || *p == '\t' || *p == ',') p++;
+      if (*p < '0' || *p > '9') break;
+      long a = strtol(p, &p, 10), b = a;
+      if (*p == '-') b = strtol(p + 1, &p, 10);
+      for (long c = a; c <= b; c++) CPU_SET((int)c, set);
+    }
+    found = 0;
+  }
+  fclose(f);
+  return found;
+}
+
+static void thread_name(const char *tid, char *name, size_t n)
+{
+  char path[320];
+  snprintf(path, sizeof path, "/proc/self/task/%s/comm", tid);
+  name[0] = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  if (fgets(name, (int)n, f)) name[strcspn(name, "\n")] = 0;
+  fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+  const char *mode = argc > 1 ? argv[1] : "node";
+  int want_ncpu = argc > 2 ? atoi(argv[2]) : -1;
+  mc_init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int r = 0, k = 1;
+  MPI_Comm_rank(node, &r);
+  MPI_Comm_size(node, &k);
+  MPI_Comm_free(&node);
+
+  hwloc_topology_t topo;
+  hwloc_topology_init(&topo);
+  hwloc_topology_load(topo);
+  int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  if (cores <= 0) cores = pus;
+  int lo = cores >= k ? r * cores / k : r % cores, hi = cores >= k ? (r + 1) * cores / k : lo + 1;
+  /* every OS CPU number of the rank's cores, and of the node's first core */
+  cpu_set_t mine, first;
+  CPU_ZERO(&mine);
+  CPU_ZERO(&first);
+  for (int c = 0; c < cores; c++) {
+    hwloc_obj_t core = hwloc_get_obj_by_type(topo, cores == pus ? HWLOC_OBJ_PU : HWLOC_OBJ_CORE, (unsigned)c);
+    unsigned id;
+    hwloc_bitmap_foreach_begin(id, core->cpuset)
+      if (c >= lo && c < hi) CPU_SET((int)id, &mine);
+      if (c == 0) CPU_SET((int)id, &first);
+    hwloc_bitmap_foreach_end();
+  }
+  hwloc_topology_destroy(topo);
+
+  int ncpu = (int)starpu_cpu_worker_get_count(), ncuda = (int)starpu_cuda_worker_get_count();
+  int share = hi - lo;
+  int placed = k > 1 && strcmp(mode, "starpu") != 0;
+  if (placed) {
+    int expect = want_ncpu > 0 ? want_ncpu : (share - 1 - ncuda >= 1 ? share - 1 - ncuda : 1);
+    CHECK(ncpu == expect, "rank %d (node rank %d of %d, cores %d-%d): %d CPU workers, expected %d", rank, r, k, lo,
+          hi - 1, ncpu, expect);
+  }
+
+  /* each StarPU thread's binding */
+  DIR *d = opendir("/proc/self/task");
+  CHECK(d != NULL, "cannot list /proc/self/task");
+  int nworkers = 0, nmpi = 0, on_first = 0;
+  cpu_set_t used;
+  CPU_ZERO(&used);
+  int distinct = 1;
+  for (struct dirent *e; d && (e = readdir(d));) {
+    if (e->d_name[0] == '.') continue;
+    char name[64];
+    thread_name(e->d_name, name, sizeof name);
+    int worker = !strncmp(name, "CPU ", 4), mpi = !strcmp(name, "MPI");
+    if (!worker && !mpi) continue;
+    cpu_set_t set;
+    CHECK(thread_cpus(e->d_name, &set) == 0, "rank %d: no Cpus_allowed_list for thread %s", rank, name);
+    int n = CPU_COUNT(&set);
+    cpu_set_t inter;
+    CPU_AND(&inter, &set, &mine);
+    if (!strcmp(mode, "nobind")) {
+      CHECK(n > 1 || CPU_COUNT(&mine) == 1 || sysconf(_SC_NPROCESSORS_ONLN) == 1,
+            "rank %d: thread '%s' is bound to %d CPU under STARPU_WORKERS_NOBIND=1", rank, name, n);
+    } else if (placed) {
+      CHECK(n == 1 && CPU_COUNT(&inter) == 1, "rank %d (cores %d-%d): thread '%s' bound to %d CPUs, %d of them its own", rank,
+            lo, hi - 1, name, n, CPU_COUNT(&inter));
+      if (worker) {
+        cpu_set_t again;
+        CPU_AND(&again, &used, &set);
+        if (CPU_COUNT(&again)) distinct = 0;
+        CPU_OR(&used, &used, &set);
+      }
+    } else if (worker && !strcmp(name, "CPU 0")) {
+      CPU_AND(&inter, &set, &first);
+      on_first = n == 1 && CPU_COUNT(&inter) == 1;
+    }
+    nworkers += worker;
+    nmpi += mpi;
+  }
+  if (d) closedir(d);
+  CHECK(nworkers == ncpu, "rank %d: %d threads named 'CPU n', %d CPU workers", rank, nworkers, ncpu);
+  CHECK(nmpi == 1, "rank %d: %d StarPU-MPI threads", rank, nmpi);
+  if (placed && !strcmp(mode, "node") && ncpu <= share)
+    CHECK(distinct, "rank %d (cores %d-%d): two of its %d CPU workers share a core", rank, lo, hi - 1, ncpu);
+  if (!strcmp(mode, "starpu"))
+    CHECK(on_first, "rank %d: under STARLOPS_PLACEMENT=starpu its first CPU worker is not on the node's first core", rank);
+  if (rank == 0)
+    printf("mpi_cores %s: %d rank(s) on the node, %d cores; rank 0 has %d CPU workers on cores %d-%d\n", mode, k, cores,
+           ncpu, lo, hi - 1);
+  return mc_finish("mpi_cores");
+}
