@@ -6,14 +6,16 @@
  * cores, k threads to a core. Before StarPU starts, sl_init therefore splits the node's cores between the
  * node's ranks of its communicator (rank r of k gets cores [r C / k, (r + 1) C / k), or core r mod C when
  * there are fewer cores than ranks), sizes the rank's CPU workers to its share (its cores less one for the
- * StarPU-MPI thread and one per CUDA worker, at least one), binds its workers and its StarPU-MPI thread to
+ * StarPU-MPI thread and one per CUDA worker, at least one; the communicator's progress and channel threads
+ * run beside that thread), binds its workers and its StarPU-MPI thread to
  * its cores, and on nodes with several GPUs gives each rank its own (GPU i to rank i mod k, ranks sharing
  * GPUs when there are more ranks than GPUs).
  *
  * The user's own choices win: STARPU_NCPU / options.ncpus keep the worker count, STARPU_WORKERS_CPUID,
  * STARPU_WORKERS_COREID, STARPU_WORKERS_NOBIND and STARPU_WORKERS_GETBIND keep the binding, STARPU_NCUDA /
  * options.ncuda and STARPU_WORKERS_CUDAID keep the GPUs; STARLOPS_PLACEMENT=starpu leaves all of it to
- * StarPU. One rank on a node changes nothing. */
+ * StarPU. One rank on a node of a larger job keeps StarPU's placement; a job of one rank gets a CPU worker on
+ * every core not driving a GPU (no core kept for the StarPU-MPI thread, which has nothing to do). */
 #include <hwloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,10 +60,17 @@ int sl_cores_place(struct starpu_conf *conf, int want_cuda, int ngpus)
   if (rc != MPI_SUCCESS) return sl_error_mpi(rc, "MPI_Comm_rank/size (node communicator)", __FILE__, __LINE__);
   sl_ctx.node_rank = r;
   sl_ctx.node_ranks = k;
-  if (sl_ctx.set.placement_starpu || k == 1) return SL_SUCCESS;
+  if (sl_ctx.set.placement_starpu || (k == 1 && sl_ctx.size > 1)) return SL_SUCCESS;
 
   int cores = 0, ht = 1;
   if (node_cores(&cores, &ht) != 0) return SL_SUCCESS; /* no topology: StarPU's own placement */
+  if (sl_ctx.size == 1) {
+    /* a job of one rank: StarPU-MPI would keep a core for its thread, which starlops never wakes (its
+     * transfers are its own comm layer's, and one rank has none); that core gets a worker too */
+    int ncuda = want_cuda ? (conf->ncuda >= 0 && conf->ncuda < ngpus ? conf->ncuda : ngpus) : 0;
+    if (conf->ncpus < 0) conf->ncpus = cores - ncuda >= 1 ? cores - ncuda : 1;
+    return SL_SUCCESS;
+  }
   int lo = cores >= k ? (int)((int64_t)r * cores / k) : r % cores;
   int hi = cores >= k ? (int)((int64_t)(r + 1) * cores / k) : lo + 1;
   int share = hi - lo;

@@ -2,7 +2,8 @@
  *   node:    the node's cores split between its ranks: rank r of k owns the cores [r C / k, (r + 1) C / k)
  *            (core r mod C when C < k); its CPU workers and StarPU-MPI thread are each bound to one PU of
  *            its cores, distinct cores while there are enough; NCPU given: that many CPU workers (the user's
- *            STARPU_NCPU), else max(1, cores - 1 - CUDA workers); one rank alone: StarPU's own placement
+ *            STARPU_NCPU), else max(1, cores - 1 - CUDA workers); a job of one rank: StarPU's binding, a CPU
+ *            worker on every core not driving a GPU
  *   starpu:  STARLOPS_PLACEMENT=starpu: StarPU's placement (the first CPU worker on the node's first core)
  *   nobind:  STARPU_WORKERS_NOBIND=1: worker count as in node, the threads not bound
  * The expected cores come from hwloc and the node communicator here; the bindings are read back from
@@ -92,6 +93,13 @@ int main(int argc, char **argv)
   int ncpu = (int)starpu_cpu_worker_get_count(), ncuda = (int)starpu_cuda_worker_get_count();
   int share = hi - lo;
   int placed = k > 1 && strcmp(mode, "starpu") != 0;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size == 1 && strcmp(mode, "starpu") != 0) {
+    /* a job of one rank: a CPU worker on every core not driving a GPU */
+    int expect = want_ncpu > 0 ? want_ncpu : (cores - ncuda >= 1 ? cores - ncuda : 1);
+    CHECK(ncpu == expect, "one rank: %d CPU workers, expected %d (cores %d, CUDA workers %d)", ncpu, expect, cores, ncuda);
+  }
   if (placed) {
     int expect = want_ncpu > 0 ? want_ncpu : (share - 1 - ncuda >= 1 ? share - 1 - ncuda : 1);
     CHECK(ncpu == expect, "rank %d (node rank %d of %d, cores %d-%d): %d CPU workers, expected %d", rank, r, k, lo,
