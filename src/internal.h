@@ -102,6 +102,10 @@ void sl_settings_place(void);
 /** Collective over sl_ctx.comm. Splits the node's cores (and GPUs, when several) between the
  *  communicator's ranks on the node and sets conf's worker counts and bindings, where the user chose none. */
 int sl_cores_place(struct starpu_conf *conf, int want_cuda, int ngpus);
+/** pthread_create for a thread starlops starts (comm progress and channel threads), named name and on the rank's cores: its
+ *  share of the node when sl_cores_place bound its workers, the whole node when the rank has it alone (the
+ *  creator's binding when the user chose the binding or StarPU's placement). Returns pthread_create's code. */
+int sl_cores_thread_create(pthread_t *th, const char *name, void *(*fn)(void *), void *arg);
 
 /* ---- runtime context (context.c) ---------------------------------------------------------------- */
 struct sl_context {

@@ -52,7 +52,7 @@ int comm_blocking_add(comm_channel *ch, comm_pending *p)
     if (!b) return sl_error(SL_E_NOMEM, "collective: out of memory");
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->wake, NULL);
-    int rc = pthread_create(&b->thread, NULL, blocker_main, b);
+    int rc = sl_cores_thread_create(&b->thread, "sl-channel", blocker_main, b); /* not on the core of the worker that starts it */
     if (rc != 0) {
       free(b);
       return sl_error(SL_E_RUNTIME, "collective: cannot start the channel's thread (error %d)", rc);

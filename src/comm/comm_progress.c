@@ -117,7 +117,7 @@ int comm_progress_start(void)
   cl_release.nbuffers = 0;
   stopping = 0;
   incoming = NULL;
-  int rc = pthread_create(&thread, NULL, progress_main, NULL);
+  int rc = sl_cores_thread_create(&thread, "sl-progress", progress_main, NULL);
   if (rc != 0) return sl_error(SL_E_RUNTIME, "sl_init: cannot start the communication progress thread (error %d)", rc);
   running = 1;
   return SL_SUCCESS;

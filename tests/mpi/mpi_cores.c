@@ -88,6 +88,12 @@ int main(int argc, char **argv)
       if (c == 0) CPU_SET((int)id, &first);
     hwloc_bitmap_foreach_end();
   }
+  cpu_set_t all_cpus;
+  CPU_ZERO(&all_cpus);
+  for (int i = 0; i < pus; i++) {
+    hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)i);
+    CPU_SET((int)pu->os_index, &all_cpus);
+  }
   hwloc_topology_destroy(topo);
 
   int ncpu = (int)starpu_cpu_worker_get_count(), ncuda = (int)starpu_cuda_worker_get_count();
@@ -106,6 +112,24 @@ int main(int argc, char **argv)
           hi - 1, ncpu, expect);
   }
 
+  /* a collective, so that a channel thread starts (run with STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES=1: the
+   * allreduce blocks on the channel's own thread), started by a worker's task */
+  int64_t n = 1001;
+  sl_dist dist = sl_dist_scatter(0);
+  sl_array *x = NULL;
+  sl_scalar *dot = NULL;
+  CHECK_OK(sl_array_create(&x, 1, &n, SL_FLOAT64, &dist));
+  CHECK_OK(sl_scalar_create(&dot, SL_FLOAT64));
+  CHECK_OK(sl_array_fill(x, (sl_cscalar){2, 0}));
+  CHECK_OK(sl_array_dot(x, x, dot));
+  double v = 0;
+  CHECK_OK(sl_scalar_get(dot, &v));
+  CHECK(v == 4.0 * (double)n, "dot: %g, expected %g", v, 4.0 * (double)n);
+  sl_scalar_destroy(&dot);
+  sl_array_destroy(&x);
+  /* starlops' own threads: on the rank's cores (its share, or the node when alone and StarPU binds) */
+  int own_threads = 0;
+
   /* each StarPU thread's binding */
   DIR *d = opendir("/proc/self/task");
   CHECK(d != NULL, "cannot list /proc/self/task");
@@ -118,6 +142,17 @@ int main(int argc, char **argv)
     char name[64];
     thread_name(e->d_name, name, sizeof name);
     int worker = !strncmp(name, "CPU ", 4), mpi = !strcmp(name, "MPI");
+    if (!strcmp(name, "sl-progress") || !strcmp(name, "sl-channel")) {
+      cpu_set_t set;
+      own_threads++;
+      CHECK(thread_cpus(e->d_name, &set) == 0, "rank %d: no Cpus_allowed_list for thread %s", rank, name);
+      if (!strcmp(mode, "node") && size == 1)
+        CHECK(CPU_EQUAL(&set, &all_cpus), "rank %d: thread '%s' is not on every core of the node", rank, name);
+      else if (placed && strcmp(mode, "nobind"))
+        CHECK(CPU_EQUAL(&set, &mine), "rank %d (cores %d-%d): thread '%s' is not on exactly the rank's cores", rank, lo,
+              hi - 1, name);
+      continue;
+    }
     if (!worker && !mpi) continue;
     cpu_set_t set;
     CHECK(thread_cpus(e->d_name, &set) == 0, "rank %d: no Cpus_allowed_list for thread %s", rank, name);
@@ -146,6 +181,8 @@ int main(int argc, char **argv)
   if (d) closedir(d);
   CHECK(nworkers == ncpu, "rank %d: %d threads named 'CPU n', %d CPU workers", rank, nworkers, ncpu);
   CHECK(nmpi == 1, "rank %d: %d StarPU-MPI threads", rank, nmpi);
+  CHECK(own_threads == (size > 1 && getenv("STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES") ? 2 : 1),
+        "rank %d: %d threads named sl-progress or sl-channel", rank, own_threads);
   if (placed && !strcmp(mode, "node") && ncpu <= share)
     CHECK(distinct, "rank %d (cores %d-%d): two of its %d CPU workers share a core", rank, lo, hi - 1, ncpu);
   if (!strcmp(mode, "starpu"))

@@ -136,8 +136,9 @@ Test(mpi, bound_helper_threads, .timeout = 600)
   cr_expect_eq(run_env(env, 2, "mpi_sliding", scratch_dir()), 0);
 }
 
-/* Ranks sharing a node share its cores: with no worker count and no binding set, each rank's CPU workers and
- * StarPU-MPI thread sit on its own cores (1, 2 and 3 ranks: more ranks than the CI machine's cores); the
+/* Ranks sharing a node share its cores: with no worker count and no binding set, each rank's CPU workers,
+ * StarPU-MPI thread and comm threads sit on its own cores (1, 2 and 3 ranks: more ranks than the CI machine's
+ * cores; one rank: a worker on every core); the
  * user's STARPU_NCPU keeps the count, STARPU_WORKERS_NOBIND the threads unbound, STARLOPS_PLACEMENT=starpu
  * StarPU's own placement. */
 Test(mpi, ranks_share_the_node_cores, .timeout = 400)
@@ -147,6 +148,9 @@ Test(mpi, ranks_share_the_node_cores, .timeout = 400)
   cr_expect_eq(run_env(unset, 1, "mpi_cores", "node"), 0);
   cr_expect_eq(run_env(unset, 2, "mpi_cores", "node"), 0);
   cr_expect_eq(run_env(unset, 3, "mpi_cores", "node"), 0);
+  /* the comm layer's own threads (progress, and a channel thread that a worker's task starts) on the rank's cores */
+  snprintf(env, sizeof env, "%s STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES=1", unset);
+  cr_expect_eq(run_env(env, 3, "mpi_cores", "node"), 0);
   cr_expect_eq(run_env("env -u STARPU_WORKERS_NOBIND STARPU_NCPU=2", 2, "mpi_cores", "node 2"), 0);
   snprintf(env, sizeof env, "%s STARPU_WORKERS_NOBIND=1", unset);
   cr_expect_eq(run_env(env, 2, "mpi_cores", "nobind"), 0);
