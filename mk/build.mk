@@ -138,7 +138,7 @@ check-valgrind: all tests
 	$(TEST_ENV) STARPU_NCPU=1 STARLOPS_FFT_THREADS=2 $(VALGRIND) $(BUILD)/tests/mpi/mpi_fft
 	for p in mpi_nsconv mpi_sliding mpi_restriction_axis mpi_fft_ext; do \
 	  $(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/$$p || exit 1; done
-	$(TEST_ENV) env -u STARPU_NCPU -u STARPU_WORKERS_NOBIND STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES=1 $(VALGRIND) \
+	$(TEST_ENV) env -u STARPU_NCPU -u STARPU_WORKERS_NOBIND $(VALGRIND) \
 	  $(BUILD)/tests/mpi/mpi_cores node
 	$(TEST_ENV) STARPU_NCPU=1 mpirun -n 2 --oversubscribe --bind-to none $(VALGRIND) $(BUILD)/tests/mpi/mpi_comm
 

@@ -96,7 +96,12 @@ static int start_starpu(int *argc, char ***argv, const sl_options *o)
   const char *env_ncuda = getenv("STARPU_NCUDA");
   int want_cuda = o->ncuda != 0 && !(o->ncuda < 0 && env_ncuda && atoi(env_ncuda) == 0);
   int ngpus = want_cuda ? cuda_device_count() : 0;
-  SL_TRY(sl_agree(sl_ctx.comm, sl_cores_place(&conf, want_cuda, ngpus)));
+  int rc = sl_agree(sl_ctx.comm, sl_cores_place(&conf, want_cuda, ngpus));
+  if (rc != SL_SUCCESS) { /* StarPU not started: leave MPI as a failed setting does */
+    MPI_Comm_free(&sl_ctx.comm);
+    if (sl_ctx.own_mpi) MPI_Finalize();
+    return rc;
+  }
   const char *env_sched = getenv("STARPU_SCHED");
   if (env_sched && *env_sched) {
     sched_name = env_sched;

@@ -2,10 +2,11 @@
  *   node:    the node's cores split between its ranks: rank r of k owns the cores [r C / k, (r + 1) C / k)
  *            (core r mod C when C < k); its CPU workers and StarPU-MPI thread are each bound to one PU of
  *            its cores, distinct cores while there are enough; NCPU given: that many CPU workers (the user's
- *            STARPU_NCPU), else max(1, cores - 1 - CUDA workers); a job of one rank: StarPU's binding, a CPU
- *            worker on every core not driving a GPU
+ *            STARPU_NCPU), else max(1, its cores - 1 - CUDA workers); a job of one rank: StarPU's binding, a
+ *            CPU worker on every core not driving a GPU
  *   starpu:  STARLOPS_PLACEMENT=starpu: StarPU's placement (the first CPU worker on the node's first core)
- *   nobind:  STARPU_WORKERS_NOBIND=1: worker count as in node, the threads not bound
+ *   nobind:  STARPU_WORKERS_NOBIND=1: worker count as in node, the threads left with the binding the
+ *            program started with (mpirun's)
  * The expected cores come from hwloc and the node communicator here; the bindings are read back from
  * /proc/self/task (the kernel's view of each thread). */
 #define _GNU_SOURCE
@@ -59,6 +60,9 @@ int main(int argc, char **argv)
 {
   const char *mode = argc > 1 ? argv[1] : "node";
   int want_ncpu = argc > 2 ? atoi(argv[2]) : -1;
+  cpu_set_t start; /* the binding mpirun gave the program, before starlops starts */
+  CPU_ZERO(&start);
+  if (sched_getaffinity(0, sizeof start, &start) != 0) CPU_ZERO(&start);
   mc_init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -160,8 +164,12 @@ int main(int argc, char **argv)
     cpu_set_t inter;
     CPU_AND(&inter, &set, &mine);
     if (!strcmp(mode, "nobind")) {
-      CHECK(n > 1 || CPU_COUNT(&mine) == 1 || sysconf(_SC_NPROCESSORS_ONLN) == 1,
-            "rank %d: thread '%s' is bound to %d CPU under STARPU_WORKERS_NOBIND=1", rank, name, n);
+      CHECK(CPU_EQUAL(&set, &start), "rank %d: thread '%s' is bound to %d CPUs, not left with the program's binding "
+            "(%d CPUs) under STARPU_WORKERS_NOBIND=1", rank, name, n, CPU_COUNT(&start));
+    } else if (placed && mpi && ncpu + ncuda >= share) {
+      /* no core left for it: the StarPU-MPI thread (asleep) stays with the program's binding */
+      CHECK(CPU_EQUAL(&set, &start), "rank %d (cores %d-%d, %d CPU workers): the StarPU-MPI thread is bound to %d CPUs, "
+            "not left with the program's binding", rank, lo, hi - 1, ncpu, n);
     } else if (placed) {
       CHECK(n == 1 && CPU_COUNT(&inter) == 1, "rank %d (cores %d-%d): thread '%s' bound to %d CPUs, %d of them its own", rank,
             lo, hi - 1, name, n, CPU_COUNT(&inter));
