@@ -90,6 +90,13 @@ int sl_cores_plan(hwloc_topology_t topo, int k, int r, sl_cores_share *out)
   return 0;
 }
 
+/* The CUDA workers StarPU starts when the GPUs are left to it: conf->ncuda (the user's count) if set and
+ * below the device count, else every device. */
+static int user_gpus(const struct starpu_conf *conf, int ngpus)
+{
+  return conf->ncuda >= 0 && conf->ncuda < ngpus ? conf->ncuda : ngpus;
+}
+
 int sl_cores_thread_create(pthread_t *th, const char *name, void *(*fn)(void *), void *arg)
 {
   int rc = -1;
@@ -111,11 +118,12 @@ int sl_cores_thread_create(pthread_t *th, const char *name, void *(*fn)(void *),
  * user's count or devices when set. Returns the rank's CUDA workers. */
 static int place_gpus(struct starpu_conf *conf, int k, int r, int ngpus, int bind)
 {
-  if (conf->ncuda >= 0 || env_set("STARPU_WORKERS_CUDAID")) { /* the user's GPUs */
-    int n = conf->ncuda >= 0 && conf->ncuda < ngpus ? conf->ncuda : ngpus;
-    if (bind) { /* StarPU's own devices 0..n-1, named so that it binds their threads in the rank's list */
-      for (int i = 0; i < n && !env_set("STARPU_WORKERS_CUDAID"); i++) conf->workers_cuda_gpuid[i] = (unsigned)i;
-      conf->use_explicit_workers_cuda_gpuid = !env_set("STARPU_WORKERS_CUDAID");
+  int cudaid = env_set("STARPU_WORKERS_CUDAID");
+  if (conf->ncuda >= 0 || cudaid) { /* the user's GPUs */
+    int n = user_gpus(conf, ngpus);
+    if (bind && !cudaid) { /* StarPU's own devices 0..n-1, named so that it binds their threads in the rank's list */
+      for (int i = 0; i < n; i++) conf->workers_cuda_gpuid[i] = (unsigned)i;
+      conf->use_explicit_workers_cuda_gpuid = 1;
     }
     return n;
   }
@@ -163,7 +171,7 @@ int sl_cores_place(struct starpu_conf *conf, int want_cuda, int ngpus)
     }
     /* a job of one rank: StarPU-MPI would keep a core for its thread, which starlops never wakes (its
      * transfers are its own comm layer's, and one rank has none); that core gets a worker too */
-    int ncuda = want_cuda ? (conf->ncuda >= 0 && conf->ncuda < ngpus ? conf->ncuda : ngpus) : 0;
+    int ncuda = want_cuda ? user_gpus(conf, ngpus) : 0;
     int cores = sh.hi - sh.lo;
     if (sl_ctx.size == 1 && conf->ncpus < 0) {
       conf->ncpus = cores - ncuda >= 1 ? cores - ncuda : 1;
