@@ -123,6 +123,7 @@ static int start_starpu(int *argc, char ***argv, const sl_options *o)
 static void teardown(void)
 {
   starpu_task_wait_for_all();
+  comm_direct_wait();
   sl_watch_stop();
   sl_codelets_shutdown();
   sl_group_free_all();
@@ -156,6 +157,7 @@ int sl_init(int *argc, char ***argv, const sl_options *opts)
                 SL_SAME_I("STARLOPS_STENCIL_GENERIC", s->stencil_generic),
                 SL_SAME_I("STARLOPS_SOLVER_NO_FUSE", s->no_fuse),
                 SL_SAME_I("STARLOPS_COMM_STAGE_HOST", s->comm_stage_host),
+                SL_SAME_I("STARLOPS_COMM_TASKS", s->comm_tasks),
                 SL_SAME_I("STARLOPS_COMM_GPU_STAGING", s->comm_gpu_staging),
                 SL_SAME_I("STARLOPS_FFTW_PLANNER", s->fftw_estimate),
                 SL_SAME_I("STARLOPS_PLACEMENT", s->placement_starpu),
@@ -203,6 +205,7 @@ int sl_trace_begin(void)
   SL_CHECK_INIT();
   if (!sl_ctx.tracing || !sl_ctx.trace_region) return SL_SUCCESS;
   SL_CHECK_STARPU(starpu_task_wait_for_all()); /* earlier tasks stay out of the region */
+  comm_direct_wait();
   starpu_fxt_start_profiling();
   return SL_SUCCESS;
 }
@@ -212,6 +215,7 @@ int sl_trace_end(void)
   SL_CHECK_INIT();
   if (!sl_ctx.tracing || !sl_ctx.trace_region) return SL_SUCCESS;
   SL_CHECK_STARPU(starpu_task_wait_for_all());
+  comm_direct_wait();
   starpu_fxt_stop_profiling();
   return SL_SUCCESS;
 }
@@ -229,6 +233,8 @@ int sl_wait(void)
   SL_CHECK_INIT();
   sl_watch_begin("sl_wait (the tasks submitted so far, collectives included)");
   int rc = starpu_task_wait_for_all();
+  comm_direct_wait();                       /* the collectives without a task (comm_direct.c) */
+  if (rc == 0) rc = starpu_task_wait_for_all(); /* the tasks their ends let run */
   sl_watch_end();
   if (rc != 0) return sl_error_starpu(rc, "starpu_task_wait_for_all", __FILE__, __LINE__);
   return sl_async_error_take();

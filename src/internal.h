@@ -78,6 +78,7 @@ typedef struct {
   int fft_threads;           /* STARLOPS_FFT_THREADS; 0: the rank's CPU workers for large transforms */
   int task_threads;          /* STARLOPS_TASK_THREADS; 0: the rank's CPU workers for large one-task-per-rank kernels */
   int comm_stage_host;       /* STARLOPS_COMM_STAGE_HOST=1 */
+  int comm_tasks;            /* STARLOPS_COMM_TASKS=1: every collective a task (comm_direct.c) */
   int comm_gpu_staging;      /* STARLOPS_COMM_GPU_STAGING=1 */
   int comm_spin_set;
   double comm_spin_s;        /* STARLOPS_COMM_SPIN_US, in seconds */

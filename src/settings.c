@@ -101,6 +101,7 @@ int sl_settings_read(const sl_options *o)
   SL_TRY(parse_flag("STARLOPS_SOLVER_NO_FUSE", &s->no_fuse));
   SL_TRY(parse_flag("STARLOPS_NSCONV_ROWS", &s->nsconv_rows));
   SL_TRY(parse_flag("STARLOPS_COMM_STAGE_HOST", &s->comm_stage_host));
+  SL_TRY(parse_flag("STARLOPS_COMM_TASKS", &s->comm_tasks));
   SL_TRY(parse_flag("STARLOPS_COMM_GPU_STAGING", &s->comm_gpu_staging));
   v = getenv("STARLOPS_PLACEMENT");
   if (v && *v && strcmp(v, "node") && strcmp(v, "starpu"))

@@ -1,7 +1,7 @@
 /* The internal communication API (docs/comm.md). Arrays and operators call these and never MPI or NCCL
- * directly. Every collective is a StarPU task on its data handles plus read-write access to its channel's
- * order token, so every rank runs one channel's collectives in submission order while independent compute
- * tasks keep running. Three backends sit behind the same calls:
+ * directly. Every collective takes its data handles plus read-write access to its channel's order token,
+ * as a StarPU task or (host MPI, no CUDA worker: comm_direct.c) as acquisitions of those handles, so every
+ * rank runs one channel's collectives in submission order while independent compute tasks keep running. Three backends sit behind the same calls:
  *   mpi       host MPI: non-blocking MPI on host memory; data that lives on a GPU goes through pinned
  *             staging buffers drawn from a reusable pool;
  *   mpi-cuda  CUDA-aware MPI on device buffers (when MPIX_Query_cuda_support() says so);
@@ -95,6 +95,7 @@ typedef struct comm_pending {
   MPI_Request *reqs;
   void (*finish)(void *arg);
   void *arg;
+  void (*done)(void *arg); /* if set: called after finish instead of releasing a task (no task) */
   int (*advance)(void *arg); /* if set: called when the requests completed; returns the requests it posted
                                 next into reqs, 0 when the work is over */
   const char *what;     /* the collective, for the watchdog */
@@ -104,8 +105,11 @@ int comm_progress_start(void);
 void comm_progress_stop(void);
 /** Hands p to the progress thread (the task must already hold one end dependency). */
 void comm_progress_add(comm_pending *p);
-/** Runs p's finish, then releases its task's end dependency (from any thread). */
+/** Runs p's finish, then releases its task's end dependency, or calls its done (from any thread). */
 void comm_progress_complete(comm_pending *p);
+/** Waits until every direct collective (comm_direct.c) is over. sl_wait and the shutdown call it after
+ *  starpu_task_wait_for_all, which does not see them. */
+void comm_direct_wait(void);
 
 typedef struct comm_blocker comm_blocker;
 /** Hands p (whose arg is a collective) to ch's own thread, which makes the blocking MPI call and then

@@ -146,7 +146,10 @@ void comm_channel_destroy(comm_channel *ch)
 {
   if (!ch) return;
   if (ch->token && ch->own_token) starpu_data_unregister(ch->token);
-  else if (ch->token) starpu_task_wait_for_all(); /* its collectives, which hold the shared token */
+  else if (ch->token) { /* its collectives, which hold the shared token */
+    starpu_task_wait_for_all();
+    comm_direct_wait();
+  }
   comm_blocking_stop(ch);
 #ifdef SL_HAVE_NCCL
   comm_nccl_destroy(ch);

@@ -46,6 +46,8 @@ typedef struct coll {
   MPI_Request *reqs;
   comm_ring *ring;        /* a ring allreduce or reduce-scatter in progress (comm_ring.c) */
   comm_pending pending;
+  int direct;             /* 1: no task: the data acquired by StarPU callbacks (comm_direct.c) */
+  int acquires_left;      /* direct: acquisitions not yet granted */
 } coll;
 
 /** Posts the non-blocking MPI calls of c on the buffers c->ptr (host or, CUDA-aware, device); sets *nreq
@@ -76,8 +78,20 @@ void coll_ring_free(coll *c);
 int coll_max_requests(const coll *c);
 const char *coll_kind_name(coll_kind k);
 
-/** Validates nothing; builds the task (token RW, then c's buffers) and submits it. Takes c. */
+/** Validates nothing; builds the task (token RW, then c's buffers) and submits it, or submits c as a direct
+ *  collective (comm_direct.c). Takes c. */
 int coll_submit(coll *c);
+/** Runs c on host buffers (c->ptr set): posts, polls briefly, hands over the rest. Returns 1 when handed
+ *  over, 0 when c is over. */
+int coll_run_host(coll *c);
+/** Whether c can run without a task: host MPI, no CUDA worker, no staging test, sequentially consistent
+ *  handles, STARLOPS_COMM_TASKS unset. */
+int coll_direct_wanted(const coll *c);
+/** Acquires c's token and buffers in main memory (StarPU callbacks, in submission order) and runs c from the
+ *  callback of the last one; no worker is involved. Takes c. */
+int coll_submit_direct(coll *c);
+/** The end of a direct collective: releases its data, frees it (from any thread). */
+void coll_direct_done(void *c);
 void coll_free(void *c);
 
 #endif

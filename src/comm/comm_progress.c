@@ -30,6 +30,10 @@ static void release_func(void *buffers[], void *arg) { starpu_task_end_dep_relea
 void comm_progress_complete(comm_pending *p)
 {
   if (p->finish) p->finish(p->arg);
+  if (p->done) { /* a direct collective: no task to release */
+    p->done(p->arg);
+    return;
+  }
   struct starpu_task *target = p->task; /* p lives in the target's arguments: gone once it is released */
   struct starpu_task *t = starpu_task_create();
   t->cl = &cl_release;

@@ -49,8 +49,9 @@ static double spin_seconds = 20e-6;
 
 /* Posts c's MPI calls; polls them for a few microseconds (STARLOPS_COMM_SPIN_US, default 20), which
  * finishes small messages without a hand-off, then hands what is left to the progress thread; finish runs
- * once everything completed. */
-static void run_mpi(coll *c, void (*finish)(void *))
+ * once everything completed. Returns 1 when the work was handed over (the task holds an end dependency, or
+ * a direct collective completes from the other thread), 0 when it is over. */
+static int run_mpi(coll *c, void (*finish)(void *))
 {
   /* the path depends on the collective's size and the agreed settings only, so every rank takes the same:
    * an allreduce of STARLOPS_COMM_ALLREDUCE_BLOCKING_BYTES (1 MiB) or more, below
@@ -63,15 +64,15 @@ static void run_mpi(coll *c, void (*finish)(void *))
                       size < set->comm_ring_allreduce_bytes;
   int ring = !mid_allreduce && coll_ring_wanted(c);
   if (mid_allreduce || (!ring && set->comm_blocking_bytes > 0 && size >= set->comm_blocking_bytes)) { /* the channel's thread */
-    struct starpu_task *task = starpu_task_get_current();
-    starpu_task_end_dep_add(task, 1);
-    c->pending = (comm_pending){.task = task, .finish = finish, .arg = c, .what = coll_kind_name(c->kind),
-                                .posted = sl_watch_now()};
+    struct starpu_task *task = c->direct ? NULL : starpu_task_get_current();
+    if (task) starpu_task_end_dep_add(task, 1);
+    c->pending = (comm_pending){.task = task, .done = c->direct ? coll_direct_done : NULL, .finish = finish, .arg = c,
+                                .what = coll_kind_name(c->kind), .posted = sl_watch_now()};
     int rc = comm_blocking_add(c->ch, &c->pending);
-    if (rc == SL_SUCCESS) return;
+    if (rc == SL_SUCCESS) return 1;
     sl_async_error(rc, "%s: %s", coll_kind_name(c->kind), sl_last_error());
-    starpu_task_end_dep_release(task);
-    return;
+    if (task) starpu_task_end_dep_release(task);
+    return 0;
   }
   for (int i = 0; i < coll_max_requests(c); i++) c->reqs[i] = MPI_REQUEST_NULL;
   int nreq = 0, done = 0;
@@ -88,14 +89,15 @@ static void run_mpi(coll *c, void (*finish)(void *))
   }
   if (nreq == 0 || done) {
     if (finish) finish(c);
-    return;
+    return 0;
   }
-  struct starpu_task *task = starpu_task_get_current();
-  starpu_task_end_dep_add(task, 1);
-  c->pending = (comm_pending){.task = task, .nreq = nreq, .reqs = c->reqs, .finish = finish, .arg = c,
-                              .advance = ring ? coll_ring_advance : NULL, .what = coll_kind_name(c->kind),
-                              .posted = sl_watch_now()};
+  struct starpu_task *task = c->direct ? NULL : starpu_task_get_current();
+  if (task) starpu_task_end_dep_add(task, 1);
+  c->pending = (comm_pending){.task = task, .done = c->direct ? coll_direct_done : NULL, .nreq = nreq, .reqs = c->reqs,
+                              .finish = finish, .arg = c, .advance = ring ? coll_ring_advance : NULL,
+                              .what = coll_kind_name(c->kind), .posted = sl_watch_now()};
   comm_progress_add(&c->pending);
+  return 1;
 }
 
 static int stage_host; /* STARLOPS_COMM_STAGE_HOST=1: CPU workers stage too (tests the staging logic) */
@@ -124,10 +126,8 @@ static void finish_concat(void *arg)
   c->concat = NULL;
 }
 
-static void exec_host(void *buffers[], void *arg)
+int coll_run_host(coll *c)
 {
-  coll *c = arg;
-  take_pointers(c, buffers);
   if (c->kind == K_ALLREDUCE && c->nbuf > 1) { /* one collective for all the buffers, through the pool */
     c->concat_units = 0;
     for (int i = 0; i < c->nbuf; i++) c->concat_units += c->units[i];
@@ -139,14 +139,10 @@ static void exec_host(void *buffers[], void *arg)
         memcpy((char *)c->concat + off, c->ptr[i], bytes);
         off += bytes;
       }
-      run_mpi(c, finish_concat);
-      return;
+      return run_mpi(c, finish_concat);
     } /* no staging memory: one collective per buffer */
   }
-  if (!stage_host) {
-    run_mpi(c, NULL);
-    return;
-  }
+  if (!stage_host) return run_mpi(c, NULL);
   for (int i = 0; i < c->nbuf; i++) {
     size_t bytes = (size_t)c->units[i] * c->unit_bytes;
     c->dev[i] = c->ptr[i];
@@ -154,12 +150,19 @@ static void exec_host(void *buffers[], void *arg)
     if (bytes && !c->stage[i]) {
       sl_async_error(SL_E_NOMEM, "%s: no staging buffer of %zu bytes", coll_kind_name(c->kind), bytes);
       for (int j = 0; j < i; j++) comm_pool_put(c->stage[j]);
-      return;
+      return 0;
     }
     if (bytes && (c->mode[i] & STARPU_R)) memcpy(c->stage[i], c->dev[i], bytes);
     if (bytes) c->ptr[i] = c->stage[i];
   }
-  run_mpi(c, finish_staged_host);
+  return run_mpi(c, finish_staged_host);
+}
+
+static void exec_host(void *buffers[], void *arg)
+{
+  coll *c = arg;
+  take_pointers(c, buffers);
+  (void)coll_run_host(c);
 }
 
 #ifdef SL_HAVE_CUDA
@@ -221,7 +224,7 @@ static void exec_staged(void *buffers[], void *arg)
     for (int i = 0; i < c->nbuf; i++) comm_pool_put(c->stage[i]);
     return;
   }
-  run_mpi(c, finish_staged);
+  (void)run_mpi(c, finish_staged);
 }
 
 /* CUDA-aware MPI on device buffers, with blocking calls: Open MPI 4.1's non-blocking collectives are not
@@ -292,6 +295,7 @@ int coll_nccl_device(void) { return nccl_worker >= 0 ? starpu_worker_get_devid(n
 
 int coll_submit(coll *c)
 {
+  if (coll_direct_wanted(c)) return coll_submit_direct(c);
   int nb = c->nbuf + 1;
   c->reqs = malloc(sizeof(MPI_Request) * (size_t)(coll_max_requests(c) > 0 ? coll_max_requests(c) : 1));
   struct starpu_task *t = c->reqs ? codelet_task_create(nb) : NULL;

@@ -3,6 +3,7 @@
  * of 1000 collectives of random kinds and sizes interleaved with compute tasks; bad input. Every expected
  * value is computed here from the formula of the test data (val), never by the code under test. */
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +375,55 @@ static void stress(comm_channel *world, comm_channel *sub)
            nscale, bad ? "FAILED" : "ok", alloc, served);
 }
 
+/* Host MPI without a CUDA worker: a collective needs no worker (comm_direct.c). Every CPU worker is held by
+ * a task that waits for a flag; an allreduce submitted after them must still complete (seen through an
+ * acquisition callback on its buffer) before the flag is set. As a task (STARLOPS_COMM_TASKS=1, or with a
+ * CUDA worker) it would wait for a worker: the check is skipped there. */
+static int hold_flag, reduced;
+
+static void hold_worker(void *buffers[], void *arg)
+{
+  double t0 = MPI_Wtime();
+  while (!__atomic_load_n(&hold_flag, __ATOMIC_ACQUIRE) && MPI_Wtime() - t0 < 60) sched_yield();
+}
+
+static void reduced_cb(void *arg) { __atomic_store_n(&reduced, 1, __ATOMIC_RELEASE); }
+
+static void without_workers(comm_channel *ch)
+{
+  if (sl_ctx.set.comm_tasks || sl_ctx.ncuda > 0 || comm_backend_get() != COMM_BACKEND_MPI) return;
+  static struct starpu_codelet cl;
+  starpu_codelet_init(&cl);
+  cl.name = "test_hold_worker";
+  cl.cpu_funcs[0] = hold_worker;
+  cl.nbuffers = 0;
+  int ids[STARPU_NMAXWORKERS];
+  int n = (int)starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, ids, STARPU_NMAXWORKERS);
+  hold_flag = reduced = 0;
+  for (int w = 0; w < n; w++) {
+    struct starpu_task *t = starpu_task_create();
+    t->cl = &cl;
+    t->execute_on_a_specific_worker = 1;
+    t->workerid = (unsigned)ids[w];
+    CHECK(starpu_task_submit(t) == 0, "submitting the task that holds worker %d", ids[w]);
+  }
+  vbuf v = vb_new(SL_FLOAT64, 5, ch->rank, 11);
+  CHECK_OK(comm_allreduce(ch, SL_FLOAT64, COMM_SUM, v.h));
+  CHECK(starpu_data_acquire_on_node_cb(v.h, STARPU_MAIN_RAM, STARPU_R, reduced_cb, NULL) == 0, "acquire_cb");
+  double t0 = MPI_Wtime();
+  while (!__atomic_load_n(&reduced, __ATOMIC_ACQUIRE) && MPI_Wtime() - t0 < 5) sched_yield();
+  int done = __atomic_load_n(&reduced, __ATOMIC_ACQUIRE);
+  CHECK(done, "an allreduce waited for a worker while all %d CPU workers were busy", n);
+  if (done) /* the values, read while the workers are still held */
+    for (int64_t i = 0; i < v.n; i++) (void)expect(&v, i, 0, reduce_ref(COMM_SUM, ch->size, i, 0, 11), "allreduce beside busy workers", SL_FLOAT64);
+  __atomic_store_n(&hold_flag, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&reduced, __ATOMIC_ACQUIRE)) sched_yield();
+  starpu_data_release_on_node(v.h, STARPU_MAIN_RAM);
+  CHECK_OK(sl_wait());
+  vb_free(&v);
+  if (sl_rank() == 0) printf("  a collective while every CPU worker is busy: %s\n", done ? "completed" : "FAILED");
+}
+
 static void bad_input(comm_channel *ch)
 {
   vbuf z = vb_new(SL_COMPLEX128, 4, ch->rank, 0), d = vb_new(SL_FLOAT64, 4, ch->rank, 0);
@@ -433,6 +483,7 @@ int main(int argc, char **argv)
   multi_allreduce(world, "the whole communicator");
   multi_allreduce(sub, "even/odd sub-communicators");
   stress(world, sub);
+  without_workers(world);
   bad_input(world);
 
   comm_channel_destroy(sub);

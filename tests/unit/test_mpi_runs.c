@@ -216,6 +216,15 @@ Test(mpi, collectives_as_rings, .timeout = 600)
   cr_expect_eq(run_env("STARLOPS_COMM_RING_BYTES=1 STARLOPS_COMM_RING_SEGMENT_BYTES=1000000", 3, "mpi_comm", scratch_dir()), 0);
 }
 
+/* Every collective a task (STARLOPS_COMM_TASKS=1: the path of ranks with a CUDA worker), on CPU workers:
+ * non-blocking calls, the rings in small segments, blocking calls on the channel's thread, the solvers. */
+Test(mpi, collectives_as_tasks, .timeout = 600)
+{
+  cr_expect_eq(run_env("STARLOPS_COMM_TASKS=1", 3, "mpi_comm", scratch_dir()), 0);
+  cr_expect_eq(run_env("STARLOPS_COMM_TASKS=1 STARLOPS_COMM_RING_BYTES=1 STARLOPS_COMM_RING_SEGMENT_BYTES=16", 2, "mpi_comm", scratch_dir()), 0);
+  cr_expect_eq(run_env("STARLOPS_COMM_TASKS=1 STARLOPS_COMM_BLOCKING_BYTES=1", 2, "mpi_solvers", scratch_dir()), 0);
+}
+
 Test(mpi, mpi_comm_under_dmdas_2_ranks, .timeout = 400)
 {
   cr_expect_eq(run_env("STARPU_SCHED=dmdas", 2, "mpi_comm", NULL), 0);
@@ -247,7 +256,8 @@ Test(mpi, settings_are_validated, .timeout = 400)
                           {"STARLOPS_COMM_RING_ALLREDUCE_BYTES=-2", "STARLOPS_COMM_RING_ALLREDUCE_BYTES"},
                           {"STARLOPS_TASK_THREADS=many", "STARLOPS_TASK_THREADS"},
                           {"STARLOPS_TASK_THREADS=1025", "STARLOPS_TASK_THREADS"},
-                          {"STARLOPS_PLACEMENT=cores", "STARLOPS_PLACEMENT"}};
+                          {"STARLOPS_PLACEMENT=cores", "STARLOPS_PLACEMENT"},
+                          {"STARLOPS_COMM_TASKS=yes", "STARLOPS_COMM_TASKS"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[128];
     snprintf(args, sizeof args, "-1 %s", bad[i][1]);
@@ -286,6 +296,7 @@ Test(mpi, settings_must_match_across_ranks, .timeout = 400)
   cr_expect_eq(run_last_env("STARLOPS_COMM_RING_ALLREDUCE_BYTES=0", 2, "mpi_comm_select", "-1 STARLOPS_COMM_RING_ALLREDUCE_BYTES"), 0);
   cr_expect_eq(run_last_env("STARLOPS_TASK_THREADS=3", 3, "mpi_comm_select", "-1 STARLOPS_TASK_THREADS"), 0);
   cr_expect_eq(run_last_env("STARLOPS_PLACEMENT=starpu", 2, "mpi_comm_select", "-1 STARLOPS_PLACEMENT"), 0);
+  cr_expect_eq(run_last_env("STARLOPS_COMM_TASKS=1", 2, "mpi_comm_select", "-1 STARLOPS_COMM_TASKS"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=-1", 2, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=0", 1, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARLOPS_TIMEOUT=soon", 2, "mpi_comm_select", "-1 STARLOPS_TIMEOUT"), 0);
