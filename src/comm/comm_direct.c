@@ -8,7 +8,7 @@
  * transfers); later tasks on the data wait for that release, so the graph keeps its order. The token is
  * held from before the post to after completion, so a channel's collectives still run one at a time, in
  * submission order, on every rank. starpu_task_wait_for_all does not see these: sl_wait and the shutdown
- * also wait here (comm_direct_wait). STARLOPS_COMM_TASKS=1 keeps every collective a task. */
+ * also wait here (comm_direct_wait). STARLOPS_COMM_TASKS=1, and tracing, keep every collective a task. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -21,7 +21,8 @@ static long inflight;
 int coll_direct_wanted(const coll *c)
 {
   const sl_settings *set = &sl_ctx.set;
-  if (set->comm_tasks || set->comm_stage_host || sl_ctx.ncuda > 0 || comm_backend_get() != COMM_BACKEND_MPI)
+  /* traced runs keep the tasks: the trace shows each collective as one (docs/tracing.md) */
+  if (set->comm_tasks || set->comm_stage_host || sl_ctx.tracing || sl_ctx.ncuda > 0 || comm_backend_get() != COMM_BACKEND_MPI)
     return 0;
   /* a handle outside sequential consistency is locked when it is free, not in submission order: holding
    * some handles while waiting for it could deadlock against a task that takes them in another order */

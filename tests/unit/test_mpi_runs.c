@@ -371,10 +371,25 @@ static long traced_tasks(const char *dir, const char *env)
   return n;
 }
 
+/* Collective tasks (sl_allreduce, sl_exchange, ...) in a converted trace's tasks.csv. */
+static long traced_collectives(const char *dir)
+{
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "grep -c 'sl_allreduce\\|sl_allgatherv\\|sl_bcast\\|sl_reduce_scatter\\|sl_alltoallv\\|sl_exchange' %s/tasks.csv", dir);
+  FILE *p = popen(cmd, "r");
+  long n = -1;
+  if (p && fscanf(p, "%ld", &n) != 1) n = -1;
+  if (p) pclose(p);
+  return n;
+}
+
 Test(trace, run_converts_and_region_limits_it, .timeout = 400)
 {
   char *whole = strdup(scratch_dir()), *region = strdup(scratch_dir());
   long all = traced_tasks(whole, "");
+  /* traced, collectives are tasks (untraced, host MPI without a CUDA worker runs them without one) */
+  long colls = traced_collectives(whole);
+  cr_expect_gt(colls, 0, "collective tasks in the whole-run trace: %ld", colls);
   long part = traced_tasks(region, "STARLOPS_TRACE_REGION=1");
   cr_expect_gt(all, 0, "tasks in the whole-run trace: %ld", all);
   cr_expect_gt(part, 0, "tasks in the region trace: %ld", part);
