@@ -27,8 +27,8 @@ int coll_direct_wanted(const coll *c)
   /* a handle outside sequential consistency is locked when it is free, not in submission order: holding
    * some handles while waiting for it could deadlock against a task that takes them in another order */
   if (!starpu_data_get_sequential_consistency_flag(c->ch->token)) return 0;
-  for (int i = 0; i < c->nbuf; i++)
-    if (!starpu_data_get_sequential_consistency_flag(c->handle[i])) return 0;
+  for (int i = 0; i < c->nbuf; i++) /* (a partitioned handle cannot be acquired, only used by a task) */
+    if (!starpu_data_get_sequential_consistency_flag(c->handle[i]) || starpu_data_get_nb_children(c->handle[i]) > 0) return 0;
   return 1;
 }
 
