@@ -7,7 +7,8 @@
  *   mpi-cuda  CUDA-aware MPI on device buffers (when MPIX_Query_cuda_support() says so);
  *   nccl      NCCL on the CUDA worker's stream, one GPU per rank.
  * MPI transfers never hold a worker: the codelet posts non-blocking calls and returns, and the progress
- * thread (comm_progress.c) releases the task (a StarPU end dependency) when they complete.
+ * thread (comm_progress.c) releases the task (a StarPU end dependency), or the data of a collective without
+ * a task, when they complete.
  * Buffers are StarPU vector or variable handles; NULL stands for a zero-element block. Counts and
  * displacements are in elements of dt. */
 #ifndef SL_COMM_H
@@ -103,17 +104,20 @@ typedef struct comm_pending {
 } comm_pending;
 int comm_progress_start(void);
 void comm_progress_stop(void);
-/** Hands p to the progress thread (the task must already hold one end dependency). */
+/** Hands p to the progress thread (its task, if any, must already hold one end dependency). */
 void comm_progress_add(comm_pending *p);
 /** Runs p's finish, then releases its task's end dependency, or calls its done (from any thread). */
 void comm_progress_complete(comm_pending *p);
+/** Whether this rank's host-MPI collectives run without a task (comm_direct.c): host MPI, no CUDA worker,
+ *  one memory node, not traced, STARLOPS_COMM_TASKS and STARLOPS_COMM_STAGE_HOST unset. */
+int comm_direct_enabled(void);
 /** Waits until every direct collective (comm_direct.c) is over. sl_wait and the shutdown call it after
  *  starpu_task_wait_for_all, which does not see them. */
 void comm_direct_wait(void);
 
 typedef struct comm_blocker comm_blocker;
 /** Hands p (whose arg is a collective) to ch's own thread, which makes the blocking MPI call and then
- *  completes p; the thread starts on first use. The task must already hold one end dependency. */
+ *  completes p; the thread starts on first use. Its task, if any, must already hold one end dependency. */
 int comm_blocking_add(comm_channel *ch, comm_pending *p);
 /** Stops ch's thread (after its collectives: the channel's token is gone). */
 void comm_blocking_stop(comm_channel *ch);

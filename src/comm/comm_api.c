@@ -49,6 +49,8 @@ static int add_buf(coll *c, starpu_data_handle_t h, enum starpu_data_access_mode
       return SL_SUCCESS;
     }
   SL_CHECK_ARG(c->nbuf < COLL_MAXBUF, SL_E_INVALID, "%s: more than %d buffers in one collective", fn, COLL_MAXBUF);
+  SL_CHECK_ARG(starpu_data_get_nb_children(h) == 0, SL_E_INVALID,
+               "%s: argument %s is a partitioned handle (pass its pieces)", fn, argname);
   size_t bytes;
   int id = starpu_data_get_interface_id(h);
   if (id == STARPU_VECTOR_INTERFACE_ID) bytes = starpu_vector_get_nx(h) * starpu_vector_get_elemsize(h);

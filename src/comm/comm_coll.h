@@ -84,8 +84,7 @@ int coll_submit(coll *c);
 /** Runs c on host buffers (c->ptr set): posts, polls briefly, hands over the rest. Returns 1 when handed
  *  over, 0 when c is over. */
 int coll_run_host(coll *c);
-/** Whether c can run without a task: host MPI, no CUDA worker, no staging test, sequentially consistent
- *  handles, STARLOPS_COMM_TASKS unset. */
+/** Whether c can run without a task: comm_direct_enabled() and sequentially consistent handles. */
 int coll_direct_wanted(const coll *c);
 /** Acquires c's token and buffers in main memory (StarPU callbacks, in submission order) and runs c from the
  *  callback of the last one; no worker is involved. Takes c. */

@@ -18,17 +18,23 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle = PTHREAD_COND_INITIALIZER;
 static long inflight;
 
-int coll_direct_wanted(const coll *c)
+int comm_direct_enabled(void)
 {
   const sl_settings *set = &sl_ctx.set;
-  /* traced runs keep the tasks: the trace shows each collective as one (docs/tracing.md) */
-  if (set->comm_tasks || set->comm_stage_host || sl_ctx.tracing || sl_ctx.ncuda > 0 || comm_backend_get() != COMM_BACKEND_MPI)
-    return 0;
+  /* traced runs keep the tasks: the trace shows each collective as one (docs/tracing.md); with several
+   * memory nodes (STARPU_USE_NUMA) an acquisition in main memory may need a copy a worker makes */
+  return !set->comm_tasks && !set->comm_stage_host && !sl_ctx.tracing && sl_ctx.ncuda == 0 &&
+         comm_backend_get() == COMM_BACKEND_MPI && starpu_memory_nodes_get_count() == 1;
+}
+
+int coll_direct_wanted(const coll *c)
+{
+  if (!comm_direct_enabled()) return 0;
   /* a handle outside sequential consistency is locked when it is free, not in submission order: holding
    * some handles while waiting for it could deadlock against a task that takes them in another order */
   if (!starpu_data_get_sequential_consistency_flag(c->ch->token)) return 0;
-  for (int i = 0; i < c->nbuf; i++) /* (a partitioned handle cannot be acquired, only used by a task) */
-    if (!starpu_data_get_sequential_consistency_flag(c->handle[i]) || starpu_data_get_nb_children(c->handle[i]) > 0) return 0;
+  for (int i = 0; i < c->nbuf; i++)
+    if (!starpu_data_get_sequential_consistency_flag(c->handle[i])) return 0;
   return 1;
 }
 

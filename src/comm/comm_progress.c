@@ -1,9 +1,10 @@
-/* The progress thread: completes the non-blocking MPI calls that collective tasks posted, then has those
- * tasks released (their end dependency), so no worker waits on a transfer. It polls while requests are
- * pending (yielding the core between polls, sleeping once nothing has completed for a while) and sleeps on
- * a condition variable when there are none.
- * The release itself must happen on a worker thread (a task's termination runs the scheduler's post-exec
- * hook, which dmda runs per worker), so the thread submits a tiny top-priority task that releases it. */
+/* The progress thread: completes the non-blocking MPI calls that collectives posted, then has their tasks
+ * released (their end dependency) or, for a collective without a task (comm_direct.c), releases its data,
+ * so no worker waits on a transfer. It polls while requests are pending (yielding the core between polls,
+ * sleeping once nothing has completed for a while) and sleeps on a condition variable when there are none.
+ * A task's release must happen on a worker thread (a task's termination runs the scheduler's post-exec
+ * hook, which dmda runs per worker), so the thread submits a tiny top-priority task that releases it; a
+ * data release runs only codelet-less tasks (no hook) and happens here. */
 #include <pthread.h>
 #include <stdio.h>
 #include <sched.h>
@@ -90,7 +91,7 @@ static void *progress_main(void *unused)
         double limit = sl_watch_limit(), waited = limit > 0 ? sl_watch_now() - p->posted : 0;
         if (limit > 0 && waited > limit) {
           char what[128];
-          snprintf(what, sizeof what, "the comm layer's %s (posted by a task, not yet completed)", p->what ? p->what : "collective");
+          snprintf(what, sizeof what, "the comm layer's %s (posted, not yet completed)", p->what ? p->what : "collective");
           sl_watch_expired(what, waited);
         }
         pp = &p->next;

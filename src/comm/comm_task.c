@@ -35,6 +35,7 @@ void coll_free(void *arg)
   free(c->pairs);
   free(c->reqs);
   coll_ring_free(c);
+  comm_pool_put(c->concat); /* still held when the collective was abandoned on an error */
   free(c);
 }
 

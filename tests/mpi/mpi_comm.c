@@ -375,11 +375,19 @@ static void stress(comm_channel *world, comm_channel *sub)
            nscale, bad ? "FAILED" : "ok", alloc, served);
 }
 
-/* Host MPI without a CUDA worker: a collective needs no worker (comm_direct.c). Every CPU worker is held by
- * a task that waits for a flag; an allreduce submitted after them must still complete (seen through an
- * acquisition callback on its buffer) before the flag is set. As a task (STARLOPS_COMM_TASKS=1, or with a
- * CUDA worker) it would wait for a worker: the check is skipped there. */
+/* Host MPI without a CUDA worker: a collective needs no worker (comm_direct.c). A task adds 1 to the buffer
+ * on the first CPU worker, then every CPU worker is held by a task that waits for a flag; an allreduce
+ * submitted after them must still complete (seen through an acquisition callback on its buffer) before the
+ * flag is set, and include the task's write (it starts from the thread that finished the task). As a task
+ * (STARLOPS_COMM_TASKS=1, a CUDA worker, a traced run) it would wait for a worker: the check is skipped
+ * there. */
 static int hold_flag, reduced;
+
+static void add_one(void *buffers[], void *arg)
+{
+  double *p = (double *)STARPU_VECTOR_GET_PTR(buffers[0]);
+  for (unsigned i = 0; i < STARPU_VECTOR_GET_NX(buffers[0]); i++) p[i] += 1.0;
+}
 
 static void hold_worker(void *buffers[], void *arg)
 {
@@ -391,15 +399,27 @@ static void reduced_cb(void *arg) { __atomic_store_n(&reduced, 1, __ATOMIC_RELEA
 
 static void without_workers(comm_channel *ch)
 {
-  if (sl_ctx.set.comm_tasks || sl_ctx.ncuda > 0 || comm_backend_get() != COMM_BACKEND_MPI) return;
-  static struct starpu_codelet cl;
+  if (!comm_direct_enabled()) return;
+  static struct starpu_codelet cl, cl_add;
   starpu_codelet_init(&cl);
   cl.name = "test_hold_worker";
   cl.cpu_funcs[0] = hold_worker;
   cl.nbuffers = 0;
+  starpu_codelet_init(&cl_add);
+  cl_add.name = "test_add_one";
+  cl_add.cpu_funcs[0] = add_one;
+  cl_add.nbuffers = 1;
+  cl_add.modes[0] = STARPU_RW;
   int ids[STARPU_NMAXWORKERS];
   int n = (int)starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, ids, STARPU_NMAXWORKERS);
   hold_flag = reduced = 0;
+  vbuf v = vb_new(SL_FLOAT64, 5, ch->rank, 11);
+  struct starpu_task *w0 = starpu_task_create();
+  w0->cl = &cl_add;
+  w0->handles[0] = v.h;
+  w0->execute_on_a_specific_worker = 1;
+  w0->workerid = (unsigned)ids[0];
+  CHECK(starpu_task_submit(w0) == 0, "submitting the task that writes the buffer");
   for (int w = 0; w < n; w++) {
     struct starpu_task *t = starpu_task_create();
     t->cl = &cl;
@@ -407,7 +427,6 @@ static void without_workers(comm_channel *ch)
     t->workerid = (unsigned)ids[w];
     CHECK(starpu_task_submit(t) == 0, "submitting the task that holds worker %d", ids[w]);
   }
-  vbuf v = vb_new(SL_FLOAT64, 5, ch->rank, 11);
   CHECK_OK(comm_allreduce(ch, SL_FLOAT64, COMM_SUM, v.h));
   CHECK(starpu_data_acquire_on_node_cb(v.h, STARPU_MAIN_RAM, STARPU_R, reduced_cb, NULL) == 0, "acquire_cb");
   double t0 = MPI_Wtime();
@@ -415,7 +434,7 @@ static void without_workers(comm_channel *ch)
   int done = __atomic_load_n(&reduced, __ATOMIC_ACQUIRE);
   CHECK(done, "an allreduce waited for a worker while all %d CPU workers were busy", n);
   if (done) /* the values, read while the workers are still held */
-    for (int64_t i = 0; i < v.n; i++) (void)expect(&v, i, 0, reduce_ref(COMM_SUM, ch->size, i, 0, 11), "allreduce beside busy workers", SL_FLOAT64);
+    for (int64_t i = 0; i < v.n; i++) (void)expect(&v, i, 0, reduce_ref(COMM_SUM, ch->size, i, 0, 11) + ch->size, "allreduce beside busy workers", SL_FLOAT64);
   __atomic_store_n(&hold_flag, 1, __ATOMIC_RELEASE);
   while (!__atomic_load_n(&reduced, __ATOMIC_ACQUIRE)) sched_yield();
   starpu_data_release_on_node(v.h, STARPU_MAIN_RAM);
@@ -443,6 +462,11 @@ static void bad_input(comm_channel *ch)
         "reduce-scatter in place refused");
   CHECK(mc_same_error_everywhere(comm_alltoallv(ch, SL_FLOAT64, d.h, counts, counts, d.h, counts, NULL), SL_E_INVALID),
         "alltoallv: displacements out of the buffer");
+  struct starpu_data_filter halves = {.filter_func = starpu_vector_filter_block, .nchildren = 2};
+  starpu_data_partition(d.h, &halves);
+  CHECK(mc_same_error_everywhere(comm_allreduce(ch, SL_FLOAT64, COMM_SUM, d.h), SL_E_INVALID), "partitioned handle");
+  CHECK(strstr(sl_last_error(), "partitioned") != NULL, "message names the partition: %s", sl_last_error());
+  starpu_data_unpartition(d.h, STARPU_MAIN_RAM);
   comm_pair bad_tag = {0, 40000, 0, d.h, NULL};
   CHECK(mc_same_error_everywhere(comm_exchange(ch, SL_FLOAT64, 1, &bad_tag), SL_E_INVALID), "tag out of range");
   comm_pair bad_peer = {ch->size, 0, 0, d.h, NULL};
