@@ -233,8 +233,8 @@ int sl_wait(void)
   SL_CHECK_INIT();
   sl_watch_begin("sl_wait (the tasks submitted so far, collectives included)");
   int rc = starpu_task_wait_for_all();
-  comm_direct_wait();                       /* the collectives without a task (comm_direct.c) */
-  if (rc == 0) rc = starpu_task_wait_for_all(); /* the tasks their ends let run */
+  /* the collectives without a task (comm_direct.c), then the tasks their ends let run */
+  if (comm_direct_wait() && rc == 0) rc = starpu_task_wait_for_all();
   sl_watch_end();
   if (rc != 0) return sl_error_starpu(rc, "starpu_task_wait_for_all", __FILE__, __LINE__);
   return sl_async_error_take();

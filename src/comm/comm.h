@@ -111,9 +111,9 @@ void comm_progress_complete(comm_pending *p);
 /** Whether this rank's host-MPI collectives run without a task (comm_direct.c): host MPI, no CUDA worker,
  *  one memory node, not traced, STARLOPS_COMM_TASKS and STARLOPS_COMM_STAGE_HOST unset. */
 int comm_direct_enabled(void);
-/** Waits until every direct collective (comm_direct.c) is over. sl_wait and the shutdown call it after
- *  starpu_task_wait_for_all, which does not see them. */
-void comm_direct_wait(void);
+/** Waits until every direct collective (comm_direct.c) is over; returns 1 if one was still running. sl_wait
+ *  and the shutdown call it after starpu_task_wait_for_all, which does not see them. */
+int comm_direct_wait(void);
 
 typedef struct comm_blocker comm_blocker;
 /** Hands p (whose arg is a collective) to ch's own thread, which makes the blocking MPI call and then

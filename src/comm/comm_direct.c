@@ -85,9 +85,11 @@ int coll_submit_direct(coll *c)
   return SL_SUCCESS;
 }
 
-void comm_direct_wait(void)
+int comm_direct_wait(void)
 {
   pthread_mutex_lock(&lock);
+  int waited = inflight > 0;
   while (inflight > 0) pthread_cond_wait(&idle, &lock);
   pthread_mutex_unlock(&lock);
+  return waited;
 }
