@@ -301,8 +301,9 @@ int main(int argc, char **argv)
   (void)raw_device;
 #endif
   if (c.me == 0) {
-    printf("bench_comm: %d ranks, backend %s, starlops buffers on %s, raw call: %s\n", c.P,
-           sl_comm_backend_name(), c.device ? "the GPU" : "the host", raw_name);
+    printf("bench_comm: %d ranks, backend %s, starlops buffers on %s, raw call: %s, collectives %s\n", c.P,
+           sl_comm_backend_name(), c.device ? "the GPU" : "the host", raw_name,
+           comm_direct_enabled() ? "without a task (rank 0)" : "as tasks (rank 0)");
     printf("%-15s %12s %10s %10s %9s %9s %9s %6s\n", "collective", "bytes", "raw us", "starlops", "added us",
            "raw GB/s", "sl GB/s", "ratio");
   }
