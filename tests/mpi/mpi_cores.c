@@ -101,6 +101,7 @@ int main(int argc, char **argv)
   hwloc_topology_destroy(topo);
 
   int ncpu = (int)starpu_cpu_worker_get_count(), ncuda = (int)starpu_cuda_worker_get_count();
+  if (k > 1 && ncuda > 0 && !strcmp(mode, "node")) mode = "starpu"; /* ranks driving a GPU keep StarPU's placement */
   int share = hi - lo;
   int placed = k > 1 && strcmp(mode, "starpu") != 0;
   int size = 1;
