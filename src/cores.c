@@ -183,7 +183,7 @@ int sl_cores_place(struct starpu_conf *conf, int want_cuda, int ngpus)
   }
 
   /* a rank that drives a GPU beside other ranks keeps StarPU's placement: on a 16-core H100 node, 2 ranks
-   * sharing the GPU ran CG, CGLS and LSQR iterations 1.3-2x slower in their halves of the cores
+   * sharing the GPU ran CG, CGLS and LSQR iterations 1.2-2.3x slower in their halves of the cores
    * (docs/benchmarks.md); the CPU-only ranks were faster in theirs */
   if (want_cuda && ngpus > 0 && user_gpus(conf, ngpus) > 0) return SL_SUCCESS;
   int share = sh.hi - sh.lo;
