@@ -184,8 +184,12 @@ int sl_cores_place(struct starpu_conf *conf, int want_cuda, int ngpus)
 
   /* a rank that drives a GPU beside other ranks keeps StarPU's placement: on a 16-core H100 node, 2 ranks
    * sharing the GPU ran CG, CGLS and LSQR iterations 1.2-2.3x slower in their halves of the cores
-   * (docs/benchmarks.md); the CPU-only ranks were faster in theirs */
-  if (want_cuda && ngpus > 0 && user_gpus(conf, ngpus) > 0) return SL_SUCCESS;
+   * (docs/benchmarks.md); the CPU-only ranks were faster in theirs. On a node of several GPUs it still drives
+   * its own block of them (not yet run on such a node). */
+  if (want_cuda && ngpus > 0 && user_gpus(conf, ngpus) > 0) {
+    if (ngpus > 1) (void)place_gpus(conf, k, r, ngpus, 0);
+    return SL_SUCCESS;
+  }
   int share = sh.hi - sh.lo;
   int ncuda = want_cuda && ngpus > 0 ? place_gpus(conf, k, r, ngpus, bind) : 0;
   if (conf->ncpus < 0) conf->ncpus = share - 1 - ncuda >= 1 ? share - 1 - ncuda : 1;
