@@ -86,7 +86,7 @@ int coll_submit(coll *c);
 int coll_run_host(coll *c);
 /** Whether c can run without a task: comm_direct_enabled() and sequentially consistent handles. */
 int coll_direct_wanted(const coll *c);
-/** Acquires c's token and buffers in main memory (StarPU callbacks, in submission order) and runs c from the
+/** (c->reqs allocated.) Acquires c's token and buffers in main memory (StarPU callbacks, in submission order) and runs c from the
  *  callback of the last one; no worker is involved. Takes c. */
 int coll_submit_direct(coll *c);
 /** The end of a direct collective: releases its data, frees it (from any thread). */

@@ -60,11 +60,6 @@ static void acquired(void *arg)
 
 int coll_submit_direct(coll *c)
 {
-  c->reqs = malloc(sizeof(MPI_Request) * (size_t)(coll_max_requests(c) > 0 ? coll_max_requests(c) : 1));
-  if (!c->reqs) {
-    coll_free(c);
-    return sl_error(SL_E_NOMEM, "collective: out of memory");
-  }
   c->direct = 1;
   c->acquires_left = c->nbuf + 1;
   pthread_mutex_lock(&lock);

@@ -296,10 +296,14 @@ int coll_nccl_device(void) { return nccl_worker >= 0 ? starpu_worker_get_devid(n
 
 int coll_submit(coll *c)
 {
+  c->reqs = malloc(sizeof(MPI_Request) * (size_t)(coll_max_requests(c) > 0 ? coll_max_requests(c) : 1));
+  if (!c->reqs) {
+    coll_free(c);
+    return sl_error(SL_E_NOMEM, "collective: out of memory");
+  }
   if (coll_direct_wanted(c)) return coll_submit_direct(c);
   int nb = c->nbuf + 1;
-  c->reqs = malloc(sizeof(MPI_Request) * (size_t)(coll_max_requests(c) > 0 ? coll_max_requests(c) : 1));
-  struct starpu_task *t = c->reqs ? codelet_task_create(nb) : NULL;
+  struct starpu_task *t = codelet_task_create(nb);
   if (!t) {
     coll_free(c);
     return sl_error(SL_E_NOMEM, "collective: out of memory");
