@@ -114,11 +114,15 @@ int comm_direct_enabled(void);
 /** Waits until every direct collective (comm_direct.c) is over; returns 1 if one was still running. sl_wait
  *  and the shutdown call it after starpu_task_wait_for_all, which does not see them. */
 int comm_direct_wait(void);
+/** Wakes the threads waiting in comm_direct_wait to take a newly queued blocking call (comm_blocking_help). */
+void comm_direct_kick(void);
 
 typedef struct comm_blocker comm_blocker;
 /** Hands p (whose arg is a collective) to ch's own thread, which makes the blocking MPI call and then
  *  completes p; the thread starts on first use. Its task, if any, must already hold one end dependency. */
 int comm_blocking_add(comm_channel *ch, comm_pending *p);
+/** Takes one queued blocking call of any channel and makes it in the calling thread; 1 if there was one. */
+int comm_blocking_help(void);
 /** Stops ch's thread (after its collectives: the channel's token is gone). */
 void comm_blocking_stop(comm_channel *ch);
 

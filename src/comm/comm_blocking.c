@@ -8,7 +8,13 @@
  * communicator never delays another's. The size that decides is the same on every rank (the reduced or
  * gathered vector), and so is the threshold (agreed by sl_init): among the CPU workers' collectives a
  * blocking call never meets a non-blocking one. (The CUDA-aware backend's device path is blocking at every
- * size, comm_task.c; its CPU path takes this file's rule.) */
+ * size, comm_task.c; its CPU path takes this file's rule.)
+ *
+ * A thread waiting for the direct collectives (comm_direct_wait: sl_wait) takes a queued call from a
+ * channel's queue and makes it itself (comm_blocking_help), saving the wake-up of the channel's thread and
+ * the one of the waiter when it is over. It takes at most one call at a time, and a channel has at most one
+ * call queued (its order token is held until the call is over), so a channel's calls stay in order and every
+ * other channel keeps its own thread. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -21,7 +27,43 @@ struct comm_blocker {
   pthread_cond_t wake;
   comm_pending *head, *tail;
   int stopping;
+  comm_blocker *next; /* the list of every channel's blocker (comm_blocking_help) */
 };
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static comm_blocker *list;
+
+/* Makes p's blocking call and completes p. */
+static void run_one(comm_pending *p)
+{
+  coll *c = p->arg;
+  int rc = coll_run_mpi_blocking(c);
+  if (rc != SL_SUCCESS) sl_async_error(rc, "%s: %s", coll_kind_name(c->kind), sl_last_error());
+  comm_progress_complete(p);
+}
+
+/* b's first queued call, or NULL. */
+static comm_pending *take(comm_blocker *b)
+{
+  pthread_mutex_lock(&b->lock);
+  comm_pending *p = b->head;
+  if (p) {
+    b->head = p->next;
+    if (!b->head) b->tail = NULL;
+  }
+  pthread_mutex_unlock(&b->lock);
+  return p;
+}
+
+int comm_blocking_help(void)
+{
+  comm_pending *p = NULL;
+  pthread_mutex_lock(&list_lock);
+  for (comm_blocker *b = list; b && !p; b = b->next) p = take(b);
+  pthread_mutex_unlock(&list_lock);
+  if (p) run_one(p);
+  return p != NULL;
+}
 
 static void *blocker_main(void *arg)
 {
@@ -37,10 +79,7 @@ static void *blocker_main(void *arg)
     b->head = p->next;
     if (!b->head) b->tail = NULL;
     pthread_mutex_unlock(&b->lock);
-    coll *c = p->arg;
-    int rc = coll_run_mpi_blocking(c);
-    if (rc != SL_SUCCESS) sl_async_error(rc, "%s: %s", coll_kind_name(c->kind), sl_last_error());
-    comm_progress_complete(p);
+    run_one(p);
   }
   return NULL;
 }
@@ -58,6 +97,10 @@ int comm_blocking_add(comm_channel *ch, comm_pending *p)
       return sl_error(SL_E_RUNTIME, "collective: cannot start the channel's thread (error %d)", rc);
     }
     ch->blocker = b;
+    pthread_mutex_lock(&list_lock);
+    b->next = list;
+    list = b;
+    pthread_mutex_unlock(&list_lock);
   }
   comm_blocker *b = ch->blocker;
   p->next = NULL;
@@ -67,6 +110,7 @@ int comm_blocking_add(comm_channel *ch, comm_pending *p)
   b->tail = p;
   pthread_cond_signal(&b->wake);
   pthread_mutex_unlock(&b->lock);
+  comm_direct_kick();
   return SL_SUCCESS;
 }
 
@@ -74,6 +118,13 @@ void comm_blocking_stop(comm_channel *ch)
 {
   comm_blocker *b = ch->blocker;
   if (!b) return;
+  pthread_mutex_lock(&list_lock);
+  for (comm_blocker **q = &list; *q; q = &(*q)->next)
+    if (*q == b) {
+      *q = b->next;
+      break;
+    }
+  pthread_mutex_unlock(&list_lock);
   pthread_mutex_lock(&b->lock);
   b->stopping = 1;
   pthread_cond_signal(&b->wake);

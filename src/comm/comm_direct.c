@@ -17,6 +17,8 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle = PTHREAD_COND_INITIALIZER;
 static long inflight;
+static unsigned long kicks; /* blocking calls queued (comm_direct_kick) */
+static int sleepers;        /* threads asleep in comm_direct_wait */
 
 int comm_direct_enabled(void)
 {
@@ -80,11 +82,29 @@ int coll_submit_direct(coll *c)
   return SL_SUCCESS;
 }
 
+void comm_direct_kick(void)
+{
+  pthread_mutex_lock(&lock);
+  kicks++;
+  if (sleepers) pthread_cond_broadcast(&idle);
+  pthread_mutex_unlock(&lock);
+}
+
 int comm_direct_wait(void)
 {
   pthread_mutex_lock(&lock);
   int waited = inflight > 0;
-  while (inflight > 0) pthread_cond_wait(&idle, &lock);
+  while (inflight > 0) {
+    /* a large collective queued for its channel's thread is made here, by the thread that waits for it */
+    unsigned long k = kicks;
+    pthread_mutex_unlock(&lock);
+    int ran = comm_blocking_help();
+    pthread_mutex_lock(&lock);
+    if (ran || kicks != k || inflight == 0) continue;
+    sleepers++;
+    pthread_cond_wait(&idle, &lock);
+    sleepers--;
+  }
   pthread_mutex_unlock(&lock);
   return waited;
 }
