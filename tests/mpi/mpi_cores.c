@@ -5,8 +5,8 @@
  *            STARPU_NCPU), else max(1, its cores - 1 - CUDA workers); a job of one rank: StarPU's binding, a
  *            CPU worker on every core not driving a GPU
  *   starpu:  STARLOPS_PLACEMENT=starpu: StarPU's placement (the first CPU worker on the node's first core)
- *   nobind:  STARPU_WORKERS_NOBIND=1: worker count as in node, the threads left with the binding the
- *            program started with (mpirun's)
+ *   nobind:  STARPU_WORKERS_NOBIND=1: worker count as in node (StarPU's for a rank that drives a GPU beside
+ *            other ranks), the threads left with the binding the program started with (mpirun's)
  * The expected cores come from hwloc and the node communicator here; the bindings are read back from
  * /proc/self/task (the kernel's view of each thread). */
 #define _GNU_SOURCE
@@ -101,9 +101,11 @@ int main(int argc, char **argv)
   hwloc_topology_destroy(topo);
 
   int ncpu = (int)starpu_cpu_worker_get_count(), ncuda = (int)starpu_cuda_worker_get_count();
-  if (k > 1 && ncuda > 0 && !strcmp(mode, "node")) mode = "starpu"; /* ranks driving a GPU keep StarPU's placement */
+  /* a rank driving a GPU beside other ranks keeps StarPU's placement: its worker count, and its binding */
+  int gpu_shared = k > 1 && ncuda > 0;
+  if (gpu_shared && !strcmp(mode, "node")) mode = "starpu";
   int share = hi - lo;
-  int placed = k > 1 && strcmp(mode, "starpu") != 0;
+  int placed = k > 1 && strcmp(mode, "starpu") != 0 && !gpu_shared;
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size == 1 && strcmp(mode, "starpu") != 0) {
