@@ -44,10 +44,15 @@ step "starlops_info, 1 rank" info.log "$B/build/bin/starlops_info"
 cd "$B"
 E=$B/build/examples
 if want suite; then
-# the suite in two steps of at most 420 s each (the many-chunks runs, 16 workers per rank, are the longest);
+# the suite in steps of at most 420 s each (with the GPU the mpi programs take about 420 s in all on a 16-core
+# H100 node, so they are two steps; the many-chunks runs, 16 workers per rank, are the part suite-many);
 # the trace tests convert traces with starpu_fxt_tool and pajeng, which the bundle does not carry (CI runs them)
-step "test suite (all but many_chunks), dmdas placement" tests-dmdas.log "$B/build/tests/unit_tests" -j1 \
-  --filter '!(many_chunks|python|trace)/*'
+step "test suite, mpi programs p-z, dmdas placement" tests-dmdas-mpi2.log "$B/build/tests/unit_tests" -j1 \
+  --filter 'mpi/mpi_[p-z]*'
+step "test suite, other mpi tests, dmdas placement" tests-dmdas-mpi1.log "$B/build/tests/unit_tests" -j1 \
+  --filter 'mpi/!(mpi_[p-z]*)'
+step "test suite, the rest but many_chunks, dmdas placement" tests-dmdas.log "$B/build/tests/unit_tests" -j1 \
+  --filter '!(many_chunks|python|trace|mpi)/*'
 fi
 if want suite-many; then
 step "test suite many_chunks, dmdas placement" tests-dmdas-many.log "$B/build/tests/unit_tests" -j1 --filter 'many_chunks/*'
