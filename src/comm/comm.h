@@ -121,7 +121,8 @@ typedef struct comm_blocker comm_blocker;
 /** Hands p (whose arg is a collective) to ch's own thread, which makes the blocking MPI call and then
  *  completes p; the thread starts on first use. Its task, if any, must already hold one end dependency. */
 int comm_blocking_add(comm_channel *ch, comm_pending *p);
-/** Takes one queued blocking call of any channel and makes it in the calling thread; 1 if there was one. */
+/** Takes one queued blocking call of a collective without a task (any channel) and makes it in the calling
+ *  thread; 1 if there was one. */
 int comm_blocking_help(void);
 /** Stops ch's thread (after its collectives: the channel's token is gone). */
 void comm_blocking_stop(comm_channel *ch);

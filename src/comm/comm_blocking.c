@@ -10,8 +10,8 @@
  * blocking call never meets a non-blocking one. (The CUDA-aware backend's device path is blocking at every
  * size, comm_task.c; its CPU path takes this file's rule.)
  *
- * A thread waiting for the direct collectives (comm_direct_wait: sl_wait) takes a queued call from a
- * channel's queue and makes it itself (comm_blocking_help), saving the wake-up of the channel's thread and
+ * A thread waiting for the direct collectives (comm_direct_wait: sl_wait) takes a queued call of a collective
+ * without a task from a channel's queue and makes it itself (comm_blocking_help), saving the wake-up of the channel's thread and
  * the one of the waiter when it is over. It takes at most one call at a time, and a channel has at most one
  * call queued (its order token is held until the call is over), so a channel's calls stay in order and every
  * other channel keeps its own thread. */
@@ -42,11 +42,13 @@ static void run_one(comm_pending *p)
   comm_progress_complete(p);
 }
 
-/* b's first queued call, or NULL. */
-static comm_pending *take(comm_blocker *b)
+/* b's first queued call, or NULL; direct_only: only a collective without a task (one whose completion needs
+ * no worker's CUDA context nor a release task). */
+static comm_pending *take(comm_blocker *b, int direct_only)
 {
   pthread_mutex_lock(&b->lock);
   comm_pending *p = b->head;
+  if (p && direct_only && !p->done) p = NULL;
   if (p) {
     b->head = p->next;
     if (!b->head) b->tail = NULL;
@@ -59,10 +61,11 @@ int comm_blocking_help(void)
 {
   comm_pending *p = NULL;
   pthread_mutex_lock(&list_lock);
-  for (comm_blocker *b = list; b && !p; b = b->next) p = take(b);
+  for (comm_blocker *b = list; b && !p; b = b->next) p = take(b, 1);
   pthread_mutex_unlock(&list_lock);
+  int got = p != NULL; /* p is gone once run */
   if (p) run_one(p);
-  return p != NULL;
+  return got;
 }
 
 static void *blocker_main(void *arg)
