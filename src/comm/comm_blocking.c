@@ -11,8 +11,8 @@
  * size, comm_task.c; its CPU path takes this file's rule.)
  *
  * A thread waiting for the direct collectives (comm_direct_wait: sl_wait) takes a queued call of a collective
- * without a task from a channel's queue and makes it itself (comm_blocking_help), saving the wake-up of the channel's thread and
- * the one of the waiter when it is over. It takes at most one call at a time, and a channel has at most one
+ * without a task from a channel's queue and makes it itself (comm_blocking_help), saving the wake-up of the
+ * channel's thread and the one of the waiter when it is over. It takes at most one call at a time, and a channel has at most one
  * call queued (its order token is held until the call is over), so a channel's calls stay in order and every
  * other channel keeps its own thread. */
 #include <pthread.h>
@@ -42,17 +42,23 @@ static void run_one(comm_pending *p)
   comm_progress_complete(p);
 }
 
-/* b's first queued call, or NULL; direct_only: only a collective without a task (one whose completion needs
- * no worker's CUDA context nor a release task). */
-static comm_pending *take(comm_blocker *b, int direct_only)
+/* b's first queued call, taken off its queue (b->lock held), or NULL; direct_only: only a collective without a
+ * task (one whose completion needs no worker's CUDA context nor a release task). */
+static comm_pending *pop(comm_blocker *b, int direct_only)
 {
-  pthread_mutex_lock(&b->lock);
   comm_pending *p = b->head;
   if (p && direct_only && !p->done) p = NULL;
   if (p) {
     b->head = p->next;
     if (!b->head) b->tail = NULL;
   }
+  return p;
+}
+
+static comm_pending *take(comm_blocker *b, int direct_only)
+{
+  pthread_mutex_lock(&b->lock);
+  comm_pending *p = pop(b, direct_only);
   pthread_mutex_unlock(&b->lock);
   return p;
 }
@@ -74,14 +80,9 @@ static void *blocker_main(void *arg)
   for (;;) {
     pthread_mutex_lock(&b->lock);
     while (!b->head && !b->stopping) pthread_cond_wait(&b->wake, &b->lock);
-    comm_pending *p = b->head;
-    if (!p) {
-      pthread_mutex_unlock(&b->lock);
-      break;
-    }
-    b->head = p->next;
-    if (!b->head) b->tail = NULL;
+    comm_pending *p = pop(b, 0);
     pthread_mutex_unlock(&b->lock);
+    if (!p) break;
     run_one(p);
   }
   return NULL;
