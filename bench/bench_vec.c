@@ -79,13 +79,26 @@ static int reduction_phases(int op, sl_array *y, sl_array *x, sl_scalar *s, doub
 }
 
 #ifdef SL_HAVE_CUDA
-int bench_read_times(size_t bytes, int reps, double *t);
+/* The device buffers of the GPU ceilings, allocated once for the largest size (two buffers of twice a
+ * vector's bytes): no allocation or free runs between a measurement and the next. */
+static void *dev_a, *dev_b;
+
+int bench_read_times(const void *x, size_t bytes, int reps, double *t);
+
+static int ceiling_buffers(size_t bytes)
+{
+  if (cudaMalloc(&dev_a, bytes) != cudaSuccess || cudaMalloc(&dev_b, bytes) != cudaSuccess) return -1;
+  return cudaMemset(dev_a, 0, bytes) == cudaSuccess && cudaMemset(dev_b, 0, bytes) == cudaSuccess &&
+                 cudaDeviceSynchronize() == cudaSuccess
+             ? 0
+             : -1;
+}
 
 /* Ceiling of the reductions on the GPU: bytes a read-only kernel reads per second (bench_vec_ceiling.cu). */
 static double read_ceiling(size_t bytes, int reps)
 {
   double *t = malloc(sizeof *t * (size_t)reps);
-  double bw = t && bench_read_times(bytes, reps, t) == 0 ? (double)bytes / bench_median(t, reps) / 1e9 : NAN;
+  double bw = t && bench_read_times(dev_a, bytes, reps, t) == 0 ? (double)bytes / bench_median(t, reps) / 1e9 : NAN;
   free(t);
   return bw;
 }
@@ -95,21 +108,18 @@ static double read_ceiling(size_t bytes, int reps)
 static double d2d_ceiling(size_t bytes, int reps)
 {
 #ifdef SL_HAVE_CUDA
-  void *a = NULL, *b = NULL;
-  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return NAN;
   double *t = malloc(sizeof *t * (size_t)reps);
-  cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+  if (!t) return NAN;
+  cudaMemcpy(dev_b, dev_a, bytes, cudaMemcpyDeviceToDevice);
   cudaDeviceSynchronize();
   for (int r = 0; r < reps; r++) {
     double t0 = bench_now();
-    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+    cudaMemcpy(dev_b, dev_a, bytes, cudaMemcpyDeviceToDevice);
     cudaDeviceSynchronize();
     t[r] = bench_now() - t0;
   }
   double bw = 2.0 * (double)bytes / bench_median(t, reps) / 1e9;
   free(t);
-  cudaFree(a);
-  cudaFree(b);
   return bw;
 #else
   (void)bytes;
@@ -149,6 +159,17 @@ int main(int argc, char **argv)
   }
   double *t = malloc(sizeof *t * (size_t)reps);
   int status = 0;
+#ifdef SL_HAVE_CUDA
+  if (gpu) {
+    double most = 0;
+    for (int k = 0; k < nsizes; k++) most = sizes[k] > most ? sizes[k] : most;
+    if (ceiling_buffers((size_t)(2.0 * most * 1048576.0)) != 0) {
+      fprintf(stderr, "bench_vec: cannot allocate the ceilings' device buffers (2 x %.0f MiB)\n", 2.0 * most);
+      status = 1;
+      nsizes = 0;
+    }
+  }
+#endif
   for (int k = 0; k < nsizes; k++) {
     int64_t n = (int64_t)(sizes[k] * 1048576.0 / 8.0) * sl_size();
     sl_array *x = NULL, *y = NULL;
@@ -217,6 +238,10 @@ int main(int argc, char **argv)
     sl_array_destroy(&y);
   }
   free(t);
+#ifdef SL_HAVE_CUDA
+  cudaFree(dev_a);
+  cudaFree(dev_b);
+#endif
   fflush(stdout);
   int fin = sl_finalize();
   return status || fin;
