@@ -236,6 +236,9 @@ if want alongbench; then
     mpirun -n 8 --bind-to none "$B/build/bench/bench_sliding" --traces 256 --samples 4096 --nwin 32,128 --along
   STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_sliding --along, 2 ranks x 1 CPU core" bench-sliding-along-cpu2.log \
     mpirun -n 2 --bind-to none "$B/build/bench/bench_sliding" --traces 256 --samples 4096 --nwin 32,128 --along
+  STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_sliding --along --windows, 8 ranks x 1 CPU core" \
+    bench-sliding-along-windows-cpu8.log mpirun -n 8 --bind-to none "$B/build/bench/bench_sliding" --traces 1024 --samples 4096 \
+    --nwin 32,128 --along --windows
 fi
 # ---- the Python interface: the NumPy-vs-starlops example (forced CUDA and default placement) and CuPy
 # arrays in and out (the node's python3 with NumPy and CuPy; no mpi4py needed) ----

@@ -58,7 +58,8 @@ void codelet_chunked_init(struct starpu_codelet *cl, const char *name, starpu_cp
   cl->nbuffers = STARPU_VARIABLE_NBUFFERS;
 }
 
-/* The task: nfixed read handles, the input chunks (read), the output chunks (written), and, when scratch is
+/* The task: nfixed read handles, the input chunks (read), the output chunks (written; read and written when
+ * the arguments' rw is set), and, when scratch is
  * given and a side has several chunks (or always), the scratch handle (the worker's packing and work space). */
 static int submit(struct starpu_codelet *cl, void *args, size_t args_size, int nfixed, const starpu_data_handle_t *fixed,
                   starpu_data_handle_t scratch, int always, const starpu_data_handle_t *in, const starpu_data_handle_t *out,
@@ -87,7 +88,7 @@ static int submit(struct starpu_codelet *cl, void *args, size_t args_size, int n
   }
   for (int j = 0; j < c->nout; j++, i++) {
     STARPU_TASK_SET_HANDLE(t, out[j], i);
-    STARPU_TASK_SET_MODE(t, STARPU_W, i);
+    STARPU_TASK_SET_MODE(t, c->rw ? STARPU_RW : STARPU_W, i);
   }
   if (packed) {
     STARPU_TASK_SET_HANDLE(t, scratch, i);

@@ -262,7 +262,7 @@ int codelet_csr_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int64_t
   if (ny == 0) return SL_SUCCESS;
   csr_args *m = malloc(sizeof *m);
   if (!m) return sl_error(SL_E_NOMEM, "CSR: out of memory");
-  *m = (csr_args){{nx, ny}, dt, adjoint, nr, nc, nnz, trans};
+  *m = (csr_args){{nx, ny, 0}, dt, adjoint, nr, nc, nnz, trans};
   const starpu_data_handle_t mats[3] = {rowptr, colind, vals};
   return codelet_chunked_submit(&cl_csr, m, sizeof *m, nnz > 0 ? 3 : 1, mats, x, y,
                                 2.0 * (double)nnz * (sl_dtype_is_complex(dt) ? 4.0 : 1.0), "CSR");

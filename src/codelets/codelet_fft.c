@@ -399,6 +399,6 @@ int codelet_fft_submit_chunks(const fft_shape *s, int kind, int nin, const starp
   if ((nin > 1 || nout > 1) && !scratch) return sl_error(SL_E_INVALID, "FFT: several chunks and no scratch space");
   fft_chunk_args *a = malloc(sizeof *a);
   if (!a) return sl_error(SL_E_NOMEM, "FFT: out of memory");
-  *a = (fft_chunk_args){{nin, nout}, *s, kind};
+  *a = (fft_chunk_args){{nin, nout, 0}, *s, kind};
   return codelet_chunked_submit_work(&cl_fft_chunks, a, sizeof *a, NULL, scratch, 0, in, out, fft_flops(s, kind), "FFT");
 }

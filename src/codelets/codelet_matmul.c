@@ -193,7 +193,7 @@ int codelet_matmul_submit(sl_dtype dt, int adjoint, int64_t nr, int64_t nc, int6
   if (ny == 0) return SL_SUCCESS; /* nothing to write on this rank */
   matmul_args *m = malloc(sizeof *m);
   if (!m) return sl_error(SL_E_NOMEM, "MatrixMult: out of memory");
-  *m = (matmul_args){{nx, ny}, dt, adjoint, nr, nc, nrhs, nbatch};
+  *m = (matmul_args){{nx, ny, 0}, dt, adjoint, nr, nc, nrhs, nbatch};
   double flops = 2.0 * (double)nr * (double)nc * (double)nrhs * (double)nbatch * (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
   return codelet_chunked_submit(&cl_matmul, m, sizeof *m, A ? 1 : 0, &A, x, y, flops, "MatrixMult");
 }

@@ -87,7 +87,7 @@ int codelet_nsconv_submit(sl_dtype dt, int adjoint, int64_t outer, int64_t n, in
   if (nout == 0) return SL_SUCCESS;
   nsconv_args *a = malloc(sizeof *a);
   if (!a) return sl_error(SL_E_NOMEM, "NonStationaryConvolve1D: out of memory");
-  *a = (nsconv_args){{nin, nout}, dt, adjoint, outer, n, inner, L};
+  *a = (nsconv_args){{nin, nout, 0}, dt, adjoint, outer, n, inner, L};
   double flops = 2.0 * (double)(outer * n * inner) * (double)L * (sl_dtype_is_complex(dt) ? 4.0 : 1.0);
   return codelet_chunked_submit_scratch(&cl_nsconv, a, sizeof *a, H, scratch, in, out, flops, "NonStationaryConvolve1D");
 }

@@ -21,7 +21,8 @@ typedef struct patch_args {
   codelet_chunks ch;
   sl_dtype dt;
   int adjoint;
-  int ghost; /* 1: one of the inputs is a ghost layer */
+  int ghost;               /* 1: one of the inputs is a ghost layer */
+  int64_t in_off, out_off; /* where the task's input and output start in the buffers taken back to back */
   sl_patch_dims d;
 } patch_args;
 
@@ -43,27 +44,61 @@ static void patch_slice(int64_t lo, int64_t hi, void *p)
     j->failed = 1;
 }
 
+/* Elements of the chunks buffers[first..first+n). */
+static size_t chunks_size(void *buffers[], int first, int n)
+{
+  size_t e = 0;
+  for (int i = 0; i < n; i++) e += STARPU_VECTOR_GET_NX(buffers[first + i]);
+  return e;
+}
+
+/* The chunks buffers[first..first+n) from element skip on, copied back to back into dst. */
+static void chunks_tail(void *buffers[], int first, int n, size_t skip, char *dst, size_t el)
+{
+  skip *= el;
+  for (int i = 0; i < n; i++) {
+    size_t bytes = (size_t)STARPU_VECTOR_GET_NX(buffers[first + i]) * el;
+    if (skip >= bytes) {
+      skip -= bytes;
+      continue;
+    }
+    memcpy(dst, (const char *)STARPU_VECTOR_GET_PTR(buffers[first + i]) + skip, bytes - skip);
+    dst += bytes - skip;
+    skip = 0;
+  }
+}
+
 static void patch_cpu(void *buffers[], void *arg)
 {
   const patch_args *a = arg;
   size_t el = sl_dtype_size(a->dt);
   const char *tables = (const char *)STARPU_VECTOR_GET_PTR(buffers[0]);
-  const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
-  void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin]);
+  const char *in = (const char *)STARPU_VECTOR_GET_PTR(buffers[1]);
+  char *out = (char *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin]);
   const int iw = 1 + a->ch.nin + a->ch.nout; /* the scratch handle, when the task has it */
   char *scratch = (int)STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) > iw ? (char *)STARPU_VECTOR_GET_PTR(buffers[iw]) : NULL;
-  char *flat = NULL, *fin = NULL, *fout = NULL;
-  if (a->ch.nin != 1 || a->ch.nout != 1) { /* several chunks (or a ghost layer): one buffer each way, in place
-                                             * when the chunks lie back to back, else packed in the scratch space */
-    flat = scratch;
-    fin = codelet_chunks_flat(buffers, 1, a->ch.nin, el);
-    fout = codelet_chunks_flat(buffers, 1 + a->ch.nin, a->ch.nout, el);
-    if (!fin) codelet_chunks_copy(buffers, 1, a->ch.nin, flat, el, 0);
-    in = fin ? fin : flat;
-    out = fout ? fout : flat + (size_t)(a->adjoint ? sl_patch_data_size(&a->d) : sl_patch_model_size(&a->d)) * el;
+  /* the scratch space: the inputs' packing space, the outputs', then the products' work space (StarPU keeps it
+   * between tasks: no new pages per call) */
+  const size_t nin_el = chunks_size(buffers, 1, a->ch.nin), nout_el = chunks_size(buffers, 1 + a->ch.nin, a->ch.nout);
+  char *packed_out = NULL;
+  if (a->ch.nin != 1) { /* several chunks (or a ghost layer): in place when they lie back to back, else the
+                         * task's part of them packed at the start of the scratch space */
+    const char *fin = codelet_chunks_flat(buffers, 1, a->ch.nin, el);
+    if (!fin) chunks_tail(buffers, 1, a->ch.nin, (size_t)a->in_off, scratch, el);
+    in = fin ? fin + (size_t)a->in_off * el : scratch;
+  } else {
+    in += (size_t)a->in_off * el;
   }
-  /* the products' work space after the packing space (StarPU keeps it between tasks: no new pages per call) */
-  void *work = scratch ? scratch + (size_t)(sl_patch_data_size(&a->d) + sl_patch_model_size(&a->d)) * el : NULL;
+  if (a->ch.nout != 1) { /* the same for the outputs, after the inputs' packing space */
+    char *fout = codelet_chunks_flat(buffers, 1 + a->ch.nin, a->ch.nout, el);
+    if (!fout) {
+      packed_out = scratch + nin_el * el;
+      if (a->ch.rw) codelet_chunks_copy(buffers, 1 + a->ch.nin, a->ch.nout, packed_out, el, 0);
+    }
+    out = fout ? fout : packed_out;
+  }
+  out += (size_t)a->out_off * el;
+  void *work = scratch ? scratch + (nin_el + nout_el) * el : NULL;
   /* a rank's block is one task: its outer indices over the rank's cores (sl_task_threads) */
   const sl_patch_dims *d = &a->d;
   double ops = a->d.ident ? (double)sl_patch_model_size(d) : (double)sl_patch_columns(d) * (double)(d->nop0 * d->nop1) *
@@ -71,7 +106,7 @@ static void patch_cpu(void *buffers[], void *arg)
   patch_job j = {a, tables, in, out, work, 0};
   sl_parallel_for(sl_task_threads(ops), d->A, patch_slice, &j);
   if (j.failed) sl_async_error(SL_E_NOMEM, "Patch2D/Sliding1D: no work space for the patches' products");
-  if (flat && !fout) codelet_chunks_copy(buffers, 1 + a->ch.nin, a->ch.nout, out, el, 1);
+  if (packed_out) codelet_chunks_copy(buffers, 1 + a->ch.nin, a->ch.nout, packed_out, el, 1);
 }
 
 #ifdef SL_HAVE_CUDA
@@ -81,17 +116,24 @@ static void patch_cuda(void *buffers[], void *arg)
   size_t el = sl_dtype_size(a->dt);
   const void *tables = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
   cudaStream_t s = starpu_cuda_get_local_stream();
-  const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
-  void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin]);
+  const char *in = (const char *)STARPU_VECTOR_GET_PTR(buffers[1]);
+  char *out = (char *)STARPU_VECTOR_GET_PTR(buffers[1 + a->ch.nin]) + (size_t)a->out_off * el;
   const int iw = 1 + a->ch.nin + a->ch.nout; /* the scratch handle, when the task has it */
   char *work = (int)STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()) > iw ? (char *)STARPU_VECTOR_GET_PTR(buffers[iw]) : NULL;
   cudaError_t e = cudaSuccess;
-  if (a->ch.nin == 2) { /* a chunk and its ghost layer: one buffer at the start of the scratch space */
-    size_t b0 = (size_t)STARPU_VECTOR_GET_NX(buffers[1]) * el, b1 = (size_t)STARPU_VECTOR_GET_NX(buffers[2]) * el;
-    e = cudaMemcpyAsync(work, in, b0, cudaMemcpyDeviceToDevice, s);
-    if (e == cudaSuccess) e = cudaMemcpyAsync(work + b0, (const void *)STARPU_VECTOR_GET_PTR(buffers[2]), b1, cudaMemcpyDeviceToDevice, s);
+  if (a->ch.nin == 2) { /* a chunk and its ghost layer: the task's part of them as one buffer at the start of
+                         * the scratch space */
+    size_t skip = (size_t)a->in_off * el, at = 0;
+    for (int i = 1; i <= 2 && e == cudaSuccess; i++) {
+      size_t b = (size_t)STARPU_VECTOR_GET_NX(buffers[i]) * el, from = skip < b ? skip : b;
+      if (b > from) e = cudaMemcpyAsync(work + at, (const char *)STARPU_VECTOR_GET_PTR(buffers[i]) + from, b - from, cudaMemcpyDeviceToDevice, s);
+      at += b - from;
+      skip -= from;
+    }
     in = work;
-    work += b0 + b1;
+    work += at;
+  } else {
+    in += (size_t)a->in_off * el;
   }
   if (e == cudaSuccess)
     e = (cudaError_t)kernel_cuda_patch_gemm(a->dt, a->adjoint, &a->d, tables, in, out, work, starpu_cublas_get_local_handle(), s);
@@ -120,13 +162,15 @@ void codelet_patch_init(void)
 }
 
 int codelet_patch_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data_handle_t tables, starpu_data_handle_t scratch,
-                         int nin, const starpu_data_handle_t *in, int ghost, int nout, const starpu_data_handle_t *out)
+                         int nin, const starpu_data_handle_t *in, int ghost, int nout, const starpu_data_handle_t *out,
+                         const codelet_patch_part *part)
 {
   const sl_patch_dims *d = dims;
   if (nout == 0) return SL_SUCCESS;
   patch_args *a = calloc(1, sizeof *a);
   if (!a) return sl_error(SL_E_NOMEM, "Patch2D: out of memory");
-  *a = (patch_args){.ch = {nin, nout}, .dt = dt, .adjoint = adjoint, .ghost = ghost, .d = *d};
+  *a = (patch_args){.ch = {nin, nout, part ? part->rw : 0}, .dt = dt, .adjoint = adjoint, .ghost = ghost,
+                    .in_off = part ? part->in_off : 0, .out_off = part ? part->out_off : 0, .d = *d};
   double flops = d->ident ? 2.0 * (double)sl_patch_model_size(d) /* a taper and an add per patch sample */
                            : 2.0 * (double)(d->A * d->B * d->nw0 * d->nw1 * d->nwin0 * d->nwin1 * d->nop0 * d->nop1 * d->C) *
                                (sl_dtype_is_complex(dt) ? 4.0 : 1.0);

@@ -92,6 +92,6 @@ int codelet_select_submit(sl_dtype dt, int adjoint, int64_t n, starpu_data_handl
   if (nout == 0) return SL_SUCCESS;
   select_args *s = malloc(sizeof *s);
   if (!s) return sl_error(SL_E_NOMEM, "Restriction: out of memory");
-  *s = (select_args){{nin, nout}, dt, adjoint, n};
+  *s = (select_args){{nin, nout, 0}, dt, adjoint, n};
   return codelet_chunked_submit(&cl_select, s, sizeof *s, n > 0 ? 1 : 0, &idx, in, out, 0.0, "Restriction");
 }

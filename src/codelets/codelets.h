@@ -110,6 +110,7 @@ void codelet_rows_init(void);
 /** First member of the argument struct of every chunked codelet: chunks of the input and of the output. */
 typedef struct codelet_chunks {
   int nin, nout;
+  int rw; /* 1: the task reads its output chunks too (it writes a part of them) */
 } codelet_chunks;
 /** Copies between the chunks buffers[first..first+n) and one contiguous buffer (to_chunks: which way). */
 void codelet_chunks_copy(void *buffers[], int first, int n, void *flat, size_t el, int to_chunks);
@@ -141,9 +142,16 @@ void codelet_patch_init(void);
  *  rank's blocks given as chunks: tables holds M, T0 and T1; scratch a home-less vector of
  *  codelet_patch_work(dims, packing) elements, packing being what the input and output buffers need together
  *  (with a ghost layer, when a side has several chunks); ghost: one of the nin inputs is a ghost layer.
- *  Nothing when nout is 0. */
+ *  part (NULL: the whole buffers) makes the task one part of an apply: its input starts in_off elements into
+ *  the inputs taken back to back, its output out_off elements into the outputs', and with rw it reads the
+ *  outputs too (it writes a part of them, or adds into them: dims' acc). Nothing when nout is 0. */
+typedef struct codelet_patch_part {
+  int64_t in_off, out_off;
+  int rw;
+} codelet_patch_part;
 int codelet_patch_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data_handle_t tables, starpu_data_handle_t scratch,
-                         int nin, const starpu_data_handle_t *in, int ghost, int nout, const starpu_data_handle_t *out);
+                         int nin, const starpu_data_handle_t *in, int ghost, int nout, const starpu_data_handle_t *out,
+                         const codelet_patch_part *part);
 int64_t codelet_patch_work(const void *dims, int64_t packing);
 /** Submits NonStationaryConvolve1D on a rank's block seen as (outer, n, inner), H the n x L filter table,
  *  scratch a home-less vector of twice the block (used when the block has several chunks); nothing when nout

@@ -71,7 +71,7 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
   /* data (a, r0, b, r1, c) and model (a, w0, j0, b, w1, j1, c), row-major; columns (b, w0, w1, c) */               \
   const int64_t dr1 = C, db = d->n1 * C, dr0 = d->B * db, da = d->n0 * dr0;                                         \
   const int64_t mj1 = C, mw1 = d->nop1 * C, mb = d->nw1 * mw1, mj0 = d->B * mb, mw0 = d->nop0 * mj0, ma = d->nw0 * mw0; \
-  if (!adjoint) memset(y + a0 * da, 0, sizeof(T) * (size_t)((a1 - a0) * da)); /* the outer indices [a0, a1) */  \
+  if (!adjoint && !d->acc) memset(y + a0 * da, 0, sizeof(T) * (size_t)((a1 - a0) * da)); /* outer indices [a0, a1) */ \
   if (d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && C == 1) { /* windows along the last axis: data runs along q0 */  \
     /* With M the identity the model holds the windows; otherwise the model block is X^T (a window's coefficients */ \
     /* contiguous), so Y^T = X^T M^T and conj(X^T) = conj(Y^T) M need no gather on the model side. Either way a */  \

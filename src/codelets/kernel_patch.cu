@@ -128,7 +128,8 @@ template <typename T, typename I, bool DIRECT> __global__ void patch_overlap_add
         I at = DIRECT ? model_sample(d, a, b, W - d.p0, w1, q0, q1, c) : column(d, a, b, W - d.p0, w1, c) * Q + q0 * d.nwin1 + q1;
         acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q0], t1[w1 * d.nwin1 + q1]), Y[at]));
       }
-    y[e] = acc;
+    if (dd.acc) y[e] = ops<T>::add(y[e], acc);
+    else y[e] = acc;
   }
 }
 
@@ -159,7 +160,8 @@ template <typename T, typename I> __global__ void window_add(sl_patch_dims dd, p
           acc = ops<T>::add(acc, ops<T>::mul(t0[W * d.nwin0 + q], xa[((W - d.p0) * d.nwin0 + q) * d.C + c]));
         }
       }
-      ya[i] = ops<T>::mul(t1, acc);
+      if (dd.acc) ya[i] = ops<T>::add(ya[i], ops<T>::mul(t1, acc));
+      else ya[i] = ops<T>::mul(t1, acc);
     }
   }
 }

@@ -11,6 +11,8 @@
  * outside [0, nwtot) contribute nothing), which covers buffer rows [W s0 - r0, W s0 - r0 + nwin0); rows outside
  * [0, n0) are not in the buffer (the forward skips them; the adjoint reads only its own patches' rows, which
  * the buffer holds). p0 = r0 = 0 and nwtot = nw0 when the buffers hold the whole axis.
+ * acc = 1 (forward): the patches' sum is added into the data already there instead of replacing it (the
+ * ghost windows' share of a distributed axis, added after the rank's own windows wrote the block).
  * ident = 1: M is the identity (nop0 = nwin0, nop1 = nwin1; the model holds the patches themselves, as another
  * operator produced them) and the tables start at T0: the kernels add the tapered patches into the data (the
  * adjoint cuts them out) directly, with no product and no work space.
@@ -32,6 +34,7 @@ typedef struct {
   int64_t nw1, nop1, nwin1, s1;
   int64_t r0, p0, nwtot; /* the buffers' origins along the first patch axis, and its patches */
   int64_t ident;         /* 1: M is the identity and not in the tables */
+  int64_t acc;           /* 1 (forward only): add into the data instead of writing it */
 } sl_patch_dims;
 
 /** Patches times trailing elements: the columns of the GEMMs (BLAS and cuBLAS take them as int). */

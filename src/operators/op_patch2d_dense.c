@@ -93,7 +93,7 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
   double *tp = malloc(sizeof *tp * (size_t)(knw[0] * kw[0] + knw[1] * kw[1]));
   if (rc == SL_SUCCESS && (!c || !tab || !tp)) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   if (rc == SL_SUCCESS) {
-    c->d = (sl_patch_dims){1, like->ldims[lo], 1, like->ldims[hi], 1, knw[0], ko[0], kw[0], ks[0], knw[1], ko[1], kw[1], ks[1], 0, 0, knw[0], M == NULL};
+    c->d = (sl_patch_dims){1, like->ldims[lo], 1, like->ldims[hi], 1, knw[0], ko[0], kw[0], ks[0], knw[1], ko[1], kw[1], ks[1], 0, 0, knw[0], M == NULL, 0};
     for (int d = 0; d < like->ndim; d++) {
       if (d < lo) c->d.A *= like->ldims[d];
       else if (d > lo && d < hi) c->d.B *= like->ldims[d];

@@ -136,7 +136,7 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
     for (int d = 0; d < axis; d++) outer *= like->ldims[d];
     for (int d = axis + 1; d < like->ndim; d++) in_ *= like->ldims[d];
     /* data (outer, n, inner) and model (outer, nwins, nm, inner): patches of nwin x 1 */
-    c->d = (sl_patch_dims){outer, n, 1, 1, in_, nwins, nm, nwin, step, 1, 1, 1, 1, 0, 0, nwins, M == NULL};
+    c->d = (sl_patch_dims){outer, n, 1, 1, in_, nwins, nm, nwin, step, 1, 1, 1, 1, 0, 0, nwins, M == NULL, 0};
     c->da = c->d;
     c->split = split;
     if (dist) sl_window_split_dims(&c->split, &c->d, &c->da, nm * in_, in_, el);

@@ -2,10 +2,12 @@
  * rank owns the windows that start in its rows, so the model is split by the windows' starts; a window reaches
  * up to nwin - 1 rows into the next ranks, so the forward reads the ceil(nwin / step) windows before the
  * rank's own (ghost windows of the model) and the adjoint the nwin - 1 rows after its block (ghost rows of the
- * data), both filled through the comm layer's neighbour exchange (sl_array_ghost_fill) and read by the same
- * patch task as the block: every output is a gather, written once. */
+ * data), both filled through the comm layer's neighbour exchange (sl_array_ghost_fill). An apply is two patch
+ * tasks, the first beside the exchange (apply_parts), or, where that split does not apply, one task that
+ * reads the block and the ghost layer together. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "operators/op_internal.h"
 #include "codelets/codelets.h"
@@ -43,21 +45,75 @@ void sl_window_split_dims(sl_window_split *w, sl_patch_dims *fwd, sl_patch_dims 
   if (w->gw[1] > 0) starpu_vector_data_register(&w->ghost[1], -1, 0, (uint32_t)(w->gw[1] * data_plane), el);
 }
 
+/* The apply as two tasks, so that the exchange runs beside the first: forward, the rank's own windows write its
+ * rows, then the ghost windows add into the first rows they reach; adjoint, the windows that end inside the
+ * rank's rows, then the others from the rows where they start and the ghost rows. Neither task packs the block:
+ * the first has no ghost layer, the second reads the ghost layer alone (forward) or the last rows and the
+ * ghost layer (adjoint). *done is 0 when the split does not apply (no own window, or no window inside). */
+static int apply_parts(const sl_window_split *w, sl_dtype dt, int adj, const sl_patch_dims *d, starpu_data_handle_t tables,
+                       starpu_data_handle_t scratch, int nx, const starpu_data_handle_t *hx, int ny,
+                       const starpu_data_handle_t *hy, int *done)
+{
+  const int64_t row = d->B * d->n1 * d->C, win = d->nop0 * d->B * d->nw1 * d->nop1 * d->C, end = w->off + w->nrow;
+  *done = 0;
+  if (d->A != 1 || w->ln == 0) return SL_SUCCESS;
+  sl_patch_dims own = *d, rest = *d;
+  own.p0 = w->wl;
+  if (!adj) {
+    int64_t rb = w->wl > 0 ? (w->wl - 1) * d->s0 + d->nwin0 - w->off : 0; /* rows the ghost windows reach */
+    own.nw0 = w->ln;
+    *done = 1;
+    int rc = codelet_patch_submit(dt, 0, &own, tables, scratch, nx, hx, 0, ny, hy, NULL);
+    if (rc != SL_SUCCESS || rb <= 0) return rc;
+    rest.nw0 = w->gw[0];
+    rest.p0 = w->wl - w->gw[0];
+    rest.n0 = rb < w->nrow ? rb : w->nrow;
+    rest.acc = 1;
+    const codelet_patch_part part = {0, 0, 1};
+    return codelet_patch_submit(dt, 0, &rest, tables, scratch, 1, &w->ghost[0], 0, ny, hy, &part);
+  }
+  int64_t li = end >= d->nwin0 ? (end - d->nwin0) / d->s0 - w->wl + 1 : 0; /* own windows ending inside */
+  if (li > w->ln) li = w->ln;
+  if (li <= 0) return SL_SUCCESS;
+  own.nw0 = li;
+  own.n0 = w->nrow;
+  *done = 1;
+  int rc = codelet_patch_submit(dt, 1, &own, tables, scratch, nx, hx, 0, ny, hy, NULL);
+  if (rc != SL_SUCCESS || li == w->ln) return rc;
+  const int64_t ra = (w->wl + li) * d->s0 - w->off; /* the first row of the other windows */
+  rest.nw0 = w->ln - li;
+  rest.p0 = w->wl + li;
+  rest.n0 = d->n0 - ra;
+  rest.r0 = d->r0 + ra;
+  starpu_data_handle_t *in = malloc(sizeof *in * (size_t)(nx + 1));
+  if (!in) return sl_error(SL_E_NOMEM, "windows along the distributed axis: out of memory");
+  memcpy(in, hx, sizeof *in * (size_t)nx);
+  in[nx] = w->ghost[1];
+  const codelet_patch_part part = {ra * row, li * win, 1};
+  rc = codelet_patch_submit(dt, 1, &rest, tables, scratch, nx + 1, in, 1, ny, hy, &part);
+  free(in);
+  return rc;
+}
+
 int sl_window_split_apply(const sl_window_split *w, sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y,
                           const sl_patch_dims *d, starpu_data_handle_t tables, starpu_data_handle_t scratch)
 {
-  int adj = mode == SL_ADJOINT, side = adj ? 1 : 0, width[2] = {0, 0}, g = w->gw[side] > 0;
+  int adj = mode == SL_ADJOINT, side = adj ? 1 : 0, width[2] = {0, 0}, g = w->gw[side] > 0, done = 0;
   starpu_data_handle_t dst[2] = {NULL, NULL}, *hx = NULL, *hy = NULL, *in = NULL;
   width[side] = w->gw[side];
   dst[side] = w->ghost[side];
   int nx = 0, ny = 0, rc = g ? sl_array_ghost_fill(x, width, dst) : SL_SUCCESS;
   if (rc == SL_SUCCESS) rc = sl_op_chunks(x, &hx, &nx);
   if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
-  if (rc == SL_SUCCESS && !(in = malloc(sizeof *in * (size_t)(nx + 1)))) rc = sl_error(SL_E_NOMEM, "%s: out of memory", op->name);
-  if (rc == SL_SUCCESS) { /* the ghost windows come before the model's chunks, the ghost rows after the data's */
+  if (rc == SL_SUCCESS && g && ny > 0)
+    rc = apply_parts(w, op->dtype, adj, d, tables, scratch, nx, hx, ny, hy, &done);
+  if (rc == SL_SUCCESS && !done && !(in = malloc(sizeof *in * (size_t)(nx + 1))))
+    rc = sl_error(SL_E_NOMEM, "%s: out of memory", op->name);
+  if (rc == SL_SUCCESS && !done) { /* one task: the ghost windows before the model's chunks, the ghost rows after
+                                    * the data's */
     for (int k = 0; k < nx; k++) in[k + (g && !adj)] = hx[k];
     if (g) in[adj ? nx : 0] = w->ghost[side];
-    rc = codelet_patch_submit(op->dtype, adj, d, tables, scratch, nx + g, in, g, ny, hy);
+    rc = codelet_patch_submit(op->dtype, adj, d, tables, scratch, nx + g, in, g, ny, hy, NULL);
   }
   free(in);
   free(hx);

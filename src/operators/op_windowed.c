@@ -23,7 +23,7 @@ static int windowed_submit(sl_op *op, sl_op_mode mode, sl_array *y, int nx, cons
                            const starpu_data_handle_t *hy)
 {
   sl_windowed *c = op->data;
-  return codelet_patch_submit(op->dtype, mode == SL_ADJOINT, dims(c, mode), c->tables.h, c->scratch, nx, hx, 0, ny, hy);
+  return codelet_patch_submit(op->dtype, mode == SL_ADJOINT, dims(c, mode), c->tables.h, c->scratch, nx, hx, 0, ny, hy, NULL);
 }
 
 static int windowed_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
