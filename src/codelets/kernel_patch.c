@@ -3,7 +3,8 @@
  * columns (b, w0, w1, c) of X (K x cols), Y = M X (Q x cols) by BLAS, then tapered and added into the data; the
  * adjoint gathers the tapered data patches into Y and takes X = M^H Y. Windows along the last axis skip the
  * model-side gather: the model block is X^T, so Y^T = X^T M^T straight from it (adjoint: conj(X^T) = conj(Y^T) M
- * straight into it). With M the identity (ident) the model's patches are tapered and added straight into the
+ * straight into it). Windows along another axis with C >= 32 trailing elements (traces) skip both gathers: window
+ * w0's model block is a K x C matrix, so one GEMM per window reads (writes) it in place. With M the identity (ident) the model's patches are tapered and added straight into the
  * data (the adjoint cuts them out straight into the model). The work space is the caller's (the task's scratch
  * space) or allocated per call. */
 #include <cblas.h>
@@ -63,6 +64,14 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
             }                                                                                                       \
         }
 
+/* Window w0 of the buffer along the first patch axis (windows along one axis): its global index W, its first
+ * buffer row r, the samples [lo, hi) of it inside the buffer (none when W is outside [0, nwtot)), its taper tw */
+#define WINDOW_SPAN(w0)                                                                                             \
+  const int64_t W = d->p0 + (w0), r = W * d->s0 - d->r0;                                                            \
+  int64_t lo = r < 0 ? -r : 0, hi = d->n0 - r < Q ? d->n0 - r : Q;                                                  \
+  if (W < 0 || W >= d->nwtot) lo = hi = 0;                                                                          \
+  __typeof__(t0) tw = t0 + W * d->nwin0;
+
 #define PATCH_BODY(T, NAME)                                                                                         \
   const int64_t K = d->nop0 * d->nop1, Q = d->nwin0 * d->nwin1, C = d->C, cols = d->B * d->nw0 * d->nw1 * C;        \
   const int ident = d->ident != 0;                                                                                  \
@@ -84,10 +93,7 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
       const T *win = ident ? x + a * ma : YT; /* forward: the windows' samples */                                   \
       T *cut = ident ? y + a * ma : YT;       /* adjoint: where the tapered windows go */                           \
       for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                     \
-        const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0; /* the window's first buffer row */                    \
-        int64_t lo = r < 0 ? -r : 0, hi = d->n0 - r < Q ? d->n0 - r : Q;                                            \
-        if (W < 0 || W >= d->nwtot) lo = hi = 0;                                                                    \
-        const T *tw = t0 + W * d->nwin0;                                                                            \
+        WINDOW_SPAN(w0)                                                                                             \
         if (!adjoint) {                                                                                             \
           T *yd = y + a * da + r;                                                                                   \
           for (int64_t q = lo; q < hi; q++) yd[q] += tw[q] * t1v * win[w0 * Q + q];                                 \
@@ -109,6 +115,42 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
       }                                                                                                             \
     }                                                                                                               \
     if (YT != work) free(YT);                                                                                       \
+    return 0;                                                                                                       \
+  }                                                                                                                 \
+  if (!ident && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && C >= 32) {                                           \
+    /* windows along one axis with C trailing elements (traces): window w0's model block is X_w0 (K x C, */          \
+    /* row-major) itself, so one GEMM per window, Y_w0 = M X_w0 (adjoint X_w0 = M^H Y_w0), reads (writes) the */   \
+    /* model in place, with no gather of the whole model into columns; Y_w0's rows are runs of C data elements */   \
+    T *YW = work ? (T *)work : malloc(sizeof(T) * (size_t)(Q * C + 1));                                            \
+    if (!YW) return -1;                                                                                              \
+    const T t1v = t1[0];                                                                                            \
+    for (int64_t a = a0; a < a1; a++)                                                                              \
+      for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                     \
+        WINDOW_SPAN(w0)                                                                                             \
+        if (!adjoint) {                                                                                             \
+          if (hi <= lo) continue;                                                                                   \
+          gemm_##NAME(0, Q, C, K, m, K, x + a * ma + w0 * mw0, YW);                                                 \
+          for (int64_t q = lo; q < hi; q++) {                                                                       \
+            const T f = tw[q] * t1v;                                                                                \
+            T *yr = y + a * da + (r + q) * dr0;                                                                     \
+            const T *yw = YW + q * C;                                                                               \
+            for (int64_t c = 0; c < C; c++) yr[c] += f * yw[c];                                                     \
+          }                                                                                                         \
+        } else {                                                                                                    \
+          for (int64_t q = 0; q < Q; q++) {                                                                         \
+            T *yw = YW + q * C;                                                                                     \
+            if (q < lo || q >= hi) {                                                                                \
+              for (int64_t c = 0; c < C; c++) yw[c] = 0;                                                            \
+              continue;                                                                                             \
+            }                                                                                                       \
+            const T f = tw[q] * t1v;                                                                                \
+            const T *xr = x + a * da + (r + q) * dr0;                                                               \
+            for (int64_t c = 0; c < C; c++) yw[c] = f * xr[c];                                                      \
+          }                                                                                                         \
+          gemm_##NAME(1, K, C, Q, m, K, YW, y + a * ma + w0 * mw0);                                                 \
+        }                                                                                                           \
+      }                                                                                                             \
+    if (YW != work) free(YW);                                                                                       \
     return 0;                                                                                                       \
   }                                                                                                                 \
   if (ident) { /* the model holds the patches: one pass in the model's order (a, w0, q0, b, w1, q1, c) */           \

@@ -15,6 +15,7 @@
 
 typedef double complex cplx;
 static int P, R;
+static int64_t wide; /* when set: the length of the axis beside the windows (test_case) */
 
 /* pylops' hanningtaper / cosinetaper (np.hanning(2 ntap - 1)[:ntap], mirrored; ones between) */
 static void pylops_taper(int kind, int64_t nmask, int64_t ntap, double *t)
@@ -88,7 +89,7 @@ static void test_case(sl_dtype dt, int dist_axis, int64_t nslide, int64_t nwin, 
   if (along) dist_axis = 0;
   if (moved) dist_axis = 1;
   int axis = along ? 0 : moved ? 1 : 1 - dist_axis;
-  int64_t dims[2], nother = along || moved ? 3 : 7;
+  int64_t dims[2], nother = wide ? wide : along || moved ? 3 : 7;
   dims[1 - axis] = nother;
   dims[axis] = nslide;
   int64_t ln = mc_share(along || moved ? nslide : nother);
@@ -460,6 +461,11 @@ int main(int argc, char **argv)
     test_case(dts[t], -1, 26, 11, 2, 4, SL_TAPER_COSINE, DENSE);
     test_case(dts[t], -1, 17, 3, 0, 2, SL_TAPER_NONE, DENSE);
     test_case(dts[t], -1, 9, 1, 0, 3, SL_TAPER_NONE, DENSE);
+    /* 33 elements beside windows along axis 0 (the CPU's per-window GEMMs on the model in place, from 32) */
+    wide = 33;
+    test_case(dts[t], 1, 19, 6, 2, 4, SL_TAPER_COSINESQUARE, DENSE);
+    test_case(dts[t], -1, 23, 8, 3, 6, SL_TAPER_HANNING, DENSE);
+    wide = 0;
     /* along the distributed axis 1 (not the first: the layout moved) */
     test_case(dts[t], -2, 23, 8, 3, 6, SL_TAPER_HANNING, DENSE);
     test_case(dts[t], -2, 26, 11, 2, 5, SL_TAPER_COSINE, DENSE);
