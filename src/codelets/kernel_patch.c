@@ -3,8 +3,8 @@
  * columns (b, w0, w1, c) of X (K x cols), Y = M X (Q x cols) by BLAS, then tapered and added into the data; the
  * adjoint gathers the tapered data patches into Y and takes X = M^H Y. Windows along the last axis skip the
  * model-side gather: the model block is X^T, so Y^T = X^T M^T straight from it (adjoint: conj(X^T) = conj(Y^T) M
- * straight into it). Windows along another axis with C >= 32 trailing elements (traces) skip both gathers: window
- * w0's model block is a K x C matrix, so one GEMM per window reads (writes) it in place. With M the identity (ident) the model's patches are tapered and added straight into the
+ * straight into it). Windows along another axis with C trailing elements (traces; C >= 32, or 4 <= C and 8 C >= K)
+ * skip both gathers: window w0's model block is a K x C matrix, so one GEMM per window reads (writes) it in place. With M the identity (ident) the model's patches are tapered and added straight into the
  * data (the adjoint cuts them out straight into the model). The work space is the caller's (the task's scratch
  * space) or allocated per call. */
 #include <cblas.h>
@@ -117,10 +117,11 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
     if (YT != work) free(YT);                                                                                       \
     return 0;                                                                                                       \
   }                                                                                                                 \
-  if (!ident && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && C >= 32) {                                           \
+  if (!ident && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && C >= 4 && (C >= 32 || 8 * C >= K)) {                  \
     /* windows along one axis with C trailing elements (traces): window w0's model block is X_w0 (K x C, */          \
     /* row-major) itself, so one GEMM per window, Y_w0 = M X_w0 (adjoint X_w0 = M^H Y_w0), reads (writes) the */   \
-    /* model in place, with no gather of the whole model into columns; Y_w0's rows are runs of C data elements */   \
+    /* model in place, with no gather of the whole model into columns; Y_w0's rows are runs of C data elements. */  \
+    /* (With few columns against K the GEMMs run slowly: then the gather and one GEMM are faster.) */              \
     T *YW = work ? (T *)work : malloc(sizeof(T) * (size_t)(Q * C + 1));                                            \
     if (!YW) return -1;                                                                                              \
     const T t1v = t1[0];                                                                                            \
