@@ -3,9 +3,10 @@
  * columns (b, w0, w1, c) of X (K x cols), Y = M X (Q x cols) by BLAS, then tapered and added into the data; the
  * adjoint gathers the tapered data patches into Y and takes X = M^H Y. Windows along the last axis skip the
  * model-side gather: the model block is X^T, so Y^T = X^T M^T straight from it (adjoint: conj(X^T) = conj(Y^T) M
- * straight into it). Windows along another axis with C trailing elements (traces; C >= 32, or 4 <= C and 8 C >= K)
- * skip both gathers: window w0's model block is a K x C matrix, so one GEMM per window reads (writes) it in place. With M the identity (ident) the model's patches are tapered and added straight into the
- * data (the adjoint cuts them out straight into the model). The work space is the caller's (the task's scratch
+ * straight into it). Windows along another axis with C trailing elements (traces; C >= 32, or 4 <= C and
+ * 8 C >= K) skip both gathers: window w0's model block is a K x C matrix, so one GEMM per window reads (writes)
+ * it in place. With M the identity (ident) the model's patches are tapered and added straight into the data
+ * (the adjoint cuts them out straight into the model). The work space is the caller's (the task's scratch
  * space) or allocated per call. */
 #include <cblas.h>
 #include <complex.h>

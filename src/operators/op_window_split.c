@@ -7,7 +7,6 @@
  * reads the block and the ghost layer together. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "operators/op_internal.h"
 #include "codelets/codelets.h"
@@ -49,10 +48,11 @@ void sl_window_split_dims(sl_window_split *w, sl_patch_dims *fwd, sl_patch_dims 
  * rows, then the ghost windows add into the first rows they reach; adjoint, the windows that end inside the
  * rank's rows, then the others from the rows where they start and the ghost rows. Neither task packs the block:
  * the first has no ghost layer, the second reads the ghost layer alone (forward) or the last rows and the
- * ghost layer (adjoint). *done is 0 when the split does not apply (no own window, or no window inside). */
+ * ghost layer (adjoint). hx: the input's nx chunks; in: the same with the ghost layer (before the model's
+ * chunks, after the data's). *done is 0 when the split does not apply (no own window, or no window inside). */
 static int apply_parts(const sl_window_split *w, sl_dtype dt, int adj, const sl_patch_dims *d, starpu_data_handle_t tables,
-                       starpu_data_handle_t scratch, int nx, const starpu_data_handle_t *hx, int ny,
-                       const starpu_data_handle_t *hy, int *done)
+                       starpu_data_handle_t scratch, int nx, const starpu_data_handle_t *hx,
+                       const starpu_data_handle_t *in, int ny, const starpu_data_handle_t *hy, int *done)
 {
   const int64_t row = d->B * d->n1 * d->C, win = d->nop0 * d->B * d->nw1 * d->nop1 * d->C, end = w->off + w->nrow;
   *done = 0;
@@ -85,14 +85,8 @@ static int apply_parts(const sl_window_split *w, sl_dtype dt, int adj, const sl_
   rest.p0 = w->wl + li;
   rest.n0 = d->n0 - ra;
   rest.r0 = d->r0 + ra;
-  starpu_data_handle_t *in = malloc(sizeof *in * (size_t)(nx + 1));
-  if (!in) return sl_error(SL_E_NOMEM, "windows along the distributed axis: out of memory");
-  memcpy(in, hx, sizeof *in * (size_t)nx);
-  in[nx] = w->ghost[1];
   const codelet_patch_part part = {ra * row, li * win, 1};
-  rc = codelet_patch_submit(dt, 1, &rest, tables, scratch, nx + 1, in, 1, ny, hy, &part);
-  free(in);
-  return rc;
+  return codelet_patch_submit(dt, 1, &rest, tables, scratch, nx + 1, in, 1, ny, hy, &part);
 }
 
 int sl_window_split_apply(const sl_window_split *w, sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y,
@@ -105,16 +99,15 @@ int sl_window_split_apply(const sl_window_split *w, sl_op *op, sl_op_mode mode, 
   int nx = 0, ny = 0, rc = g ? sl_array_ghost_fill(x, width, dst) : SL_SUCCESS;
   if (rc == SL_SUCCESS) rc = sl_op_chunks(x, &hx, &nx);
   if (rc == SL_SUCCESS) rc = sl_op_chunks(y, &hy, &ny);
-  if (rc == SL_SUCCESS && g && ny > 0)
-    rc = apply_parts(w, op->dtype, adj, d, tables, scratch, nx, hx, ny, hy, &done);
-  if (rc == SL_SUCCESS && !done && !(in = malloc(sizeof *in * (size_t)(nx + 1))))
+  if (rc == SL_SUCCESS && !(in = malloc(sizeof *in * (size_t)(nx + 1))))
     rc = sl_error(SL_E_NOMEM, "%s: out of memory", op->name);
-  if (rc == SL_SUCCESS && !done) { /* one task: the ghost windows before the model's chunks, the ghost rows after
-                                    * the data's */
+  if (rc == SL_SUCCESS) { /* the ghost windows before the model's chunks, the ghost rows after the data's */
     for (int k = 0; k < nx; k++) in[k + (g && !adj)] = hx[k];
     if (g) in[adj ? nx : 0] = w->ghost[side];
-    rc = codelet_patch_submit(op->dtype, adj, d, tables, scratch, nx + g, in, g, ny, hy, NULL);
   }
+  if (rc == SL_SUCCESS && g && ny > 0) rc = apply_parts(w, op->dtype, adj, d, tables, scratch, nx, hx, in, ny, hy, &done);
+  if (rc == SL_SUCCESS && !done) /* one task on the block and the ghost layer */
+    rc = codelet_patch_submit(op->dtype, adj, d, tables, scratch, nx + g, in, g, ny, hy, NULL);
   free(in);
   free(hx);
   free(hy);

@@ -461,7 +461,7 @@ int main(int argc, char **argv)
     test_case(dts[t], -1, 26, 11, 2, 4, SL_TAPER_COSINE, DENSE);
     test_case(dts[t], -1, 17, 3, 0, 2, SL_TAPER_NONE, DENSE);
     test_case(dts[t], -1, 9, 1, 0, 3, SL_TAPER_NONE, DENSE);
-    /* 33 elements beside windows along axis 0 (the CPU's per-window GEMMs on the model in place, from 32) */
+    /* 33 elements beside windows along axis 0 (the CPU's per-window GEMMs on the model in place) */
     wide = 33;
     test_case(dts[t], 1, 19, 6, 2, 4, SL_TAPER_COSINESQUARE, DENSE);
     test_case(dts[t], -1, 23, 8, 3, 6, SL_TAPER_HANNING, DENSE);
