@@ -63,8 +63,10 @@ int kernel_patch_range(sl_dtype dt, int adjoint, const sl_patch_dims *d, const v
  *  matrices. */
 int64_t kernel_cuda_patch_work(const sl_patch_dims *d);
 /** The same operator through cuBLAS: the patches' model coefficients gathered as columns, one GEMM with M (M^H
- *  for the adjoint), the tapered patch data summed where patches overlap (every output written once); handle a
- *  cublasHandle_t, work kernel_cuda_patch_work elements on the device. */
+ *  for the adjoint), the tapered patch data summed where patches overlap (every output written once); windows
+ *  along one axis with 16 or more trailing elements instead take one strided batched GEMM over the windows on
+ *  the model in place (their data in the work space); handle a cublasHandle_t, work kernel_cuda_patch_work
+ *  elements on the device. */
 int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out,
                            void *work, void *handle, void *stream);
 #endif
