@@ -221,6 +221,8 @@ fi
 if want patchbench; then
   STEP_TIMEOUT=120 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_patch on the GPU" bench-patch-gpu.log \
     mpirun -n 1 --bind-to none "$B/build/bench/bench_patch" --traces 64 --sizes 512 --nwin 8,16
+  STEP_TIMEOUT=120 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_patch on the GPU, one 4096^2 image" \
+    bench-patch-gpu-image.log mpirun -n 1 --bind-to none "$B/build/bench/bench_patch" --traces 1 --sizes 4096 --nwin 8,16
   STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_patch, 8 ranks x 1 CPU core" bench-patch-cpu8.log \
     mpirun -n 8 --bind-to none "$B/build/bench/bench_patch" --traces 16 --sizes 256 --nwin 8,16
 fi
@@ -236,6 +238,8 @@ if want windowsbench; then
 fi
 # ---- Sliding1D along the distributed axis (ghost windows and rows) against the same windows local ----
 if want alongbench; then
+  STEP_TIMEOUT=120 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_sliding --along on the GPU, 1 rank" \
+    bench-sliding-along-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_sliding" --traces 256 --samples 131072 --nwin 32,128 --along --reps 10
   STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_sliding --along, 8 ranks x 1 CPU core" bench-sliding-along-cpu8.log \
     mpirun -n 8 --bind-to none "$B/build/bench/bench_sliding" --traces 256 --samples 4096 --nwin 32,128 --along
   STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_sliding --along, 2 ranks x 1 CPU core" bench-sliding-along-cpu2.log \
