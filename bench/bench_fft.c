@@ -28,7 +28,7 @@ static void wait_quietly(void)
   int done = 0;
   if (MPI_Ibarrier(sl_comm(), &rq) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
   while (!done) {
-    MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+    if (MPI_Test(&rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
     if (!done) nanosleep(&(struct timespec){0, 200000}, NULL);
   }
 }
