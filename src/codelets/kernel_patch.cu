@@ -229,26 +229,36 @@ extern "C" int64_t kernel_cuda_patch_work(const sl_patch_dims *d)
   return (d->nop0 * d->nop1 + d->nwin0 * d->nwin1) * d->A * d->B * d->nw0 * d->nw1 * d->C;
 }
 
+/* One cuBLAS GEMM in the dtype, C = op_a(A) op_b(B) (column-major), or nb of them with the strides sa, sb, sc
+ * between their matrices (a plain GEMM when nb is 1). */
+static cublasStatus_t gemms(sl_dtype dt, cublasOperation_t oa, cublasOperation_t ob, int64_t m, int64_t n, int64_t k,
+                            const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb, void *C, int64_t ldc,
+                            int64_t sc, int64_t nb, cublasHandle_t h)
+{
+  const float one_s[2] = {1, 0}, zero_s[2] = {0, 0};
+  const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
+  const int m_ = (int)m, n_ = (int)n, k_ = (int)k, la = (int)lda, lb = (int)ldb, lc = (int)ldc, nb_ = (int)nb;
+  const long long sa_ = sa, sb_ = sb, sc_ = sc;
+#define G_(U, F, one, zero)                                                                                             \
+  return nb == 1 ? cublas##F##gemm(h, oa, ob, m_, n_, k_, (const U *)one, (const U *)A, la, (const U *)B, lb, (const U *)zero, \
+                                   (U *)C, lc)                                                                           \
+                 : cublas##F##gemmStridedBatched(h, oa, ob, m_, n_, k_, (const U *)one, (const U *)A, la, sa_, (const U *)B, lb, \
+                                                 sb_, (const U *)zero, (U *)C, lc, sc_, nb_)
+  if (dt == SL_FLOAT32) G_(float, S, one_s, zero_s);
+  if (dt == SL_FLOAT64) G_(double, D, one_d, zero_d);
+  if (dt == SL_COMPLEX64) G_(cuComplex, C, one_s, zero_s);
+  G_(cuDoubleComplex, Z, one_d, zero_d);
+#undef G_
+}
+
 /* M's product on the gathered columns: forward Y (Q x P) = M X, adjoint conj(X) (K x P) = M^T conj(Y). M
  * row-major (Q x K) is column-major K x Q (ld K), hence op_T forward and op_N adjoint. */
 static cublasStatus_t patch_product(sl_dtype dt, int adjoint, int64_t K, int64_t Q, int64_t P, const void *tables, void *X,
                                     void *Y, cublasHandle_t h)
 {
-  cublasOperation_t oa = adjoint ? CUBLAS_OP_N : CUBLAS_OP_T;
-  int m_ = (int)(adjoint ? K : Q), n_ = (int)P, k_ = (int)(adjoint ? Q : K);
-  const void *B_ = adjoint ? (const void *)Y : (const void *)X;
-  void *C_ = adjoint ? X : Y;
-  const float one_s[2] = {1, 0}, zero_s[2] = {0, 0};
-  const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
-  if (dt == SL_FLOAT32)
-    return cublasSgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, one_s, (const float *)tables, (int)K, (const float *)B_, k_, zero_s, (float *)C_, m_);
-  if (dt == SL_FLOAT64)
-    return cublasDgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, one_d, (const double *)tables, (int)K, (const double *)B_, k_, zero_d, (double *)C_, m_);
-  if (dt == SL_COMPLEX64)
-    return cublasCgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, (const cuComplex *)one_s, (const cuComplex *)tables, (int)K, (const cuComplex *)B_,
-                       k_, (const cuComplex *)zero_s, (cuComplex *)C_, m_);
-  return cublasZgemm(h, oa, CUBLAS_OP_N, m_, n_, k_, (const cuDoubleComplex *)one_d, (const cuDoubleComplex *)tables, (int)K,
-                     (const cuDoubleComplex *)B_, k_, (const cuDoubleComplex *)zero_d, (cuDoubleComplex *)C_, m_);
+  const int64_t m = adjoint ? K : Q, k = adjoint ? Q : K;
+  return gemms(dt, adjoint ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, m, P, k, tables, K, 0, adjoint ? Y : X, k, 0,
+               adjoint ? X : Y, m, 0, 1, h);
 }
 
 /* Windows along one axis with C trailing elements (traces), M dense: window w's model block (K x C, row-major)
@@ -259,32 +269,16 @@ static cublasStatus_t patch_product(sl_dtype dt, int adjoint, int64_t K, int64_t
 static cublasStatus_t window_products(sl_dtype dt, int adjoint, int64_t K, int64_t Q, int64_t C, int64_t nb, const void *M,
                                       void *model, void *Y, cublasHandle_t h)
 {
-  const cublasOperation_t ob = adjoint ? CUBLAS_OP_C : CUBLAS_OP_N;
-  const int m_ = (int)C, n_ = (int)(adjoint ? K : Q), k_ = (int)(adjoint ? Q : K), nb_ = (int)nb;
-  const void *A_ = adjoint ? (const void *)Y : (const void *)model;
-  void *C_ = adjoint ? model : Y;
-  const long long sa = (long long)(k_ * C), sc = (long long)(n_ * C);
-  const float one_s[2] = {1, 0}, zero_s[2] = {0, 0};
-  const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
-  if (dt == SL_FLOAT32)
-    return cublasSgemmStridedBatched(h, CUBLAS_OP_N, ob, m_, n_, k_, one_s, (const float *)A_, m_, sa, (const float *)M, (int)K, 0,
-                                     zero_s, (float *)C_, m_, sc, nb_);
-  if (dt == SL_FLOAT64)
-    return cublasDgemmStridedBatched(h, CUBLAS_OP_N, ob, m_, n_, k_, one_d, (const double *)A_, m_, sa, (const double *)M, (int)K,
-                                     0, zero_d, (double *)C_, m_, sc, nb_);
-  if (dt == SL_COMPLEX64)
-    return cublasCgemmStridedBatched(h, CUBLAS_OP_N, ob, m_, n_, k_, (const cuComplex *)one_s, (const cuComplex *)A_, m_, sa,
-                                     (const cuComplex *)M, (int)K, 0, (const cuComplex *)zero_s, (cuComplex *)C_, m_, sc, nb_);
-  return cublasZgemmStridedBatched(h, CUBLAS_OP_N, ob, m_, n_, k_, (const cuDoubleComplex *)one_d, (const cuDoubleComplex *)A_, m_,
-                                   sa, (const cuDoubleComplex *)M, (int)K, 0, (const cuDoubleComplex *)zero_d, (cuDoubleComplex *)C_,
-                                   m_, sc, nb_);
+  const int64_t n = adjoint ? K : Q, k = adjoint ? Q : K;
+  return gemms(dt, CUBLAS_OP_N, adjoint ? CUBLAS_OP_C : CUBLAS_OP_N, C, n, k, adjoint ? Y : model, C, k * C, M, K, 0,
+               adjoint ? model : Y, C, n * C, nb, h);
 }
 
 /* The batched window products pay from 16 traces (on the H100, against the gather and one GEMM: 0.8 of their
  * time at 16 traces, 0.5 from 32; 1.1-2.3x their time at 4-8) */
 static bool window_gemms(const sl_patch_dims *d)
 {
-  return !d->ident && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && d->C >= 16;
+  return !d->ident && sl_patch_one_axis(d) && d->C >= 16;
 }
 
 /* The launches of one call in the element type T and the index type I: the windows along one axis or the
@@ -299,7 +293,7 @@ static int patch_run(sl_dtype dt, int adjoint, const sl_patch_dims *d, const T *
   const int T_ = SL_CUDA_THREADS;
   const prcp v = reciprocals(d);
   const bool wg = window_gemms(d);
-  if ((d->ident || wg) && d->B == 1 && d->nw1 == 1 && d->nwin1 == 1) { /* windows along one axis: rows of the grid over a */
+  if ((d->ident || wg) && sl_patch_one_axis(d)) { /* windows along one axis: rows of the grid over a */
     const int64_t inner = adjoint ? d->nw0 * d->nwin0 * d->C : d->n0 * d->C;
     const unsigned gy = (unsigned)(d->A < 65535 ? d->A : 65535), gx0 = sl_cuda_grid(inner);
     const unsigned gx = (int64_t)gx0 * gy > 65535 * 8 ? (65535u * 8 + gy - 1) / gy : gx0; /* about the usual block count */
@@ -317,7 +311,7 @@ static int patch_run(sl_dtype dt, int adjoint, const sl_patch_dims *d, const T *
   } else {
     /* windows along the last axis (C = 1): the model block is X itself (window p's coefficients at p K), so the
      * product reads (forward) or writes (adjoint) the model in place and only the adjoint's conjugation remains */
-    const bool direct = d->B == 1 && d->nw1 == 1 && d->nwin1 == 1 && d->C == 1;
+    const bool direct = sl_patch_one_axis(d) && d->C == 1;
     if (direct) X = adjoint ? out : in;
     if (!adjoint && !direct) patch_columns<T, I><<<gm, T_, 0, s>>>(*d, v, 0, in, X);
     else if (adjoint) patch_windows<T, I><<<gw, T_, 0, s>>>(*d, v, tab, in, Y);

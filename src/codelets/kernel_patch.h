@@ -39,6 +39,8 @@ typedef struct {
 
 /** Patches times trailing elements: the columns of the GEMMs (BLAS and cuBLAS take them as int). */
 static inline int64_t sl_patch_columns(const sl_patch_dims *d) { return d->A * d->B * d->nw0 * d->nw1 * d->C; }
+/** The windows run along one axis (Sliding1D, or Patch2D with one patch and one window along its second axis). */
+static inline int sl_patch_one_axis(const sl_patch_dims *d) { return d->B == 1 && d->nw1 == 1 && d->nwin1 == 1; }
 /** Elements of the data and of the model blocks. */
 static inline int64_t sl_patch_data_size(const sl_patch_dims *d) { return d->A * d->n0 * d->B * d->n1 * d->C; }
 static inline int64_t sl_patch_model_size(const sl_patch_dims *d)
