@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "codelets/codelets.h"
+#include "codelets/cublas_gemm.h"
 #ifdef SL_HAVE_CUDA
-#include <cublas_v2.h>
 #include <starpu_cublas_v2.h>
 #include <cuda_runtime_api.h>
 #endif
@@ -148,29 +148,9 @@ static void matmul_cuda(void *buffers[], void *arg)
   const void *X = (const void *)STARPU_VECTOR_GET_PTR(buffers[first_x]);
   /* row-major Y = A X is column-major Y^T = X^T A^T; Y = A^H X is Y^T = X^T conj(A) = X^T op_C(A^T) */
   cublasOperation_t opa = m->adjoint ? (sl_dtype_is_complex(m->dt) ? CUBLAS_OP_C : CUBLAS_OP_T) : CUBLAS_OP_N;
-  const float one_s[2] = {1, 0}, zero_s[2] = {0, 0};
-  const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
-  long long sa = (long long)nr * nc, sx = (long long)inner * k, sy = (long long)rows_out * k;
-  int nb = (int)m->nbatch;
-  cublasStatus_t st;
-  switch (m->dt) {
-  case SL_FLOAT32:
-    st = cublasSgemmStridedBatched(h, CUBLAS_OP_N, opa, k, rows_out, inner, one_s, X, k, sx, A, nc, sa, zero_s, Y, k,
-                                   sy, nb);
-    break;
-  case SL_FLOAT64:
-    st = cublasDgemmStridedBatched(h, CUBLAS_OP_N, opa, k, rows_out, inner, one_d, X, k, sx, A, nc, sa, zero_d, Y, k,
-                                   sy, nb);
-    break;
-  case SL_COMPLEX64:
-    st = cublasCgemmStridedBatched(h, CUBLAS_OP_N, opa, k, rows_out, inner, (const cuComplex *)one_s, X, k, sx, A, nc,
-                                   sa, (const cuComplex *)zero_s, Y, k, sy, nb);
-    break;
-  default:
-    st = cublasZgemmStridedBatched(h, CUBLAS_OP_N, opa, k, rows_out, inner, (const cuDoubleComplex *)one_d, X, k, sx, A,
-                                   nc, sa, (const cuDoubleComplex *)zero_d, Y, k, sy, nb);
-    break;
-  }
+  const int64_t sa = m->nr * m->nc, sx = (int64_t)inner * k, sy = (int64_t)rows_out * k;
+  cublasStatus_t st = sl_cublas_gemms(h, m->dt, CUBLAS_OP_N, opa, k, rows_out, inner, X, k, sx, A, nc, sa, Y, k, sy,
+                                      m->nbatch);
   if (st != CUBLAS_STATUS_SUCCESS) sl_async_error(SL_E_RUNTIME, "MatrixMult (cuBLAS gemm): status %d", (int)st);
 }
 

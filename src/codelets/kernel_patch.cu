@@ -9,6 +9,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "cublas_gemm.h"
 #include "kernel_cuda_ops.cuh"
 #include "kernel_patch.h"
 
@@ -231,34 +232,14 @@ extern "C" int64_t kernel_cuda_patch_work(const sl_patch_dims *d)
 
 /* One cuBLAS GEMM in the dtype, C = op_a(A) op_b(B) (column-major), or nb of them with the strides sa, sb, sc
  * between their matrices (a plain GEMM when nb is 1). */
-static cublasStatus_t gemms(sl_dtype dt, cublasOperation_t oa, cublasOperation_t ob, int64_t m, int64_t n, int64_t k,
-                            const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb, void *C, int64_t ldc,
-                            int64_t sc, int64_t nb, cublasHandle_t h)
-{
-  const float one_s[2] = {1, 0}, zero_s[2] = {0, 0};
-  const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
-  const int m_ = (int)m, n_ = (int)n, k_ = (int)k, la = (int)lda, lb = (int)ldb, lc = (int)ldc, nb_ = (int)nb;
-  const long long sa_ = sa, sb_ = sb, sc_ = sc;
-#define G_(U, F, one, zero)                                                                                             \
-  return nb == 1 ? cublas##F##gemm(h, oa, ob, m_, n_, k_, (const U *)one, (const U *)A, la, (const U *)B, lb, (const U *)zero, \
-                                   (U *)C, lc)                                                                           \
-                 : cublas##F##gemmStridedBatched(h, oa, ob, m_, n_, k_, (const U *)one, (const U *)A, la, sa_, (const U *)B, lb, \
-                                                 sb_, (const U *)zero, (U *)C, lc, sc_, nb_)
-  if (dt == SL_FLOAT32) G_(float, S, one_s, zero_s);
-  if (dt == SL_FLOAT64) G_(double, D, one_d, zero_d);
-  if (dt == SL_COMPLEX64) G_(cuComplex, C, one_s, zero_s);
-  G_(cuDoubleComplex, Z, one_d, zero_d);
-#undef G_
-}
-
 /* M's product on the gathered columns: forward Y (Q x P) = M X, adjoint conj(X) (K x P) = M^T conj(Y). M
  * row-major (Q x K) is column-major K x Q (ld K), hence op_T forward and op_N adjoint. */
 static cublasStatus_t patch_product(sl_dtype dt, int adjoint, int64_t K, int64_t Q, int64_t P, const void *tables, void *X,
                                     void *Y, cublasHandle_t h)
 {
   const int64_t m = adjoint ? K : Q, k = adjoint ? Q : K;
-  return gemms(dt, adjoint ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, m, P, k, tables, K, 0, adjoint ? Y : X, k, 0,
-               adjoint ? X : Y, m, 0, 1, h);
+  return sl_cublas_gemms(h, dt, adjoint ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, m, P, k, tables, K, 0,
+                         adjoint ? Y : X, k, 0, adjoint ? X : Y, m, 0, 1);
 }
 
 /* Windows along one axis with C trailing elements (traces), M dense: window w's model block (K x C, row-major)
@@ -270,8 +251,8 @@ static cublasStatus_t window_products(sl_dtype dt, int adjoint, int64_t K, int64
                                       void *model, void *Y, cublasHandle_t h)
 {
   const int64_t n = adjoint ? K : Q, k = adjoint ? Q : K;
-  return gemms(dt, CUBLAS_OP_N, adjoint ? CUBLAS_OP_C : CUBLAS_OP_N, C, n, k, adjoint ? Y : model, C, k * C, M, K, 0,
-               adjoint ? model : Y, C, n * C, nb, h);
+  return sl_cublas_gemms(h, dt, CUBLAS_OP_N, adjoint ? CUBLAS_OP_C : CUBLAS_OP_N, C, n, k, adjoint ? Y : model, C,
+                         k * C, M, K, 0, adjoint ? model : Y, C, n * C, nb);
 }
 
 /* The batched window products pay from 16 traces (on the H100, against the gather and one GEMM: 0.8 of their
