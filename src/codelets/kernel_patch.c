@@ -82,7 +82,7 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
   const int64_t dr1 = C, db = d->n1 * C, dr0 = d->B * db, da = d->n0 * dr0;                                         \
   const int64_t mj1 = C, mw1 = d->nop1 * C, mb = d->nw1 * mw1, mj0 = d->B * mb, mw0 = d->nop0 * mj0, ma = d->nw0 * mw0; \
   if (!adjoint && !d->acc) memset(y + a0 * da, 0, sizeof(T) * (size_t)((a1 - a0) * da)); /* outer indices [a0, a1) */ \
-  if (sl_patch_one_axis(d) && C == 1) { /* windows along the last axis: data runs along q0 */  \
+  if (sl_patch_one_axis(d) && C == 1) { /* windows along the last axis: data runs along q0 */                        \
     /* With M the identity the model holds the windows; otherwise the model block is X^T (a window's coefficients */ \
     /* contiguous), so Y^T = X^T M^T and conj(X^T) = conj(Y^T) M need no gather on the model side. Either way a */  \
     /* window's Q samples are a row: of the model (identity) or of Y^T. */                                          \
@@ -118,7 +118,7 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
     if (YT != work) free(YT);                                                                                       \
     return 0;                                                                                                       \
   }                                                                                                                 \
-  if (!ident && sl_patch_one_axis(d) && C >= 4 && (C >= 32 || 8 * C >= K)) {                  \
+  if (!ident && sl_patch_one_axis(d) && C >= 4 && (C >= 32 || 8 * C >= K)) {                                         \
     /* windows along one axis with C trailing elements (traces): window w0's model block is X_w0 (K x C, */          \
     /* row-major) itself, so one GEMM per window, Y_w0 = M X_w0 (adjoint X_w0 = M^H Y_w0), reads (writes) the */   \
     /* model in place, with no gather of the whole model into columns; Y_w0's rows are runs of C data elements. */  \

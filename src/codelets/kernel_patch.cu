@@ -274,7 +274,7 @@ static int patch_run(sl_dtype dt, int adjoint, const sl_patch_dims *d, const T *
   const int T_ = SL_CUDA_THREADS;
   const prcp v = reciprocals(d);
   const bool wg = window_gemms(d);
-  if ((d->ident || wg) && sl_patch_one_axis(d)) { /* windows along one axis: rows of the grid over a */
+  if (wg || (d->ident && sl_patch_one_axis(d))) { /* windows along one axis: rows of the grid over a */
     const int64_t inner = adjoint ? d->nw0 * d->nwin0 * d->C : d->n0 * d->C;
     const unsigned gy = (unsigned)(d->A < 65535 ? d->A : 65535), gx0 = sl_cuda_grid(inner);
     const unsigned gx = (int64_t)gx0 * gy > 65535 * 8 ? (65535u * 8 + gy - 1) / gy : gx0; /* about the usual block count */
