@@ -12,6 +12,15 @@ static MPI_Op mpi_op(comm_op op) { return op == COMM_MAX ? MPI_MAX : (op == COMM
 
 static void *buf(coll *c, int i) { return i >= 0 && c->ptr[i] ? c->ptr[i] : (void *)dummy; }
 
+/* An all-to-all's receive buffer. A rank with nothing to send and nothing to receive must not pass one dummy
+ * as both buffers: Open MPI reads sendbuf == recvbuf as in place and then exchanges with every rank. */
+static void *a2a_recv(coll *c)
+{
+  static char none;
+  void *rb = buf(c, c->recv);
+  return rb == buf(c, c->send) ? (void *)&none : rb;
+}
+
 int coll_max_requests(const coll *c)
 {
   if (c->kind == K_EXCHANGE) return 2 * c->npairs;
@@ -65,7 +74,7 @@ int coll_run_mpi_blocking(coll *c)
       rc = MPI_Reduce_scatter(buf(c, c->send), buf(c, c->recv), c->counts, t, mpi_op(c->op), comm);
     break;
   case K_ALLTOALLV:
-    rc = MPI_Alltoallv(buf(c, c->send), c->scounts, c->sdispls, t, buf(c, c->recv), c->counts, c->displs, t, comm);
+    rc = MPI_Alltoallv(buf(c, c->send), c->scounts, c->sdispls, t, a2a_recv(c), c->counts, c->displs, t, comm);
     break;
   default: { /* point-to-point: the non-blocking calls carry no reduction, then wait here */
     int nreq = 0;
@@ -106,15 +115,10 @@ int coll_post_mpi(coll *c, int *nreq)
       rc = MPI_Ireduce_scatter(buf(c, c->send), buf(c, c->recv), c->counts, t, mpi_op(c->op), comm,
                                &c->reqs[(*nreq)++]);
     break;
-  case K_ALLTOALLV: {
-    /* a rank with nothing to send and nothing to receive must not pass one dummy as both buffers: Open MPI
-     * reads sendbuf == recvbuf as in place and then exchanges with every rank */
-    static char none;
-    void *sb = buf(c, c->send), *rb = buf(c, c->recv);
-    if (sb == rb) rb = &none;
-    rc = MPI_Ialltoallv(sb, c->scounts, c->sdispls, t, rb, c->counts, c->displs, t, comm, &c->reqs[(*nreq)++]);
+  case K_ALLTOALLV:
+    rc = MPI_Ialltoallv(buf(c, c->send), c->scounts, c->sdispls, t, a2a_recv(c), c->counts, c->displs, t, comm,
+                        &c->reqs[(*nreq)++]);
     break;
-  }
   case K_EXCHANGE:
     for (int i = 0; i < c->npairs && rc == MPI_SUCCESS; i++) {
       const coll_pair *p = &c->pairs[i];
