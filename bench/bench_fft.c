@@ -3,7 +3,9 @@
  * axis 1 (one), beside the library's own 2-D transform of the same n x n array in one process measured in
  * the same run (FFTW, one thread, on the CPU; cuFFT on the GPU when the rank has a CUDA worker; the other ranks
  * wait asleep meanwhile). Rates in
- * GFLOP/s with pylops' count 5 N log2 N per transform; time: median of R after a warm-up, slowest rank.
+ * GFLOP/s with pylops' count 5 N log2 N per transform; time: median of R after a warm-up, slowest rank. On
+ * several ranks a last line per size gives the two all-to-alls of the axis-1 transform alone (sl_op_redistribute
+ * from axis 0 to axis 1 and back, the same bytes) and their share of that transform's time.
  *   mpirun -n P bench_fft [--sizes 1024,2048] [--reps 5] */
 #include <complex.h>
 #include <fftw3.h>
@@ -148,6 +150,7 @@ int main(int argc, char **argv)
     double raw = me == 0 ? time_raw(n, gpu, reps) : 0;
     wait_quietly();
     MPI_Bcast(&raw, 1, MPI_DOUBLE, 0, sl_comm());
+    double t_axis1 = 0;
     for (int out = -1; out <= 1; out += 2) {
       sl_array *x = NULL, *y = NULL;
       sl_op *op = NULL;
@@ -157,11 +160,30 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
       }
       double t = time_op(op, x, y, reps);
+      if (out == 1) t_axis1 = t;
       if (me == 0)
         printf("| FFT2D, range split along axis %d | %lld | %.3f | %.2f | %.2f | %.2f |\n", out < 0 ? 0 : out, (long long)n, t * 1e3,
                flops / t * 1e-9, flops / raw * 1e-9, raw / t);
       sl_array_destroy(&x);
       sl_array_destroy(&y);
+      sl_op_destroy(&op);
+    }
+    if (sl_size() > 1) { /* the all-to-alls alone: axis 0 to axis 1 (forward) and back (adjoint) */
+      sl_array *x = NULL, *z = NULL;
+      sl_op *op = NULL;
+      sl_dist d1 = sl_dist_scatter(1);
+      if (sl_array_create(&x, 2, dims, SL_COMPLEX128, NULL) != SL_SUCCESS ||
+          sl_array_create(&z, 2, dims, SL_COMPLEX128, &d1) != SL_SUCCESS || sl_op_redistribute(&op, x, z) != SL_SUCCESS ||
+          sl_array_fill_random(x, 1) != SL_SUCCESS) {
+        fprintf(stderr, "bench_fft: %s\n", sl_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      double t = time_op(op, x, z, reps);
+      if (me == 0)
+        printf("# n = %lld: the axis-1 transform's two all-to-alls alone (sl_op_redistribute forward + adjoint): %.3f ms, "
+               "%.2f of its time\n", (long long)n, t * 1e3, t / t_axis1);
+      sl_array_destroy(&x);
+      sl_array_destroy(&z);
       sl_op_destroy(&op);
     }
   }
