@@ -230,8 +230,6 @@ extern "C" int64_t kernel_cuda_patch_work(const sl_patch_dims *d)
   return (d->nop0 * d->nop1 + d->nwin0 * d->nwin1) * d->A * d->B * d->nw0 * d->nw1 * d->C;
 }
 
-/* One cuBLAS GEMM in the dtype, C = op_a(A) op_b(B) (column-major), or nb of them with the strides sa, sb, sc
- * between their matrices (a plain GEMM when nb is 1). */
 /* M's product on the gathered columns: forward Y (Q x P) = M X, adjoint conj(X) (K x P) = M^T conj(Y). M
  * row-major (Q x K) is column-major K x Q (ld K), hence op_T forward and op_N adjoint. */
 static cublasStatus_t patch_product(sl_dtype dt, int adjoint, int64_t K, int64_t Q, int64_t P, const void *tables, void *X,
