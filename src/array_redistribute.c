@@ -1,11 +1,16 @@
 /* Redistribution: moving an array's distributed axis (a to b) or changing its local extents, through one
- * all-to-all of the comm layer. Rank q's block of the source restricted to rank r's range along b is one
- * strided row copy out of q's block (rows before b, each a run of r's planes), and lands in r's block as
- * one strided row copy (rows before a, each a run of q's planes): pack tasks, one comm_alltoallv, unpack
- * tasks, nothing on the host. A side whose pieces are all runs of one handle (the source of a move to an
- * earlier axis, the destination of a move to a later one) skips its copies: the all-to-all reads or writes
- * the block in place. The piece a rank keeps for itself skips MPI and goes from block to block in one copy.
- * The plan (counts, copies and the send and receive buffers) is made once and reused by every application. */
+ * all-to-all. Rank q's block of the source restricted to rank r's range along b is one strided row copy out
+ * of q's block (rows before b, each a run of r's planes), and lands in r's block as one strided row copy
+ * (rows before a, each a run of q's planes). The piece a rank keeps for itself goes from block to block in
+ * one copy. The plan (counts, copies, buffers) is made once and reused by every application. Two transports:
+ *   shared memory (every rank on one node, host MPI: comm_shm.c): each rank's receive buffer is a segment
+ *     the others map; a barrier (every rank's earlier reads of its segment are over), pack tasks that copy
+ *     each piece straight into the receiver's segment (on the rank's workers, in parallel), a barrier (every
+ *     piece has landed), unpack tasks. One copy on each side and no MPI transfer;
+ *   MPI (otherwise, or STARLOPS_COMM_SHM=0): pack tasks, one comm_alltoallv, unpack tasks. A side whose
+ *     pieces are all runs of one handle (the source of a move to an earlier axis, the destination of a move
+ *     to a later one) skips its copies: the all-to-all reads or writes the block in place.
+ * Nothing runs on the host thread. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +43,10 @@ struct sl_redist {
   rowcopy *pack, *unpack;  /* per destination / per source rank */
   int64_t *sdirect, *rdirect; /* the pieces' places in a one-handle source / destination, when all are runs */
   starpu_data_handle_t send, recv, self;
+  comm_shm *shm;               /* the receive buffers in shared memory, or NULL (MPI) */
+  starpu_data_handle_t *peer;  /* shared memory: per destination rank, this rank's piece's place in its segment */
+  int nfence;                  /* the handles the barriers hold: recv and the peers' places */
+  starpu_data_handle_t *fence;
 };
 
 /* A row copy that is one run of elements. */
@@ -73,11 +82,101 @@ void sl_redist_destroy(sl_redist *p)
 {
   if (!p) return;
   if (p->send) starpu_data_unregister_submit(p->send);
-  if (p->recv) starpu_data_unregister_submit(p->recv);
   if (p->self) starpu_data_unregister_submit(p->self);
+  if (p->shm) { /* the handles over shared memory go (after their tasks) before the memory is unmapped */
+    if (p->recv) starpu_data_unregister_no_coherency(p->recv);
+    for (int r = 0; p->peer && r < p->P; r++)
+      if (p->peer[r]) starpu_data_unregister_no_coherency(p->peer[r]);
+    comm_shm_destroy(p->shm);
+  } else if (p->recv) starpu_data_unregister_submit(p->recv);
   free(p->scount), free(p->sdispl), free(p->rcount), free(p->rdispl), free(p->pack), free(p->unpack);
-  free(p->sdirect), free(p->rdirect);
+  free(p->sdirect), free(p->rdirect), free(p->peer), free(p->fence);
   free(p);
+}
+
+/* Rank r's block's local dims in layout l. */
+static void ldims_of(const sl_array *l, int r, int64_t *ld)
+{
+  memcpy(ld, l->dims, sizeof(int64_t) * (size_t)l->ndim);
+  ld[l->axis] = l->counts[r];
+}
+
+/* First indices along the distributed axis of every rank in layout l (of[P]). */
+static void offsets_of(const sl_array *l, int64_t *of)
+{
+  of[0] = 0;
+  for (int r = 1; r < sl_ctx.size; r++) of[r] = of[r - 1] + l->counts[r - 1];
+}
+
+/* The elements rank r receives from rank q, as r counts them (its unpack piece). */
+static int64_t recv_count(const sl_array *from, const sl_array *to, const int64_t *ofa, const int64_t *ofb, int r, int q)
+{
+  int64_t ld[SL_MAX_DIMS], cnt;
+  ldims_of(to, r, ld);
+  (void)piece(to->dims, to->ndim, ld, to->axis, ofb[r], from->axis, ofa[q], from->counts[q], &cnt);
+  return cnt;
+}
+
+/* The buffers of the MPI transport (shared memory was not to be had). */
+static int mpi_buffers(sl_redist *p, int64_t ns, int64_t nr)
+{
+  const double zero[2] = {0, 0};
+  int rc = SL_SUCCESS;
+  /* packs and the all-to-all write these in parts: they hold values from the start */
+  p->send = sl_buffer(ns, p->el);
+  p->recv = sl_buffer(nr, p->el);
+  if (p->send) rc = codelet_vec_submit(SL_VEC_FILL, p->dt, p->send, NULL, NULL, zero, zero);
+  if (rc == SL_SUCCESS && p->recv) rc = codelet_vec_submit(SL_VEC_FILL, p->dt, p->recv, NULL, NULL, zero, zero);
+  return rc;
+}
+
+int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int rc)
+{
+  if (!comm_shm_wanted()) return rc;
+  int P = sl_ctx.size, me = sl_ctx.rank;
+  /* every rank's receive total (the same array on every rank): the segments' sizes */
+  size_t *bytes = NULL;
+  int64_t *ofa = NULL, *ofb = NULL;
+  if (rc == SL_SUCCESS && P <= COMM_BARRIER_MAXBUF) {
+    bytes = calloc((size_t)P, sizeof(size_t));
+    ofa = calloc((size_t)P, sizeof(int64_t));
+    ofb = calloc((size_t)P, sizeof(int64_t));
+    p->peer = calloc((size_t)P, sizeof(starpu_data_handle_t));
+    p->fence = calloc((size_t)P, sizeof(starpu_data_handle_t));
+  }
+  int ok = bytes && ofa && ofb && p->peer && p->fence;
+  if (ok) {
+    offsets_of(from, ofa);
+    offsets_of(to, ofb);
+    for (int r = 0; r < P; r++)
+      for (int q = 0; q < P; q++)
+        if (q != r) bytes[r] += (size_t)recv_count(from, to, ofa, ofb, r, q) * p->el;
+  }
+  /* a rank that cannot take part (a failure, too many ranks for one barrier) makes every rank keep MPI */
+  comm_shm *shm = NULL;
+  int got = comm_shm_create(ok ? SL_SUCCESS : SL_E_NOMEM, ok ? bytes : NULL, &shm);
+  if (got == SL_SUCCESS && shm) {
+    p->shm = shm;
+    if (p->send) starpu_data_unregister_submit(p->send);
+    if (p->recv) starpu_data_unregister_submit(p->recv);
+    p->send = p->recv = NULL;
+    if (bytes[me] > 0) {
+      starpu_vector_data_register(&p->recv, STARPU_MAIN_RAM, (uintptr_t)comm_shm_base(shm, me), (uint32_t)(bytes[me] / p->el), p->el);
+      p->fence[p->nfence++] = p->recv;
+    }
+    /* this rank's piece in r's segment: after the pieces of the ranks before it (r's receive order) */
+    for (int r = 0; r < P; r++) {
+      if (r == me || p->scount[r] == 0) continue;
+      int64_t at = 0;
+      for (int q = 0; q < me; q++)
+        if (q != r) at += recv_count(from, to, ofa, ofb, r, q);
+      starpu_vector_data_register(&p->peer[r], STARPU_MAIN_RAM, (uintptr_t)((char *)comm_shm_base(shm, r) + (size_t)at * p->el),
+                                  (uint32_t)p->scount[r], p->el);
+      p->fence[p->nfence++] = p->peer[r];
+    }
+  }
+  free(bytes), free(ofa), free(ofb);
+  return rc;
 }
 
 int sl_redist_create(sl_redist **out, const sl_array *from, const sl_array *to, const char *fn)
@@ -146,14 +245,8 @@ int sl_redist_create(sl_redist **out, const sl_array *from, const sl_array *to, 
     for (int r = 0; r < P; r++) p->sdirect[r] = r == me || p->scount[r] == 0 ? 0 : p->pack[r].start;
   if (rruns && (p->rdirect = calloc((size_t)P, sizeof(int64_t))))
     for (int r = 0; r < P; r++) p->rdirect[r] = r == me || p->rcount[r] == 0 ? 0 : p->unpack[r].start;
-  const double zero[2] = {0, 0};
-  int rc = SL_SUCCESS;
-  /* packs and the all-to-all write these in parts: they hold values from the start */
-  p->send = sl_buffer(ns, p->el);
-  p->recv = sl_buffer(nr, p->el);
   p->self = sl_buffer(nself, p->el);
-  if (p->send) rc = codelet_vec_submit(SL_VEC_FILL, p->dt, p->send, NULL, NULL, zero, zero);
-  if (rc == SL_SUCCESS && p->recv) rc = codelet_vec_submit(SL_VEC_FILL, p->dt, p->recv, NULL, NULL, zero, zero);
+  int rc = mpi_buffers(p, ns, nr); /* the MPI transport's (sl_redist_share may swap them for shared memory) */
   if (rc != SL_SUCCESS) {
     sl_redist_destroy(p);
     return rc;
@@ -178,8 +271,28 @@ static int keep_own(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd
   return codelet_rows_submit(nd, hd, STARPU_RW, 1, &p->self, p->el, b->rows, b->len, 0, b->len, b->start, b->stride);
 }
 
+/* Shared memory: the pieces go straight into the receivers' segments between two barriers. */
+static int submit_shared(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd, const starpu_data_handle_t *hd)
+{
+  int rc = comm_barrier(comm_world(), p->dt, p->nfence, p->fence);
+  for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
+    const rowcopy *c = &p->pack[r];
+    if (!p->peer[r]) continue;
+    rc = codelet_rows_submit(1, &p->peer[r], STARPU_W, ns, hs, p->el, c->rows, c->len, c->start, c->stride, 0, c->len);
+  }
+  if (rc == SL_SUCCESS) rc = keep_own(p, ns, hs, nd, hd);
+  if (rc == SL_SUCCESS) rc = comm_barrier(comm_world(), p->dt, p->nfence, p->fence);
+  for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
+    const rowcopy *c = &p->unpack[r];
+    if (r == p->me || c->rows * c->len == 0) continue;
+    rc = codelet_rows_submit(nd, hd, STARPU_RW, 1, &p->recv, p->el, c->rows, c->len, p->rdispl[r], c->len, c->start, c->stride);
+  }
+  return rc;
+}
+
 int sl_redist_submit(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd, const starpu_data_handle_t *hd)
 {
+  if (p->shm) return submit_shared(p, ns, hs, nd, hd);
   /* the all-to-all reads a one-handle source (writes a one-handle destination) in place when every piece there is
    * a run; else the pieces go through the send (receive) buffer */
   int sdirect = p->sdirect && ns == 1, rdirect = p->rdirect && nd == 1;

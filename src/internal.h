@@ -80,6 +80,7 @@ typedef struct {
   int comm_stage_host;       /* STARLOPS_COMM_STAGE_HOST=1 */
   int comm_tasks;            /* STARLOPS_COMM_TASKS=1: every collective a task (comm_direct.c) */
   int comm_gpu_staging;      /* STARLOPS_COMM_GPU_STAGING=1 */
+  int comm_no_shm;           /* STARLOPS_COMM_SHM=0: redistributions through MPI even with every rank on one node */
   int comm_spin_set;
   double comm_spin_s;        /* STARLOPS_COMM_SPIN_US, in seconds */
   int64_t comm_blocking_bytes; /* STARLOPS_COMM_BLOCKING_BYTES: host-MPI collectives from this size block
@@ -294,6 +295,10 @@ void sl_inner_cg_options(sl_solver_options *o, int niter, const sl_array *x0);
  *  whole communicator, any axes and local extents); fn names the caller in errors. Not collective. */
 typedef struct sl_redist sl_redist;
 int sl_redist_create(sl_redist **out, const sl_array *from, const sl_array *to, const char *fn);
+/** Collective, made by every rank with its own rc (returned): when comm_shm_wanted(), the receive buffers become
+ *  segments of shared memory that the other ranks' packs write straight into (p may be NULL where rc fails).
+ *  For plans applied many times (operators); a plan that is not shared keeps MPI. */
+int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int rc);
 /** Collective. Submits the tasks moving the source (its local block as ns handles) to the destination (nd
  *  handles); every element of the destination is written. */
 int sl_redist_submit(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd, const starpu_data_handle_t *hd);

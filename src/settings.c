@@ -103,6 +103,9 @@ int sl_settings_read(const sl_options *o)
   SL_TRY(parse_flag("STARLOPS_COMM_STAGE_HOST", &s->comm_stage_host));
   SL_TRY(parse_flag("STARLOPS_COMM_TASKS", &s->comm_tasks));
   SL_TRY(parse_flag("STARLOPS_COMM_GPU_STAGING", &s->comm_gpu_staging));
+  int shm = 1;
+  SL_TRY(parse_flag("STARLOPS_COMM_SHM", &shm));
+  s->comm_no_shm = getenv("STARLOPS_COMM_SHM") && *getenv("STARLOPS_COMM_SHM") && !shm;
   v = getenv("STARLOPS_PLACEMENT");
   if (v && *v && strcmp(v, "node") && strcmp(v, "starpu"))
     return sl_error(SL_E_INVALID, "sl_init: STARLOPS_PLACEMENT must be node or starpu, not '%s'", v);

@@ -75,6 +75,27 @@ int comm_alltoallv(comm_channel *ch, sl_dtype dt, starpu_data_handle_t send, con
                    const int64_t *rdispls);
 /** Paired sends and receives (halos). Tags must be in [0, 32767]. */
 int comm_exchange(comm_channel *ch, sl_dtype dt, int npairs, const comm_pair *pairs);
+/** A barrier ordered like the other collectives that takes read-write access to nbuf handles (vectors or
+ *  variables of dt, at most 64) and moves nothing: the tasks before it on those handles are over on every
+ *  rank once it completes anywhere (host MPI; used around writes into other ranks' shared memory). */
+enum { COMM_BARRIER_MAXBUF = 64 };
+int comm_barrier(comm_channel *ch, sl_dtype dt, int nbuf, const starpu_data_handle_t *bufs);
+
+/* ---- memory shared by the ranks of one node (comm_shm.c) ----------------------------------------- */
+typedef struct comm_shm comm_shm;
+/** Collective over sl_ctx.comm, called by comm_init: whether every rank runs on one node. */
+int comm_shm_init(void);
+/** Whether shared segments are used: host MPI, 2 or more ranks all on one node, STARLOPS_COMM_SHM not 0
+ *  (and neither of the staging test settings). The same on every rank. */
+int comm_shm_wanted(void);
+/** Collective over sl_ctx.comm, made by every rank with its own rc (returned unchanged): rank r's segment of
+ *  bytes[r] bytes (the same array on every rank), mapped by every rank. *out is NULL on every rank when
+ *  comm_shm_wanted() is 0, when rc fails on a rank or when a segment cannot be made or mapped. */
+int comm_shm_create(int rc, const size_t *bytes, comm_shm **out);
+/** This process's address of rank's segment (NULL when it is empty). */
+void *comm_shm_base(const comm_shm *s, int rank);
+/** Unmaps the segments (local; the memory goes when every rank has unmapped it). */
+void comm_shm_destroy(comm_shm *s);
 
 /* ---- pieces shared by the comm sources ---------------------------------------------------------- */
 /** Pinned host staging buffers, reused: comm_pool_get rounds up to a size class and allocates only when

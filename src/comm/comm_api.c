@@ -236,3 +236,17 @@ int comm_exchange(comm_channel *ch, sl_dtype dt, int npairs, const comm_pair *pa
   }
   return rc != SL_SUCCESS ? fail(c, rc) : coll_submit(c);
 }
+
+int comm_barrier(comm_channel *ch, sl_dtype dt, int nbuf, const starpu_data_handle_t *bufs)
+{
+  const char *fn = "comm_barrier";
+  coll *c = NULL;
+  int64_t n;
+  int idx;
+  SL_TRY(new_coll(&c, K_BARRIER, ch, dt, COMM_SUM, fn));
+  int rc = nbuf >= 0 && nbuf <= COMM_BARRIER_MAXBUF && nbuf <= COLL_MAXBUF && (nbuf == 0 || bufs)
+               ? SL_SUCCESS
+               : sl_error(SL_E_INVALID, "%s: %d buffers, not in [0, %d]", fn, nbuf, COMM_BARRIER_MAXBUF);
+  for (int i = 0; rc == SL_SUCCESS && i < nbuf; i++) rc = add_buf(c, bufs[i], STARPU_RW, fn, "4 (bufs)", &idx, &n);
+  return rc != SL_SUCCESS ? fail(c, rc) : coll_submit(c);
+}

@@ -97,6 +97,7 @@ int comm_init(void)
   SL_TRY(sl_agree(sl_ctx.comm, coll_codelet_init(backend)));
   SL_TRY(comm_pool_init());
   SL_TRY(sl_agree(sl_ctx.comm, comm_progress_start()));
+  SL_TRY(sl_agree(sl_ctx.comm, comm_shm_init()));
   return comm_channel_create(sl_ctx.comm, &world);
 }
 

@@ -5,7 +5,7 @@
 #include "internal.h"
 #include "comm/comm.h"
 
-typedef enum { K_ALLREDUCE, K_ALLGATHERV, K_BCAST, K_REDUCE_SCATTER, K_ALLTOALLV, K_EXCHANGE, K_NKINDS } coll_kind;
+typedef enum { K_ALLREDUCE, K_ALLGATHERV, K_BCAST, K_REDUCE_SCATTER, K_ALLTOALLV, K_EXCHANGE, K_BARRIER, K_NKINDS } coll_kind;
 
 enum { COLL_MAXBUF = 64 };
 

@@ -73,6 +73,7 @@ int coll_run_mpi_blocking(coll *c)
     if (sum_counts(c->counts, P) > 0)
       rc = MPI_Reduce_scatter(buf(c, c->send), buf(c, c->recv), c->counts, t, mpi_op(c->op), comm);
     break;
+  case K_BARRIER: rc = MPI_Barrier(comm); break;
   case K_ALLTOALLV:
     rc = MPI_Alltoallv(buf(c, c->send), c->scounts, c->sdispls, t, a2a_recv(c), c->counts, c->displs, t, comm);
     break;
@@ -119,6 +120,7 @@ int coll_post_mpi(coll *c, int *nreq)
     rc = MPI_Ialltoallv(buf(c, c->send), c->scounts, c->sdispls, t, a2a_recv(c), c->counts, c->displs, t, comm,
                         &c->reqs[(*nreq)++]);
     break;
+  case K_BARRIER: rc = MPI_Ibarrier(comm, &c->reqs[(*nreq)++]); break;
   case K_EXCHANGE:
     for (int i = 0; i < c->npairs && rc == MPI_SUCCESS; i++) {
       const coll_pair *p = &c->pairs[i];

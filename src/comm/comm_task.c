@@ -21,7 +21,7 @@ static int nccl_worker = -1;
 const char *coll_kind_name(coll_kind k)
 {
   static const char *names[K_NKINDS] = {"sl_allreduce", "sl_allgatherv", "sl_bcast", "sl_reduce_scatter",
-                                        "sl_alltoallv", "sl_exchange"};
+                                        "sl_alltoallv", "sl_exchange", "sl_barrier"};
   return k < K_NKINDS ? names[k] : "sl_collective";
 }
 

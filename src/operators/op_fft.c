@@ -341,6 +341,10 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
   }
   if (rc == SL_SUCCESS && f->lb && sl_ctx.size > 1) rc = sl_redist_create(&f->ab, f->la, f->lb, fn);
   if (rc == SL_SUCCESS && f->lb && sl_ctx.size > 1) rc = sl_redist_create(&f->ba, f->lb, f->la, fn);
+  if (f->b >= 0 && sl_ctx.size > 1) { /* every rank, whatever its rc */
+    rc = sl_redist_share(f->ab, f->la, f->lb, rc);
+    rc = sl_redist_share(f->ba, f->lb, f->la, rc);
+  }
   /* the domain is laid out like `like` (without ghosts); the range is the last complex layout */
   sl_array *dom = NULL;
   sl_dist dd = sl_dist_scatter(a);

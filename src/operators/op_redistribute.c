@@ -41,6 +41,8 @@ int sl_op_redistribute(sl_op **op, const sl_array *from_like, const sl_array *to
   if (rc == SL_SUCCESS && !r) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   if (rc == SL_SUCCESS) rc = sl_redist_create(&r->fwd, from_like, to_like, fn);
   if (rc == SL_SUCCESS) rc = sl_redist_create(&r->adj, to_like, from_like, fn);
+  rc = sl_redist_share(r ? r->fwd : NULL, from_like, to_like, rc); /* every rank, whatever its rc */
+  rc = sl_redist_share(r ? r->adj : NULL, to_like, from_like, rc);
   sl_op *o = NULL;
   if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Redistribute", from_like, to_like, &redist_ops, r);
   else if (r) redist_free(r);

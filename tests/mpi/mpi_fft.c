@@ -184,6 +184,24 @@ static void redistribute(void)
       mc_compare(y, g, what);
       sl_op *op = NULL;
       CHECK_OK(sl_op_redistribute(&op, x, y));
+      /* the operator's plan (shared-memory segments between the node's ranks unless STARLOPS_COMM_SHM=0),
+       * applied three times to new values, forward and back: each lands whole */
+      sl_array *z = NULL, *x2 = NULL;
+      CHECK_OK(sl_array_create(&z, 3, d, SL_COMPLEX128, &db));
+      CHECK_OK(sl_array_create(&x2, 3, d, SL_COMPLEX128, &da));
+      for (int k = 1; k <= 3 && op; k++) {
+        if (k > 1) CHECK_OK(sl_array_scale(x, SL_REAL(-2.0)));
+        for (int64_t i = 0; k > 1 && i < d[0] * d[1] * d[2]; i++) g[i] *= -2.0;
+        CHECK_OK(sl_op_apply(op, SL_FORWARD, x, z));
+        CHECK_OK(sl_op_apply(op, SL_ADJOINT, z, x2));
+        char w2[128];
+        snprintf(w2, sizeof w2, "%s, operator, application %d", what, k);
+        mc_compare(z, g, w2);
+        snprintf(w2, sizeof w2, "%s, operator back, application %d", what, k);
+        mc_compare(x2, g, w2);
+      }
+      sl_array_destroy(&z);
+      sl_array_destroy(&x2);
       double err = 1;
       if (op) CHECK_OK(sl_dottest(op, 7, &err));
       CHECK(err < 1e-14, "%s: dot test %g", what, err);

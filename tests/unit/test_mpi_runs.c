@@ -123,6 +123,13 @@ Test(mpi, mpi_fft_2_ranks_fftw_threads, .timeout = 400)
   cr_expect_eq(run_env("STARLOPS_FFT_THREADS=2", 2, "mpi_fft", scratch_dir()), 0);
 }
 
+/* The redistributions' MPI transport (by default the ranks of one node write into each other's shared-memory
+ * segments): the FFTs and redistributions again with MPI's all-to-all. */
+Test(mpi, mpi_fft_3_ranks_redistribution_through_mpi, .timeout = 400)
+{
+  cr_expect_eq(run_env("STARLOPS_COMM_SHM=0", 3, "mpi_fft", scratch_dir()), 0);
+}
+
 /* The rank's CPU kernels on helper threads bound to the workers' cores (StarPU binding its two workers, as it
  * does unless told not to): FFTW's loops, NonStationaryConvolve1D's slices, MatrixMult's row blocks and the
  * windowed operators' outer indices on three threads whatever the size, two ranks of which each runs such tasks on two workers at once. */
@@ -257,7 +264,8 @@ Test(mpi, settings_are_validated, .timeout = 400)
                           {"STARLOPS_TASK_THREADS=many", "STARLOPS_TASK_THREADS"},
                           {"STARLOPS_TASK_THREADS=1025", "STARLOPS_TASK_THREADS"},
                           {"STARLOPS_PLACEMENT=cores", "STARLOPS_PLACEMENT"},
-                          {"STARLOPS_COMM_TASKS=yes", "STARLOPS_COMM_TASKS"}};
+                          {"STARLOPS_COMM_TASKS=yes", "STARLOPS_COMM_TASKS"},
+                          {"STARLOPS_COMM_SHM=no", "STARLOPS_COMM_SHM"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[128];
     snprintf(args, sizeof args, "-1 %s", bad[i][1]);
@@ -297,6 +305,7 @@ Test(mpi, settings_must_match_across_ranks, .timeout = 400)
   cr_expect_eq(run_last_env("STARLOPS_TASK_THREADS=3", 3, "mpi_comm_select", "-1 STARLOPS_TASK_THREADS"), 0);
   cr_expect_eq(run_last_env("STARLOPS_PLACEMENT=starpu", 2, "mpi_comm_select", "-1 STARLOPS_PLACEMENT"), 0);
   cr_expect_eq(run_last_env("STARLOPS_COMM_TASKS=1", 2, "mpi_comm_select", "-1 STARLOPS_COMM_TASKS"), 0);
+  cr_expect_eq(run_last_env("STARLOPS_COMM_SHM=0", 3, "mpi_comm_select", "-1 STARLOPS_COMM_SHM"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=-1", 2, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARPU_NCPU=0", 1, "mpi_comm_select", "-1 STARPU_NCPU"), 0);
   cr_expect_eq(run_env("STARLOPS_TIMEOUT=soon", 2, "mpi_comm_select", "-1 STARLOPS_TIMEOUT"), 0);
