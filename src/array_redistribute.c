@@ -11,6 +11,7 @@
  *     pieces are all runs of one handle (the source of a move to an earlier axis, the destination of a move
  *     to a later one) skips its copies: the all-to-all reads or writes the block in place.
  * Nothing runs on the host thread. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,6 +152,9 @@ int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int 
     for (int r = 0; r < P; r++)
       for (int q = 0; q < P; q++)
         if (q != r) bytes[r] += (size_t)recv_count(from, to, ofa, ofb, r, q) * p->el;
+    /* a barrier holds a segment as one handle of at most INT_MAX reals (the comm layer's limit) */
+    size_t real = p->el / (sl_dtype_is_complex(p->dt) ? 2 : 1);
+    for (int r = 0; r < P; r++) ok = ok && bytes[r] / real <= INT_MAX;
   }
   /* a rank that cannot take part (a failure, too many ranks for one barrier) makes every rank keep MPI */
   comm_shm *shm = NULL;

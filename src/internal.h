@@ -81,6 +81,7 @@ typedef struct {
   int comm_tasks;            /* STARLOPS_COMM_TASKS=1: every collective a task (comm_direct.c) */
   int comm_gpu_staging;      /* STARLOPS_COMM_GPU_STAGING=1 */
   int comm_no_shm;           /* STARLOPS_COMM_SHM=0: redistributions through MPI even with every rank on one node */
+  int comm_shm_fail_rank;    /* STARLOPS_COMM_SHM_FAIL_RANK (test hook): this rank + 1 makes no segment; 0 none */
   int comm_spin_set;
   double comm_spin_s;        /* STARLOPS_COMM_SPIN_US, in seconds */
   int64_t comm_blocking_bytes; /* STARLOPS_COMM_BLOCKING_BYTES: host-MPI collectives from this size block

@@ -106,6 +106,12 @@ int sl_settings_read(const sl_options *o)
   int shm = 1;
   SL_TRY(parse_flag("STARLOPS_COMM_SHM", &shm));
   s->comm_no_shm = getenv("STARLOPS_COMM_SHM") && *getenv("STARLOPS_COMM_SHM") && !shm;
+  v = getenv("STARLOPS_COMM_SHM_FAIL_RANK");
+  if (v && *v) {
+    unsigned long long n;
+    SL_TRY(parse_count("STARLOPS_COMM_SHM_FAIL_RANK", v, 0, 1 << 20, &n));
+    s->comm_shm_fail_rank = (int)n + 1;
+  }
   v = getenv("STARLOPS_PLACEMENT");
   if (v && *v && strcmp(v, "node") && strcmp(v, "starpu"))
     return sl_error(SL_E_INVALID, "sl_init: STARLOPS_PLACEMENT must be node or starpu, not '%s'", v);

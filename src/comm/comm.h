@@ -77,7 +77,8 @@ int comm_alltoallv(comm_channel *ch, sl_dtype dt, starpu_data_handle_t send, con
 int comm_exchange(comm_channel *ch, sl_dtype dt, int npairs, const comm_pair *pairs);
 /** A barrier ordered like the other collectives that takes read-write access to nbuf handles (vectors or
  *  variables of dt, at most 64) and moves nothing: the tasks before it on those handles are over on every
- *  rank once it completes anywhere (host MPI; used around writes into other ranks' shared memory). */
+ *  rank once it completes anywhere (used around writes into other ranks' shared memory). Host MPI only: the
+ *  other backends refuse it (SL_E_BACKEND). */
 enum { COMM_BARRIER_MAXBUF = 64 };
 int comm_barrier(comm_channel *ch, sl_dtype dt, int nbuf, const starpu_data_handle_t *bufs);
 

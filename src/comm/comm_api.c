@@ -243,6 +243,7 @@ int comm_barrier(comm_channel *ch, sl_dtype dt, int nbuf, const starpu_data_hand
   coll *c = NULL;
   int64_t n;
   int idx;
+  SL_CHECK_ARG(comm_backend_get() == COMM_BACKEND_MPI, SL_E_BACKEND, "%s: only the host-MPI backend has it", fn);
   SL_TRY(new_coll(&c, K_BARRIER, ch, dt, COMM_SUM, fn));
   int rc = nbuf >= 0 && nbuf <= COMM_BARRIER_MAXBUF && nbuf <= COLL_MAXBUF && (nbuf == 0 || bufs)
                ? SL_SUCCESS

@@ -21,7 +21,8 @@ struct comm_shm {
   size_t *bytes;
 };
 
-static int one_node = -1; /* every rank of sl_ctx.comm on one node: 1, 0, or -1 before comm_shm_init */
+static int one_node = -1; /* every rank of sl_ctx.comm on one node, each with one main-memory node: 1, 0, or -1
+                             before comm_shm_init */
 static long job_key;      /* rank 0's process id: the segments' names differ between jobs on one node */
 static unsigned long seq; /* segments created so far, the same on every rank (creation is collective) */
 
@@ -35,8 +36,12 @@ int comm_shm_init(void)
   if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
   if (rc == MPI_SUCCESS) rc = MPI_Comm_size(sl_ctx.comm, &size);
   if (rc == MPI_SUCCESS) rc = MPI_Bcast(&key, 1, MPI_LONG, 0, sl_ctx.comm);
+  /* one main-memory node per rank: with several (STARPU_USE_NUMA) a task on another NUMA node's worker would
+   * read and write its own copy of a segment, never the segment itself */
+  int mine = nsize == size && starpu_memory_nodes_get_numa_count() == 1, all = 0;
+  if (rc == MPI_SUCCESS) rc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, sl_ctx.comm);
   if (rc != MPI_SUCCESS) return sl_error_mpi(rc, "comm_shm_init", __FILE__, __LINE__);
-  one_node = nsize == size;
+  one_node = all;
   job_key = key;
   return SL_SUCCESS;
 }
@@ -92,6 +97,7 @@ int comm_shm_create(int rc, const size_t *bytes, comm_shm **out)
     sh->bytes = calloc((size_t)P, sizeof(size_t));
     ok = ok && sh->base && sh->bytes;
   }
+  if (sl_ctx.set.comm_shm_fail_rank == me + 1) ok = 0; /* the test hook: this rank cannot make its segment */
   /* this rank's segment */
   if (ok && bytes[me] > 0) {
     int fd = shm_open(own, O_CREAT | O_EXCL | O_RDWR, 0600);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <glob.h>
 #include <sys/wait.h>
 
 static const char *build_dir(void)
@@ -128,6 +129,33 @@ Test(mpi, mpi_fft_2_ranks_fftw_threads, .timeout = 400)
 Test(mpi, mpi_fft_3_ranks_redistribution_through_mpi, .timeout = 400)
 {
   cr_expect_eq(run_env("STARLOPS_COMM_SHM=0", 3, "mpi_fft", scratch_dir()), 0);
+}
+
+/* The names of the shared-memory segments starlops has in /dev/shm (the redistributions remove theirs once
+ * every rank has mapped them), as one string. */
+static void shm_names(char *out, size_t n)
+{
+  glob_t g;
+  out[0] = 0;
+  if (glob("/dev/shm/starlops-*", 0, NULL, &g) != 0) return;
+  for (size_t i = 0; i < g.gl_pathc; i++) {
+    strncat(out, g.gl_pathv[i], n - strlen(out) - 1);
+    strncat(out, " ", n - strlen(out) - 1);
+  }
+  globfree(&g);
+}
+
+/* A rank that cannot make its shared-memory segment (test hook STARLOPS_COMM_SHM_FAIL_RANK) makes every rank
+ * keep MPI's all-to-all for that plan: no hang, the same results. No run leaves a segment's name behind. */
+Test(mpi, redistribution_falls_back_to_mpi_on_every_rank, .timeout = 400)
+{
+  char before[4096], after[4096];
+  shm_names(before, sizeof before);
+  cr_expect_eq(run_env("STARLOPS_COMM_SHM_FAIL_RANK=1", 3, "mpi_fft", scratch_dir()), 0);
+  cr_expect_eq(run_env("STARLOPS_COMM_SHM_FAIL_RANK=0", 2, "mpi_fft_ext", scratch_dir()), 0);
+  cr_expect_eq(run(4, "mpi_fft", scratch_dir()), 0);
+  shm_names(after, sizeof after);
+  cr_expect_str_eq(after, before, "segments left in /dev/shm: %s (before: %s)", after, before);
 }
 
 /* The rank's CPU kernels on helper threads bound to the workers' cores (StarPU binding its two workers, as it
@@ -265,7 +293,8 @@ Test(mpi, settings_are_validated, .timeout = 400)
                           {"STARLOPS_TASK_THREADS=1025", "STARLOPS_TASK_THREADS"},
                           {"STARLOPS_PLACEMENT=cores", "STARLOPS_PLACEMENT"},
                           {"STARLOPS_COMM_TASKS=yes", "STARLOPS_COMM_TASKS"},
-                          {"STARLOPS_COMM_SHM=no", "STARLOPS_COMM_SHM"}};
+                          {"STARLOPS_COMM_SHM=no", "STARLOPS_COMM_SHM"},
+                          {"STARLOPS_COMM_SHM_FAIL_RANK=-1", "STARLOPS_COMM_SHM_FAIL_RANK"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[128];
     snprintf(args, sizeof args, "-1 %s", bad[i][1]);
