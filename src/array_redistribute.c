@@ -6,7 +6,9 @@
  *   shared memory (every rank on one node, host MPI: comm_shm.c): each rank's receive buffer is a segment
  *     the others map; a barrier (every rank's earlier reads of its segment are over), pack tasks that copy
  *     each piece straight into the receiver's segment (on the rank's workers, in parallel), a barrier (every
- *     piece has landed), unpack tasks. One copy on each side and no MPI transfer;
+ *     piece has landed), unpack tasks. One copy on each side and no MPI transfer. A rank whose pieces are all
+ *     runs of its block has its segment laid out as the block (each piece at its place), and a caller that
+ *     makes that segment the destination (sl_redist_block: the FFT's work buffer) skips the unpacks;
  *   MPI (otherwise, or STARLOPS_COMM_SHM=0): pack tasks, one comm_alltoallv, unpack tasks. A side whose
  *     pieces are all runs of one handle (the source of a move to an earlier axis, the destination of a move
  *     to a later one) skips its copies: the all-to-all reads or writes the block in place.
@@ -46,6 +48,8 @@ struct sl_redist {
   starpu_data_handle_t send, recv, self;
   comm_shm *shm;               /* the receive buffers in shared memory, or NULL (MPI) */
   starpu_data_handle_t *peer;  /* shared memory: per destination rank, this rank's piece's place in its segment */
+  int block;                   /* shared memory: this rank's segment is laid out as its destination block (every
+                                  piece it receives is a run there), each piece landing at its place */
   int nfence;                  /* the handles the barriers hold: recv and the peers' places */
   starpu_data_handle_t *fence;
 };
@@ -109,14 +113,45 @@ static void offsets_of(const sl_array *l, int64_t *of)
   for (int r = 1; r < sl_ctx.size; r++) of[r] = of[r - 1] + l->counts[r - 1];
 }
 
-/* The elements rank r receives from rank q, as r counts them (its unpack piece). */
+/* What rank r receives from rank q, as r places it in its block (its unpack piece); *cnt its elements. */
+static rowcopy recv_piece(const sl_array *from, const sl_array *to, const int64_t *ofa, const int64_t *ofb, int r, int q,
+                          int64_t *cnt)
+{
+  int64_t ld[SL_MAX_DIMS];
+  ldims_of(to, r, ld);
+  return piece(to->dims, to->ndim, ld, to->axis, ofb[r], from->axis, ofa[q], from->counts[q], cnt);
+}
+
 static int64_t recv_count(const sl_array *from, const sl_array *to, const int64_t *ofa, const int64_t *ofb, int r, int q)
 {
-  int64_t ld[SL_MAX_DIMS], cnt;
-  ldims_of(to, r, ld);
-  (void)piece(to->dims, to->ndim, ld, to->axis, ofb[r], from->axis, ofa[q], from->counts[q], &cnt);
+  int64_t cnt;
+  (void)recv_piece(from, to, ofa, ofb, r, q, &cnt);
   return cnt;
 }
+
+/* Whether rank r's segment is laid out as its destination block: every piece it receives is a run there. */
+static int block_shaped(const sl_array *from, const sl_array *to, const int64_t *ofa, const int64_t *ofb, int r)
+{
+  for (int q = 0; q < sl_ctx.size; q++) {
+    int64_t cnt;
+    rowcopy c = recv_piece(from, to, ofa, ofb, r, q, &cnt);
+    if (q != r && cnt > 0 && !is_run(&c)) return 0;
+  }
+  return 1;
+}
+
+/* Where rank q's piece lands in rank r's segment (elements): its place in r's block when the segment is laid
+ * out as the block, else after the pieces of the ranks before q (r's receive order, without r). */
+static int64_t place_in(const sl_array *from, const sl_array *to, const int64_t *ofa, const int64_t *ofb, int r, int q)
+{
+  int64_t at = 0, cnt;
+  if (block_shaped(from, to, ofa, ofb, r)) return recv_piece(from, to, ofa, ofb, r, q, &cnt).start;
+  for (int k = 0; k < q; k++)
+    if (k != r) at += recv_count(from, to, ofa, ofb, r, k);
+  return at;
+}
+
+starpu_data_handle_t sl_redist_block(const sl_redist *p) { return p && p->shm && p->block ? p->recv : NULL; }
 
 /* The buffers of the MPI transport (shared memory was not to be had). */
 static int mpi_buffers(sl_redist *p, int64_t ns, int64_t nr)
@@ -149,9 +184,17 @@ int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int 
   if (ok) {
     offsets_of(from, ofa);
     offsets_of(to, ofb);
-    for (int r = 0; r < P; r++)
-      for (int q = 0; q < P; q++)
-        if (q != r) bytes[r] += (size_t)recv_count(from, to, ofa, ofb, r, q) * p->el;
+    for (int r = 0; r < P; r++) {
+      int64_t ld[SL_MAX_DIMS], n = 1;
+      ldims_of(to, r, ld);
+      for (int d = 0; d < to->ndim; d++) n *= ld[d];
+      if (!block_shaped(from, to, ofa, ofb, r)) { /* the pieces back to back, without r's own */
+        n = 0;
+        for (int q = 0; q < P; q++)
+          if (q != r) n += recv_count(from, to, ofa, ofb, r, q);
+      }
+      bytes[r] = (size_t)n * p->el;
+    }
     /* a barrier holds a segment as one handle of at most INT_MAX reals (the comm layer's limit) */
     size_t real = p->el / (sl_dtype_is_complex(p->dt) ? 2 : 1);
     for (int r = 0; r < P; r++) ok = ok && bytes[r] / real <= INT_MAX;
@@ -168,12 +211,10 @@ int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int 
       starpu_vector_data_register(&p->recv, STARPU_MAIN_RAM, (uintptr_t)comm_shm_base(shm, me), (uint32_t)(bytes[me] / p->el), p->el);
       p->fence[p->nfence++] = p->recv;
     }
-    /* this rank's piece in r's segment: after the pieces of the ranks before it (r's receive order) */
+    p->block = block_shaped(from, to, ofa, ofb, me);
     for (int r = 0; r < P; r++) {
       if (r == me || p->scount[r] == 0) continue;
-      int64_t at = 0;
-      for (int q = 0; q < me; q++)
-        if (q != r) at += recv_count(from, to, ofa, ofb, r, q);
+      int64_t at = place_in(from, to, ofa, ofb, r, me);
       starpu_vector_data_register(&p->peer[r], STARPU_MAIN_RAM, (uintptr_t)((char *)comm_shm_base(shm, r) + (size_t)at * p->el),
                                   (uint32_t)p->scount[r], p->el);
       p->fence[p->nfence++] = p->peer[r];
@@ -286,10 +327,12 @@ static int submit_shared(sl_redist *p, int ns, const starpu_data_handle_t *hs, i
   }
   if (rc == SL_SUCCESS) rc = keep_own(p, ns, hs, nd, hd);
   if (rc == SL_SUCCESS) rc = comm_barrier(comm_world(), p->dt, p->nfence, p->fence);
+  if (p->block && nd == 1 && hd[0] == p->recv) return rc; /* the destination is the segment: every piece is in place */
   for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
     const rowcopy *c = &p->unpack[r];
     if (r == p->me || c->rows * c->len == 0) continue;
-    rc = codelet_rows_submit(nd, hd, STARPU_RW, 1, &p->recv, p->el, c->rows, c->len, p->rdispl[r], c->len, c->start, c->stride);
+    rc = p->block ? codelet_rows_submit(nd, hd, STARPU_RW, 1, &p->recv, p->el, c->rows, c->len, c->start, c->stride, c->start, c->stride)
+                  : codelet_rows_submit(nd, hd, STARPU_RW, 1, &p->recv, p->el, c->rows, c->len, p->rdispl[r], c->len, c->start, c->stride);
   }
   return rc;
 }

@@ -300,6 +300,9 @@ int sl_redist_create(sl_redist **out, const sl_array *from, const sl_array *to, 
  *  segments of shared memory that the other ranks' packs write straight into (p may be NULL where rc fails).
  *  For plans applied many times (operators); a plan that is not shared keeps MPI. */
 int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int rc);
+/** The shared segment laid out as this rank's destination block (every piece lands at its place), or NULL: a
+ *  caller that makes it the destination (nd = 1, this handle) saves the unpacks. The plan owns it. */
+starpu_data_handle_t sl_redist_block(const sl_redist *p);
 /** Collective. Submits the tasks moving the source (its local block as ns handles) to the destination (nd
  *  handles); every element of the destination is written. */
 int sl_redist_submit(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd, const starpu_data_handle_t *hd);

@@ -32,6 +32,7 @@ typedef struct {
   starpu_data_handle_t xr, wa, wb;
   starpu_data_handle_t scr;   /* the chunked transforms' packing space, for chunks that are not back to back */
   sl_redist *ab, *ba;
+  int wb_shared;              /* wb is ab's shared segment (sl_redist_block), owned by ab */
 } fft_t;
 
 static void fft_free(void *p)
@@ -39,11 +40,11 @@ static void fft_free(void *p)
   fft_t *f = p;
   sl_array_destroy(&f->la);
   sl_array_destroy(&f->lb);
-  sl_redist_destroy(f->ab);
-  sl_redist_destroy(f->ba);
   if (f->xr) starpu_data_unregister(f->xr);
   if (f->wa) starpu_data_unregister(f->wa);
-  if (f->wb) starpu_data_unregister(f->wb);
+  if (f->wb && !f->wb_shared) starpu_data_unregister(f->wb);
+  sl_redist_destroy(f->ab);
+  sl_redist_destroy(f->ba);
   if (f->scr) starpu_data_unregister(f->scr);
   free(f);
 }
@@ -344,6 +345,14 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
   if (f->b >= 0 && sl_ctx.size > 1) { /* every rank, whatever its rc */
     rc = sl_redist_share(f->ab, f->la, f->lb, rc);
     rc = sl_redist_share(f->ba, f->lb, f->la, rc);
+  }
+  /* the move to layout B lands each piece in place in a segment laid out as the B block: that segment is the
+   * work buffer there, and the move needs no unpack */
+  starpu_data_handle_t blk = rc == SL_SUCCESS ? sl_redist_block(f->ab) : NULL;
+  if (blk && f->wb) {
+    starpu_data_unregister_submit(f->wb);
+    f->wb = blk;
+    f->wb_shared = 1;
   }
   /* the domain is laid out like `like` (without ghosts); the range is the last complex layout */
   sl_array *dom = NULL;
