@@ -320,13 +320,17 @@ static int keep_own(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd
 static int submit_shared(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd, const starpu_data_handle_t *hd)
 {
   int rc = comm_barrier(comm_world(), p->dt, p->nfence, p->fence);
+  if (rc != SL_SUCCESS) return rc;
   for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
     const rowcopy *c = &p->pack[r];
     if (!p->peer[r]) continue;
     rc = codelet_rows_submit(1, &p->peer[r], STARPU_W, ns, hs, p->el, c->rows, c->len, c->start, c->stride, 0, c->len);
   }
   if (rc == SL_SUCCESS) rc = keep_own(p, ns, hs, nd, hd);
-  if (rc == SL_SUCCESS) rc = comm_barrier(comm_world(), p->dt, p->nfence, p->fence);
+  /* the second barrier whatever happened since the first: the other ranks wait for it */
+  int brc = comm_barrier(comm_world(), p->dt, p->nfence, p->fence);
+  if (rc == SL_SUCCESS) rc = brc;
+  if (rc != SL_SUCCESS) return rc;
   if (p->block && nd == 1 && hd[0] == p->recv) return rc; /* the destination is the segment: every piece is in place */
   for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
     const rowcopy *c = &p->unpack[r];
