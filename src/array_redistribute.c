@@ -2,7 +2,8 @@
  * all-to-all. Rank q's block of the source restricted to rank r's range along b is one strided row copy out
  * of q's block (rows before b, each a run of r's planes), and lands in r's block as one strided row copy
  * (rows before a, each a run of q's planes). The piece a rank keeps for itself goes from block to block in
- * one copy. The plan (counts, copies, buffers) is made once and reused by every application. Two transports:
+ * one copy. The plan (counts, copies) is made once and reused by every application, its buffers on the first
+ * application. Two transports:
  *   shared memory (every rank on one node, host MPI: comm_shm.c): each rank's receive buffer is a segment
  *     the others map; a barrier (every rank's earlier reads of its segment are over), pack tasks that copy
  *     each piece straight into the receiver's segment (on the rank's workers, in parallel), a barrier (every
@@ -46,6 +47,8 @@ struct sl_redist {
   rowcopy *pack, *unpack;  /* per destination / per source rank */
   int64_t *sdirect, *rdirect; /* the pieces' places in a one-handle source / destination, when all are runs */
   starpu_data_handle_t send, recv, self;
+  int64_t nsend, nrecv;        /* MPI: the send and receive buffers' elements, made on the first application */
+  int buffered;
   comm_shm *shm;               /* the receive buffers in shared memory, or NULL (MPI) */
   starpu_data_handle_t *peer;  /* shared memory: per destination rank, this rank's piece's place in its segment */
   int block;                   /* shared memory: this rank's segment is laid out as its destination block (every
@@ -153,14 +156,15 @@ static int64_t place_in(const sl_array *from, const sl_array *to, const int64_t 
 
 starpu_data_handle_t sl_redist_block(const sl_redist *p) { return p && p->shm && p->block ? p->recv : NULL; }
 
-/* The buffers of the MPI transport (shared memory was not to be had). */
-static int mpi_buffers(sl_redist *p, int64_t ns, int64_t nr)
+/* The buffers of the MPI transport, on its first application (a plan that takes shared memory never has them). */
+static int mpi_buffers(sl_redist *p)
 {
   const double zero[2] = {0, 0};
   int rc = SL_SUCCESS;
+  p->buffered = 1;
   /* packs and the all-to-all write these in parts: they hold values from the start */
-  p->send = sl_buffer(ns, p->el);
-  p->recv = sl_buffer(nr, p->el);
+  p->send = sl_buffer(p->nsend, p->el);
+  p->recv = sl_buffer(p->nrecv, p->el);
   if (p->send) rc = codelet_vec_submit(SL_VEC_FILL, p->dt, p->send, NULL, NULL, zero, zero);
   if (rc == SL_SUCCESS && p->recv) rc = codelet_vec_submit(SL_VEC_FILL, p->dt, p->recv, NULL, NULL, zero, zero);
   return rc;
@@ -204,9 +208,6 @@ int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int 
   int got = comm_shm_create(ok ? SL_SUCCESS : SL_E_NOMEM, ok ? bytes : NULL, &shm);
   if (got == SL_SUCCESS && shm) {
     p->shm = shm;
-    if (p->send) starpu_data_unregister_submit(p->send);
-    if (p->recv) starpu_data_unregister_submit(p->recv);
-    p->send = p->recv = NULL;
     if (bytes[me] > 0) {
       starpu_vector_data_register(&p->recv, STARPU_MAIN_RAM, (uintptr_t)comm_shm_base(shm, me), (uint32_t)(bytes[me] / p->el), p->el);
       p->fence[p->nfence++] = p->recv;
@@ -256,10 +257,8 @@ int sl_redist_create(sl_redist **out, const sl_array *from, const sl_array *to, 
     free(ofa), free(ofb), sl_redist_destroy(p);
     return sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   }
-  for (int r = 1; r < P; r++) {
-    ofa[r] = ofa[r - 1] + from->counts[r - 1];
-    ofb[r] = ofb[r - 1] + to->counts[r - 1];
-  }
+  offsets_of(from, ofa);
+  offsets_of(to, ofb);
   for (int r = 0; r < P; r++) {
     int64_t cs, cr;
     /* to r: my source block within r's range along b; from r: r's source block within my destination
@@ -291,11 +290,7 @@ int sl_redist_create(sl_redist **out, const sl_array *from, const sl_array *to, 
   if (rruns && (p->rdirect = calloc((size_t)P, sizeof(int64_t))))
     for (int r = 0; r < P; r++) p->rdirect[r] = r == me || p->rcount[r] == 0 ? 0 : p->unpack[r].start;
   p->self = sl_buffer(nself, p->el);
-  int rc = mpi_buffers(p, ns, nr); /* the MPI transport's (sl_redist_share may swap them for shared memory) */
-  if (rc != SL_SUCCESS) {
-    sl_redist_destroy(p);
-    return rc;
-  }
+  p->nsend = ns, p->nrecv = nr;
   *out = p;
   return SL_SUCCESS;
 }
@@ -335,8 +330,9 @@ static int submit_shared(sl_redist *p, int ns, const starpu_data_handle_t *hs, i
   for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
     const rowcopy *c = &p->unpack[r];
     if (r == p->me || c->rows * c->len == 0) continue;
-    rc = p->block ? codelet_rows_submit(nd, hd, STARPU_RW, 1, &p->recv, p->el, c->rows, c->len, c->start, c->stride, c->start, c->stride)
-                  : codelet_rows_submit(nd, hd, STARPU_RW, 1, &p->recv, p->el, c->rows, c->len, p->rdispl[r], c->len, c->start, c->stride);
+    /* a block-shaped segment holds the piece as the destination does, else as one run */
+    int64_t at = p->block ? c->start : p->rdispl[r], stride = p->block ? c->stride : c->len;
+    rc = codelet_rows_submit(nd, hd, STARPU_RW, 1, &p->recv, p->el, c->rows, c->len, at, stride, c->start, c->stride);
   }
   return rc;
 }
@@ -347,7 +343,7 @@ int sl_redist_submit(sl_redist *p, int ns, const starpu_data_handle_t *hs, int n
   /* the all-to-all reads a one-handle source (writes a one-handle destination) in place when every piece there is
    * a run; else the pieces go through the send (receive) buffer */
   int sdirect = p->sdirect && ns == 1, rdirect = p->rdirect && nd == 1;
-  int rc = SL_SUCCESS;
+  int rc = p->buffered ? SL_SUCCESS : mpi_buffers(p);
   for (int r = 0; r < p->P && rc == SL_SUCCESS && !sdirect; r++) {
     const rowcopy *c = &p->pack[r];
     if (r == p->me || c->rows * c->len == 0) continue;

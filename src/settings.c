@@ -103,9 +103,10 @@ int sl_settings_read(const sl_options *o)
   SL_TRY(parse_flag("STARLOPS_COMM_STAGE_HOST", &s->comm_stage_host));
   SL_TRY(parse_flag("STARLOPS_COMM_TASKS", &s->comm_tasks));
   SL_TRY(parse_flag("STARLOPS_COMM_GPU_STAGING", &s->comm_gpu_staging));
-  int shm = 1;
-  SL_TRY(parse_flag("STARLOPS_COMM_SHM", &shm));
-  s->comm_no_shm = getenv("STARLOPS_COMM_SHM") && *getenv("STARLOPS_COMM_SHM") && !shm;
+  int shm;
+  SL_TRY(parse_flag("STARLOPS_COMM_SHM", &shm)); /* unset reads as 0 here; the default is on */
+  v = getenv("STARLOPS_COMM_SHM");
+  s->comm_no_shm = v && *v && !shm;
   v = getenv("STARLOPS_COMM_SHM_FAIL_RANK");
   if (v && *v) {
     unsigned long long n;

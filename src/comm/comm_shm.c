@@ -5,18 +5,16 @@
  * created its own; the name is removed once every rank has mapped it, so nothing is left behind and the
  * memory goes when the last rank unmaps it. Creation is collective and agreed: every rank gets the segments
  * or none does (then the caller takes MPI). Destruction is local. */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "comm/comm_coll.h"
 
 struct comm_shm {
-  int P, me;
+  int P;
   void **base;    /* this process's address of each rank's segment (NULL: empty or not mapped) */
   size_t *bytes;
 };
@@ -92,7 +90,7 @@ int comm_shm_create(int rc, const size_t *bytes, comm_shm **out)
   comm_shm *sh = calloc(1, sizeof *sh);
   int ok = rc == SL_SUCCESS && sh, created = 0;
   if (sh) {
-    sh->P = P, sh->me = me;
+    sh->P = P;
     sh->base = calloc((size_t)P, sizeof(void *));
     sh->bytes = calloc((size_t)P, sizeof(size_t));
     ok = ok && sh->base && sh->bytes;

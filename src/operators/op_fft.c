@@ -336,9 +336,8 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
     int64_t most = sl_array_local_size(f->la) > sl_array_local_size(like) ? sl_array_local_size(f->la) : sl_array_local_size(like);
     if (f->lb && sl_array_local_size(f->lb) > most) most = sl_array_local_size(f->lb);
     f->scr = sl_buffer(2 * most + (int64_t)(64 / cel), cel); /* the output part starts at a 64-byte boundary */
-    /* buffers written in parts (unpacks, in-place transforms) must hold values from the start */
+    /* buffers written in parts (unpacks, in-place transforms) must hold values from the start (wb below) */
     if (f->wa) rc = codelet_vec_submit(SL_VEC_FILL, ct, f->wa, NULL, NULL, zero, zero);
-    if (rc == SL_SUCCESS && f->wb) rc = codelet_vec_submit(SL_VEC_FILL, ct, f->wb, NULL, NULL, zero, zero);
   }
   if (rc == SL_SUCCESS && f->lb && sl_ctx.size > 1) rc = sl_redist_create(&f->ab, f->la, f->lb, fn);
   if (rc == SL_SUCCESS && f->lb && sl_ctx.size > 1) rc = sl_redist_create(&f->ba, f->lb, f->la, fn);
@@ -349,11 +348,12 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
   /* the move to layout B lands each piece in place in a segment laid out as the B block: that segment is the
    * work buffer there, and the move needs no unpack */
   starpu_data_handle_t blk = rc == SL_SUCCESS ? sl_redist_block(f->ab) : NULL;
-  if (blk && f->wb) {
+  if (blk && f->wb) { /* (a segment starts as zeros) */
     starpu_data_unregister_submit(f->wb);
     f->wb = blk;
     f->wb_shared = 1;
   }
+  if (rc == SL_SUCCESS && f->wb && !f->wb_shared) rc = codelet_vec_submit(SL_VEC_FILL, ct, f->wb, NULL, NULL, zero, zero);
   /* the domain is laid out like `like` (without ghosts); the range is the last complex layout */
   sl_array *dom = NULL;
   sl_dist dd = sl_dist_scatter(a);
