@@ -50,10 +50,11 @@ struct sl_redist {
   int64_t nsend, nrecv;        /* MPI: the send and receive buffers' elements, made on the first application */
   int buffered;
   comm_shm *shm;               /* the receive buffers in shared memory, or NULL (MPI) */
-  starpu_data_handle_t *peer;  /* shared memory: per destination rank, this rank's piece's place in its segment */
+  starpu_data_handle_t *peer;  /* shared memory: per destination rank, this rank's piece's place in its segment
+                                  (peer[me]: the own piece's place, block-shaped segments only) */
   int block;                   /* shared memory: this rank's segment is laid out as its destination block (every
                                   piece it receives is a run there), each piece landing at its place */
-  int nfence;                  /* the handles the barriers hold: recv and the peers' places */
+  int nfence;                  /* the handles the barriers hold: recv and the pieces' places */
   starpu_data_handle_t *fence;
 };
 
@@ -132,13 +133,14 @@ static int64_t recv_count(const sl_array *from, const sl_array *to, const int64_
   return cnt;
 }
 
-/* Whether rank r's segment is laid out as its destination block: every piece it receives is a run there. */
+/* Whether rank r's segment is laid out as its destination block: every piece it receives (its own too) is a run
+ * there. */
 static int block_shaped(const sl_array *from, const sl_array *to, const int64_t *ofa, const int64_t *ofb, int r)
 {
   for (int q = 0; q < sl_ctx.size; q++) {
     int64_t cnt;
     rowcopy c = recv_piece(from, to, ofa, ofb, r, q, &cnt);
-    if (q != r && cnt > 0 && !is_run(&c)) return 0;
+    if (cnt > 0 && !is_run(&c)) return 0;
   }
   return 1;
 }
@@ -177,12 +179,12 @@ int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int 
   /* every rank's receive total (the same array on every rank): the segments' sizes */
   size_t *bytes = NULL;
   int64_t *ofa = NULL, *ofb = NULL;
-  if (rc == SL_SUCCESS && P <= COMM_BARRIER_MAXBUF) {
+  if (rc == SL_SUCCESS && P < COMM_BARRIER_MAXBUF) { /* the barriers hold up to P + 1 handles */
     bytes = calloc((size_t)P, sizeof(size_t));
     ofa = calloc((size_t)P, sizeof(int64_t));
     ofb = calloc((size_t)P, sizeof(int64_t));
     p->peer = calloc((size_t)P, sizeof(starpu_data_handle_t));
-    p->fence = calloc((size_t)P, sizeof(starpu_data_handle_t));
+    p->fence = calloc((size_t)P + 1, sizeof(starpu_data_handle_t));
   }
   int ok = bytes && ofa && ofb && p->peer && p->fence;
   if (ok) {
@@ -213,11 +215,15 @@ int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int 
       p->fence[p->nfence++] = p->recv;
     }
     p->block = block_shaped(from, to, ofa, ofb, me);
+    /* a block-shaped segment also gets a handle over this rank's own piece's place (peer[me]): when the segment is
+     * the destination, the own piece is packed there like the others, between the barriers, so that a copy of
+     * the segment made elsewhere (a GPU) never goes back over the pieces the peers wrote */
     for (int r = 0; r < P; r++) {
-      if (r == me || p->scount[r] == 0) continue;
+      int64_t cnt = r == me ? p->pack[me].rows * p->pack[me].len : p->scount[r]; /* (scount leaves out the own piece) */
+      if ((r == me && !p->block) || cnt == 0) continue;
       int64_t at = place_in(from, to, ofa, ofb, r, me);
       starpu_vector_data_register(&p->peer[r], STARPU_MAIN_RAM, (uintptr_t)((char *)comm_shm_base(shm, r) + (size_t)at * p->el),
-                                  (uint32_t)p->scount[r], p->el);
+                                  (uint32_t)cnt, p->el);
       p->fence[p->nfence++] = p->peer[r];
     }
   }
@@ -314,19 +320,21 @@ static int keep_own(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd
 /* Shared memory: the pieces go straight into the receivers' segments between two barriers. */
 static int submit_shared(sl_redist *p, int ns, const starpu_data_handle_t *hs, int nd, const starpu_data_handle_t *hd)
 {
+  /* the destination is the segment: every piece, this rank's own too, is written in place */
+  const int in_place = p->block && nd == 1 && hd[0] == p->recv;
   int rc = comm_barrier(comm_world(), p->dt, p->nfence, p->fence);
   if (rc != SL_SUCCESS) return rc;
   for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
     const rowcopy *c = &p->pack[r];
-    if (!p->peer[r]) continue;
+    if (!p->peer[r] || (r == p->me && !in_place)) continue;
     rc = codelet_rows_submit(1, &p->peer[r], STARPU_W, ns, hs, p->el, c->rows, c->len, c->start, c->stride, 0, c->len);
   }
-  if (rc == SL_SUCCESS) rc = keep_own(p, ns, hs, nd, hd);
+  if (rc == SL_SUCCESS && !in_place) rc = keep_own(p, ns, hs, nd, hd);
   /* the second barrier whatever happened since the first: the other ranks wait for it */
   int brc = comm_barrier(comm_world(), p->dt, p->nfence, p->fence);
   if (rc == SL_SUCCESS) rc = brc;
   if (rc != SL_SUCCESS) return rc;
-  if (p->block && nd == 1 && hd[0] == p->recv) return rc; /* the destination is the segment: every piece is in place */
+  if (in_place) return rc;
   for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
     const rowcopy *c = &p->unpack[r];
     if (r == p->me || c->rows * c->len == 0) continue;
