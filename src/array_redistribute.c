@@ -9,7 +9,8 @@
  *     each piece straight into the receiver's segment (on the rank's workers, in parallel), a barrier (every
  *     piece has landed), unpack tasks. One copy on each side and no MPI transfer. A rank whose pieces are all
  *     runs of its block has its segment laid out as the block (each piece at its place), and a caller that
- *     makes that segment the destination (sl_redist_block: the FFT's work buffer) skips the unpacks;
+ *     makes that segment the destination (sl_redist_block: the FFT's work buffer) skips the unpacks, the rank's
+ *     own piece then packed into its own segment between the barriers like the others;
  *   MPI (otherwise, or STARLOPS_COMM_SHM=0): pack tasks, one comm_alltoallv, unpack tasks. A side whose
  *     pieces are all runs of one handle (the source of a move to an earlier axis, the destination of a move
  *     to a later one) skips its copies: the all-to-all reads or writes the block in place.
