@@ -58,11 +58,17 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
         for (int64_t w0 = 0; w0 < d->nw0; w0++) {                                                                   \
           __typeof__(X) xc = X + (j0 * d->nop1 + j1) * cols + (b * d->nw0 + w0) * d->nw1 * C;                       \
           const int64_t mo = a * ma + w0 * mw0 + j0 * mj0 + b * mb + j1 * mj1;                                      \
-          for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                                   \
-            for (int64_t c = 0; c < C; c++) {                                                                       \
-              if (back) ((__typeof__(X))(model))[mo + w1 * mw1 + c] = xc[w1 * C + c];                               \
-              else xc[w1 * C + c] = (model)[mo + w1 * mw1 + c];                                                     \
+          if (C == 1) /* (one element per sample: the loop along w1 innermost) */                                   \
+            for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                               \
+              if (back) ((__typeof__(X))(model))[mo + w1 * mw1] = xc[w1];                                           \
+              else xc[w1] = (model)[mo + w1 * mw1];                                                                 \
             }                                                                                                       \
+          else                                                                                                      \
+            for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                                 \
+              for (int64_t c = 0; c < C; c++) {                                                                     \
+                if (back) ((__typeof__(X))(model))[mo + w1 * mw1 + c] = xc[w1 * C + c];                             \
+                else xc[w1 * C + c] = (model)[mo + w1 * mw1 + c];                                                   \
+              }                                                                                                     \
         }
 
 /* Window w0 of the buffer along the first patch axis (windows along one axis): its global index W, its first
@@ -197,12 +203,16 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
             const T *tq = t1 + q1;                                                                                  \
             const int64_t o = a * da + r * dr0 + b * db + q1 * dr1, so = d->s1 * dr1;                               \
             if (!adjoint) {                                                                                         \
-              if (inside)                                                                                           \
+              if (inside && C == 1)                                                                                 \
+                for (int64_t w1 = 0; w1 < d->nw1; w1++) y[o + w1 * so] += tr * tq[w1 * d->nwin1] * yq[w1];          \
+              else if (inside)                                                                                      \
                 for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                           \
                   const T tw = tr * tq[w1 * d->nwin1];                                                              \
                   for (int64_t c = 0; c < C; c++) y[o + w1 * so + c] += tw * yq[w1 * C + c];                        \
                 }                                                                                                   \
-            } else if (inside) { /* x is the data, Y the tapered patches here */                                    \
+            } else if (inside && C == 1) { /* x is the data, Y the tapered patches here */                          \
+              for (int64_t w1 = 0; w1 < d->nw1; w1++) yq[w1] = tr * tq[w1 * d->nwin1] * x[o + w1 * so];             \
+            } else if (inside) {                                                                                    \
               for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                             \
                 const T tw = tr * tq[w1 * d->nwin1];                                                                \
                 for (int64_t c = 0; c < C; c++) yq[w1 * C + c] = tw * x[o + w1 * so + c];                           \
