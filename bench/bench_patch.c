@@ -5,7 +5,10 @@
  * columns of one (nwin^2 x nwin^2) x (nwin^2 x patches) product, CBLAS on the CPUs (one thread per call, as
  * starlops sets OpenBLAS unless OPENBLAS_NUM_THREADS is given) or cuBLAS with CUDA workers. The ratio says how far the per-patch kernel is from a
  * batched product's rate.
- *   mpirun -n P bench_patch [--traces t] [--sizes n1,n2,...] [--nwin w1,w2,...] [--reps R]
+ * --windows: M = NULL, the patches themselves (the operator any per-patch operator composes with: taper and add,
+ * or cut out), in GB/s (the model and the data read or written once per way) beside a copy of the same bytes in
+ * the same run (one thread's memcpy per rank on the CPUs, a device-to-device copy on the GPU).
+ *   mpirun -n P bench_patch [--traces t] [--sizes n1,n2,...] [--nwin w1,w2,...] [--reps R] [--windows]
  * Time: median of R after a warm-up, slowest rank. */
 #include <cblas.h>
 #include <math.h>
@@ -46,14 +49,15 @@ static double gemm_time(int gpu, int64_t m, int64_t k, int64_t n, int reps)
 int main(int argc, char **argv)
 {
   int64_t traces = 16, sizes[8] = {256}, wins[8] = {8, 16};
-  int nsizes = 1, nwl = 2, reps = 5;
+  int nsizes = 1, nwl = 2, reps = 5, windows = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--traces") && i + 1 < argc) traces = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsizes = bench_parse_list(argv[++i], sizes, 8);
     else if (!strcmp(argv[i], "--nwin") && i + 1 < argc) nwl = bench_parse_list(argv[++i], wins, 8);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--windows")) windows = 1;
     else {
-      printf("usage: bench_patch [--traces t] [--sizes n1,...] [--nwin w1,...] [--reps R]\n");
+      printf("usage: bench_patch [--traces t] [--sizes n1,...] [--nwin w1,...] [--reps R] [--windows]\n");
       return 2;
     }
   }
@@ -63,8 +67,14 @@ int main(int argc, char **argv)
   if (sl_rank() == 0) {
     printf("# bench_patch: %d ranks, %d CPU + %d CUDA workers on rank 0, float64, %lld traces, forward + adjoint, median of %d\n",
            sl_size(), sl_ncpu_workers(), sl_ncuda_workers(), (long long)traces, reps);
-    printf("# ceiling: %s GEMM of the same shape (every patch of a rank as a column), GFLOP/s\n", gpu ? "cuBLAS" : "CBLAS");
-    printf("| n | nwin | patches | time (ms) | GFLOP/s | ceiling GFLOP/s | ratio |\n|---|---|---|---|---|---|---|\n");
+    if (windows) {
+      printf("# the patches themselves (M = NULL); ceiling: %s of the same bytes, GB/s\n",
+             gpu ? "device-to-device copy" : "memcpy, one thread per rank,");
+      printf("| n | nwin | patches | time (ms) | GB/s | ceiling GB/s | ratio |\n|---|---|---|---|---|---|---|\n");
+    } else {
+      printf("# ceiling: %s GEMM of the same shape (every patch of a rank as a column), GFLOP/s\n", gpu ? "cuBLAS" : "CBLAS");
+      printf("| n | nwin | patches | time (ms) | GFLOP/s | ceiling GFLOP/s | ratio |\n|---|---|---|---|---|---|---|\n");
+    }
   }
   for (int s = 0; s < nsizes; s++)
     for (int w = 0; w < nwl; w++) {
@@ -76,13 +86,31 @@ int main(int argc, char **argv)
       sl_op *op = NULL;
       int axes[2] = {1, 2};
       if (sl_array_create(&d, 3, dims, SL_FLOAT64, NULL) ||
-          sl_op_patch2d_dense(&op, d, axes, M, nwin, nwin, nwin, nover, nwin, nover, SL_TAPER_HANNING) ||
+          sl_op_patch2d_dense(&op, d, axes, windows ? NULL : M, nwin, nwin, nwin, nover, nwin, nover, SL_TAPER_HANNING) ||
           sl_op_create_domain(op, &x) || sl_op_create_range(op, &y)) {
         fprintf(stderr, "bench_patch: %s\n", sl_last_error());
         return 1;
       }
       sl_array_fill_random(x, 3);
       double tt = bench_time_fwd_adj(op, x, y, reps);
+      if (windows) { /* the model and the data once per way, against a copy of the rank's same bytes */
+        int64_t mine = sl_array_local_size(x) + sl_array_local_size(y);
+        double bytes = 2.0 * 8.0 * (double)(sl_array_global_size(x) + sl_array_global_size(y)), tc = NAN;
+#ifdef SL_HAVE_CUDA
+        if (gpu) tc = bench_slowest(bench_time_d2d((size_t)mine * 8, 1, reps));
+#endif
+        if (!gpu) tc = bench_slowest(bench_time_memcpy((size_t)mine * 8, reps));
+        double ceil = 2.0 * 8.0 * (double)mine / tc * 1e-9 * sl_size(), gb = bytes / tt * 1e-9;
+        if (sl_rank() == 0)
+          printf("| %lld | %lld | %lld | %.3f | %.1f | %.1f | %.2f |\n", (long long)n, (long long)nwin, (long long)(traces * nw * nw),
+                 tt * 1e3, gb, ceil, gb / ceil);
+        sl_op_destroy(&op);
+        sl_array_destroy(&d);
+        sl_array_destroy(&x);
+        sl_array_destroy(&y);
+        free(M);
+        continue;
+      }
       double flops = 2.0 * 2.0 * (double)(traces * nw * nw) * (double)(q * q);
       int64_t mine = sl_array_local_dims(d)[0] * nw * nw;
       double tg = bench_slowest(mine > 0 ? gemm_time(gpu, q, q, mine, reps) : 0);
