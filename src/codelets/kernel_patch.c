@@ -161,25 +161,37 @@ GEMM_CPLX(cblas_zgemm, double complex, cdouble, conj)
     if (YW != work) free(YW);                                                                                       \
     return 0;                                                                                                       \
   }                                                                                                                 \
-  if (ident) { /* the model holds the patches: one pass in the model's order (a, w0, q0, b, w1, q1, c) */           \
+  if (ident) { /* the model holds the patches: one pass in the model's order (a, w0, q0, b, w1, q1, c), a patch */  \
+    /* row's samples (q1, c) one run in the model and in the data */                                               \
     for (int64_t a = a0; a < a1; a++)                                                                              \
       for (int64_t w0 = 0; w0 < d->nw0; w0++)                                                                       \
         for (int64_t q0 = 0; q0 < d->nwin0; q0++) {                                                                 \
           const int64_t W = d->p0 + w0, r = W * d->s0 - d->r0 + q0; /* global patch, buffer row */                  \
           const int inside = W >= 0 && W < d->nwtot && r >= 0 && r < d->n0;                                         \
+          const T tr = inside ? t0[W * d->nwin0 + q0] : 0;                                                          \
           for (int64_t b = 0; b < d->B; b++)                                                                        \
-            for (int64_t w1 = 0; w1 < d->nw1; w1++)                                                                 \
-              for (int64_t q1 = 0; q1 < d->nwin1; q1++) {                                                           \
-                const int64_t mo = a * ma + w0 * mw0 + q0 * mj0 + b * mb + w1 * mw1 + q1 * mj1;                     \
-                const int64_t o = a * da + r * dr0 + b * db + (w1 * d->s1 + q1) * dr1;                              \
-                const T tw = inside ? t0[W * d->nwin0 + q0] * t1[w1 * d->nwin1 + q1] : 0;                           \
-                if (!adjoint) {                                                                                     \
-                  if (inside)                                                                                       \
-                    for (int64_t c = 0; c < C; c++) y[o + c] += tw * x[mo + c];                                     \
-                } else {                                                                                            \
-                  for (int64_t c = 0; c < C; c++) y[mo + c] = inside ? tw * x[o + c] : 0;                           \
+            for (int64_t w1 = 0; w1 < d->nw1; w1++) {                                                               \
+              const int64_t mo = a * ma + w0 * mw0 + q0 * mj0 + b * mb + w1 * mw1;                                  \
+              const int64_t o = a * da + r * dr0 + b * db + w1 * d->s1 * dr1;                                      \
+              const T *tq = t1 + w1 * d->nwin1;                                                                     \
+              if (!adjoint && !inside) continue;                                                                    \
+              if (adjoint && !inside) {                                                                             \
+                for (int64_t k = 0; k < d->nwin1 * C; k++) y[mo + k] = 0;                                           \
+              } else if (C == 1) {                                                                                  \
+                if (!adjoint)                                                                                       \
+                  for (int64_t q1 = 0; q1 < d->nwin1; q1++) y[o + q1] += tr * tq[q1] * x[mo + q1];                  \
+                else                                                                                                \
+                  for (int64_t q1 = 0; q1 < d->nwin1; q1++) y[mo + q1] = tr * tq[q1] * x[o + q1];                   \
+              } else {                                                                                              \
+                for (int64_t q1 = 0; q1 < d->nwin1; q1++) {                                                         \
+                  const T tw = tr * tq[q1];                                                                         \
+                  if (!adjoint)                                                                                     \
+                    for (int64_t c = 0; c < C; c++) y[o + q1 * C + c] += tw * x[mo + q1 * C + c];                   \
+                  else                                                                                              \
+                    for (int64_t c = 0; c < C; c++) y[mo + q1 * C + c] = tw * x[o + q1 * C + c];                    \
                 }                                                                                                   \
               }                                                                                                     \
+            }                                                                                                       \
         }                                                                                                           \
     return 0;                                                                                                       \
   }                                                                                                                 \
