@@ -93,31 +93,28 @@ int main(int argc, char **argv)
       }
       sl_array_fill_random(x, 3);
       double tt = bench_time_fwd_adj(op, x, y, reps);
-      if (windows) { /* the model and the data once per way, against a copy of the rank's same bytes */
+      /* the rate (GB/s with M = NULL: the model and the data once per way; else GFLOP/s) and its ceiling: a copy of
+       * the rank's same bytes, or the GEMM of the same shape */
+      double rate, ceil;
+      if (windows) {
         int64_t mine = sl_array_local_size(x) + sl_array_local_size(y);
-        double bytes = 2.0 * 8.0 * (double)(sl_array_global_size(x) + sl_array_global_size(y)), tc = NAN;
+        double tc = NAN;
 #ifdef SL_HAVE_CUDA
         if (gpu) tc = bench_slowest(bench_time_d2d((size_t)mine * 8, 1, reps));
 #endif
         if (!gpu) tc = bench_slowest(bench_time_memcpy((size_t)mine * 8, reps));
-        double ceil = 2.0 * 8.0 * (double)mine / tc * 1e-9 * sl_size(), gb = bytes / tt * 1e-9;
-        if (sl_rank() == 0)
-          printf("| %lld | %lld | %lld | %.3f | %.1f | %.1f | %.2f |\n", (long long)n, (long long)nwin, (long long)(traces * nw * nw),
-                 tt * 1e3, gb, ceil, gb / ceil);
-        sl_op_destroy(&op);
-        sl_array_destroy(&d);
-        sl_array_destroy(&x);
-        sl_array_destroy(&y);
-        free(M);
-        continue;
+        ceil = 2.0 * 8.0 * (double)mine / tc * 1e-9 * sl_size();
+        rate = 2.0 * 8.0 * (double)(sl_array_global_size(x) + sl_array_global_size(y)) / tt * 1e-9;
+      } else {
+        double flops = 2.0 * 2.0 * (double)(traces * nw * nw) * (double)(q * q);
+        int64_t mine = sl_array_local_dims(d)[0] * nw * nw;
+        double tg = bench_slowest(mine > 0 ? gemm_time(gpu, q, q, mine, reps) : 0);
+        ceil = flops / tg * 1e-9;
+        rate = flops / tt * 1e-9;
       }
-      double flops = 2.0 * 2.0 * (double)(traces * nw * nw) * (double)(q * q);
-      int64_t mine = sl_array_local_dims(d)[0] * nw * nw;
-      double tg = bench_slowest(mine > 0 ? gemm_time(gpu, q, q, mine, reps) : 0);
-      double ceil = 2.0 * 2.0 * (double)(traces * nw * nw) * (double)(q * q) / tg * 1e-9, gf = flops / tt * 1e-9;
       if (sl_rank() == 0)
         printf("| %lld | %lld | %lld | %.3f | %.1f | %.1f | %.2f |\n", (long long)n, (long long)nwin, (long long)(traces * nw * nw),
-               tt * 1e3, gf, ceil, gf / ceil);
+               tt * 1e3, rate, ceil, rate / ceil);
       sl_op_destroy(&op);
       sl_array_destroy(&d);
       sl_array_destroy(&x);
