@@ -225,6 +225,11 @@ if want patchbench; then
     bench-patch-gpu-image.log mpirun -n 1 --bind-to none "$B/build/bench/bench_patch" --traces 1 --sizes 4096 --nwin 8,16
   STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_patch, 8 ranks x 1 CPU core" bench-patch-cpu8.log \
     mpirun -n 8 --bind-to none "$B/build/bench/bench_patch" --traces 16 --sizes 256 --nwin 8,16
+  # the patches themselves (M = NULL) against a copy of the same bytes
+  STEP_TIMEOUT=120 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_patch --windows on the GPU" \
+    bench-patch-windows-gpu.log mpirun -n 1 --bind-to none "$B/build/bench/bench_patch" --traces 64 --sizes 512 --nwin 8,16 --windows
+  STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_patch --windows, 8 ranks x 1 CPU core" bench-patch-windows-cpu8.log \
+    mpirun -n 8 --bind-to none "$B/build/bench/bench_patch" --traces 16 --sizes 256 --nwin 8,16 --windows
 fi
 # ---- Sliding1D's windows themselves (M = NULL, what any per-window operator composes with) against a copy ----
 if want windowsbench; then
