@@ -147,11 +147,13 @@ static int block_shaped(const sl_array *from, const sl_array *to, const int64_t 
 }
 
 /* Where rank q's piece lands in rank r's segment (elements): its place in r's block when the segment is laid
- * out as the block, else after the pieces of the ranks before q (r's receive order, without r). */
-static int64_t place_in(const sl_array *from, const sl_array *to, const int64_t *ofa, const int64_t *ofb, int r, int q)
+ * out as the block (shaped: block_shaped for r), else after the pieces of the ranks before q (r's receive order,
+ * without r). */
+static int64_t place_in(const sl_array *from, const sl_array *to, const int64_t *ofa, const int64_t *ofb, int r, int q,
+                        int shaped)
 {
   int64_t at = 0, cnt;
-  if (block_shaped(from, to, ofa, ofb, r)) return recv_piece(from, to, ofa, ofb, r, q, &cnt).start;
+  if (shaped) return recv_piece(from, to, ofa, ofb, r, q, &cnt).start;
   for (int k = 0; k < q; k++)
     if (k != r) at += recv_count(from, to, ofa, ofb, r, k);
   return at;
@@ -180,14 +182,16 @@ int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int 
   /* every rank's receive total (the same array on every rank): the segments' sizes */
   size_t *bytes = NULL;
   int64_t *ofa = NULL, *ofb = NULL;
+  int *shaped = NULL; /* per rank, block_shaped */
   if (rc == SL_SUCCESS && P < COMM_BARRIER_MAXBUF) { /* the barriers hold up to P + 1 handles */
     bytes = calloc((size_t)P, sizeof(size_t));
+    shaped = calloc((size_t)P, sizeof(int));
     ofa = calloc((size_t)P, sizeof(int64_t));
     ofb = calloc((size_t)P, sizeof(int64_t));
     p->peer = calloc((size_t)P, sizeof(starpu_data_handle_t));
     p->fence = calloc((size_t)P + 1, sizeof(starpu_data_handle_t));
   }
-  int ok = bytes && ofa && ofb && p->peer && p->fence;
+  int ok = bytes && shaped && ofa && ofb && p->peer && p->fence;
   if (ok) {
     offsets_of(from, ofa);
     offsets_of(to, ofb);
@@ -195,7 +199,8 @@ int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int 
       int64_t ld[SL_MAX_DIMS], n = 1;
       ldims_of(to, r, ld);
       for (int d = 0; d < to->ndim; d++) n *= ld[d];
-      if (!block_shaped(from, to, ofa, ofb, r)) { /* the pieces back to back, without r's own */
+      shaped[r] = block_shaped(from, to, ofa, ofb, r);
+      if (!shaped[r]) { /* the pieces back to back, without r's own */
         n = 0;
         for (int q = 0; q < P; q++)
           if (q != r) n += recv_count(from, to, ofa, ofb, r, q);
@@ -215,20 +220,20 @@ int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int 
       starpu_vector_data_register(&p->recv, STARPU_MAIN_RAM, (uintptr_t)comm_shm_base(shm, me), (uint32_t)(bytes[me] / p->el), p->el);
       p->fence[p->nfence++] = p->recv;
     }
-    p->block = block_shaped(from, to, ofa, ofb, me);
+    p->block = shaped[me];
     /* a block-shaped segment also gets a handle over this rank's own piece's place (peer[me]): when the segment is
      * the destination, the own piece is packed there like the others, between the barriers, so that a copy of
      * the segment made elsewhere (a GPU) never goes back over the pieces the peers wrote */
     for (int r = 0; r < P; r++) {
       int64_t cnt = r == me ? p->pack[me].rows * p->pack[me].len : p->scount[r]; /* (scount leaves out the own piece) */
       if ((r == me && !p->block) || cnt == 0) continue;
-      int64_t at = place_in(from, to, ofa, ofb, r, me);
+      int64_t at = place_in(from, to, ofa, ofb, r, me, shaped[r]);
       starpu_vector_data_register(&p->peer[r], STARPU_MAIN_RAM, (uintptr_t)((char *)comm_shm_base(shm, r) + (size_t)at * p->el),
                                   (uint32_t)cnt, p->el);
       p->fence[p->nfence++] = p->peer[r];
     }
   }
-  free(bytes), free(ofa), free(ofb);
+  free(bytes), free(shaped), free(ofa), free(ofb);
   return rc;
 }
 
@@ -334,8 +339,7 @@ static int submit_shared(sl_redist *p, int ns, const starpu_data_handle_t *hs, i
   /* the second barrier whatever happened since the first: the other ranks wait for it */
   int brc = comm_barrier(comm_world(), p->dt, p->nfence, p->fence);
   if (rc == SL_SUCCESS) rc = brc;
-  if (rc != SL_SUCCESS) return rc;
-  if (in_place) return rc;
+  if (rc != SL_SUCCESS || in_place) return rc;
   for (int r = 0; r < p->P && rc == SL_SUCCESS; r++) {
     const rowcopy *c = &p->unpack[r];
     if (r == p->me || c->rows * c->len == 0) continue;

@@ -47,16 +47,19 @@ static int parse_real(const char *name, const char *unit, double min, double max
   return SL_SUCCESS;
 }
 
-/* 0 or 1 (unset: 0). */
-static int parse_flag(const char *name, int *out)
+/* 0 or 1 (unset: dflt). */
+static int parse_flag_or(const char *name, int dflt, int *out)
 {
   const char *v = getenv(name);
-  *out = 0;
+  *out = dflt;
   if (!v || !*v) return SL_SUCCESS;
   if (strcmp(v, "0") && strcmp(v, "1")) return sl_error(SL_E_INVALID, "sl_init: %s must be 0 or 1, not '%s'", name, v);
   *out = v[0] == '1';
   return SL_SUCCESS;
 }
+
+/* 0 or 1 (unset: 0). */
+static int parse_flag(const char *name, int *out) { return parse_flag_or(name, 0, out); }
 
 int sl_settings_read(const sl_options *o)
 {
@@ -104,15 +107,11 @@ int sl_settings_read(const sl_options *o)
   SL_TRY(parse_flag("STARLOPS_COMM_TASKS", &s->comm_tasks));
   SL_TRY(parse_flag("STARLOPS_COMM_GPU_STAGING", &s->comm_gpu_staging));
   int shm;
-  SL_TRY(parse_flag("STARLOPS_COMM_SHM", &shm)); /* unset reads as 0 here; the default is on */
-  v = getenv("STARLOPS_COMM_SHM");
-  s->comm_no_shm = v && *v && !shm;
-  v = getenv("STARLOPS_COMM_SHM_FAIL_RANK");
-  if (v && *v) {
-    unsigned long long n;
-    SL_TRY(parse_count("STARLOPS_COMM_SHM_FAIL_RANK", v, 0, 1 << 20, &n));
-    s->comm_shm_fail_rank = (int)n + 1;
-  }
+  SL_TRY(parse_flag_or("STARLOPS_COMM_SHM", 1, &shm));
+  s->comm_no_shm = !shm;
+  int64_t fail;
+  SL_TRY(parse_whole("STARLOPS_COMM_SHM_FAIL_RANK", -1, 0, 1 << 20, &fail));
+  s->comm_shm_fail_rank = (int)fail + 1;
   v = getenv("STARLOPS_PLACEMENT");
   if (v && *v && strcmp(v, "node") && strcmp(v, "starpu"))
     return sl_error(SL_E_INVALID, "sl_init: STARLOPS_PLACEMENT must be node or starpu, not '%s'", v);
