@@ -177,11 +177,11 @@ int codelet_patch_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data
   return codelet_chunked_submit_work(&cl_patch, a, sizeof *a, tables, scratch, !d->ident || ghost, in, out, flops, "Patch2D");
 }
 
-int64_t codelet_patch_work(const void *dims, int64_t packing)
+int64_t codelet_patch_work(const void *dims, int64_t packing, size_t el)
 {
   int64_t cpu = kernel_patch_work(dims);
 #ifdef SL_HAVE_CUDA
-  int64_t cuda = kernel_cuda_patch_work(dims);
+  int64_t cuda = kernel_cuda_patch_work(dims, el);
   return packing + (cuda > cpu ? cuda : cpu);
 #else
   return packing + cpu;

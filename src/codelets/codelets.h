@@ -140,7 +140,7 @@ void codelet_nsconv_init(void);
 void codelet_patch_init(void);
 /** Submits Patch2D with a dense matrix per patch, or Sliding1D (kernel_patch.h, dims an sl_patch_dims), on a
  *  rank's blocks given as chunks: tables holds M, T0 and T1; scratch a home-less vector of
- *  codelet_patch_work(dims, packing) elements, packing being what the input and output buffers need together
+ *  codelet_patch_work(dims, packing, element size) elements, packing being what the input and output buffers need together
  *  (with a ghost layer, when a side has several chunks); ghost: one of the nin inputs is a ghost layer.
  *  part (NULL: the whole buffers) makes the task one part of an apply: its input starts in_off elements into
  *  the inputs taken back to back, its output out_off elements into the outputs', and with rw it reads the
@@ -152,7 +152,7 @@ typedef struct codelet_patch_part {
 int codelet_patch_submit(sl_dtype dt, int adjoint, const void *dims, starpu_data_handle_t tables, starpu_data_handle_t scratch,
                          int nin, const starpu_data_handle_t *in, int ghost, int nout, const starpu_data_handle_t *out,
                          const codelet_patch_part *part);
-int64_t codelet_patch_work(const void *dims, int64_t packing);
+int64_t codelet_patch_work(const void *dims, int64_t packing, size_t el);
 /** Submits NonStationaryConvolve1D on a rank's block seen as (outer, n, inner), H the n x L filter table,
  *  scratch a home-less vector of twice the block (used when the block has several chunks); nothing when nout
  *  is 0. */

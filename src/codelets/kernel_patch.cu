@@ -224,9 +224,9 @@ template <typename T, typename I> __global__ void patch_cut(sl_patch_dims dd, pr
   }
 }
 
-extern "C" int64_t kernel_cuda_patch_work(const sl_patch_dims *d)
+extern "C" int64_t kernel_cuda_patch_work(const sl_patch_dims *d, size_t el)
 {
-  if (d->ident) return 0;
+  if (d->ident || kernel_cuda_patch_fused_fits(d, el)) return 0;
   return (d->nop0 * d->nop1 + d->nwin0 * d->nwin1) * d->A * d->B * d->nw0 * d->nw1 * d->C;
 }
 
@@ -307,6 +307,7 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
   const int64_t K = d->nop0 * d->nop1, Q = d->nwin0 * d->nwin1, P = d->A * d->B * d->nw0 * d->nw1 * d->C;
   cudaStream_t s = (cudaStream_t)stream;
   cublasHandle_t h = (cublasHandle_t)handle;
+  if (kernel_cuda_patch_fused_fits(d, sl_dtype_size(dt))) return kernel_cuda_patch_fused(dt, adjoint, d, tables, in, out, stream);
   if (P == 0) return cudaSuccess;
   if (cublasSetStream(h, s) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
   size_t el = dt == SL_FLOAT32 ? 4 : (dt == SL_COMPLEX128 ? 16 : 8);

@@ -44,8 +44,8 @@ int sl_windowed_scratch(sl_windowed *c, const char *fn, size_t el)
 {
   /* the packing space (several chunks; the data with its ghost rows and the model with its ghost windows along
    * the distributed axis) and the CUDA version's GEMM work space, for the larger of the two directions */
-  int64_t wf = codelet_patch_work(&c->d, sl_patch_data_size(&c->d) + sl_patch_model_size(&c->d));
-  int64_t wa = codelet_patch_work(&c->da, sl_patch_data_size(&c->da) + sl_patch_model_size(&c->da)), work = wf > wa ? wf : wa;
+  int64_t wf = codelet_patch_work(&c->d, sl_patch_data_size(&c->d) + sl_patch_model_size(&c->d), el);
+  int64_t wa = codelet_patch_work(&c->da, sl_patch_data_size(&c->da) + sl_patch_model_size(&c->da), el), work = wf > wa ? wf : wa;
   if (work > (int64_t)UINT32_MAX || sl_patch_columns(&c->d) > INT_MAX || sl_patch_columns(&c->da) > INT_MAX)
     return sl_error(SL_E_DIMS, "%s: a rank's work space (%lld elements, %lld patch columns) is above 2^32 elements or 2^31 "
                     "columns: use more ranks", fn, (long long)work, (long long)sl_patch_columns(&c->d));

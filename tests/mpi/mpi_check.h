@@ -40,6 +40,8 @@ double mc_tol(sl_dtype dt);
 extern const sl_dtype mc_dtypes[4];
 /** Gathers a to every rank and compares with ref (n elements); returns the number of mismatches. */
 int mc_compare(sl_array *a, const double complex *ref, const char *what);
+/** The same with the tolerance tol (relative, or absolute where the reference is below 1). */
+int mc_compare_tol(sl_array *a, const double complex *ref, const char *what, double tol);
 /** Creates a and sets it to mc_value(dt, g, seed) for every global g (scatter from every rank). */
 sl_array *mc_array(int ndim, const int64_t *dims, sl_dtype dt, const sl_dist *dist, int seed, double complex **global);
 /** The global array gathered on every rank, as double complex (malloc'd; free it). */

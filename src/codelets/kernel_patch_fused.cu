@@ -1,0 +1,337 @@
+/* CUDA Patch2D with a dense matrix per patch in one kernel per way, for patches over the last two axes (B = C = 1)
+ * with M small enough to stay in shared memory (nwin0 nwin1 <= 64, nop0 nop1 <= 64): the same semantics as
+ * kernel_patch.h, without the work space and the passes over it of kernel_patch.cu's gather, GEMM and
+ * overlap-add. A block takes tiles of TP patches side by side along the second patch axis (one outer index a,
+ * one patch row w0), M (its conjugate for the adjoint) loaded once per block for all its tiles, the next
+ * tile's input copied into shared memory (cp.async) while the block adds (stores) this one's results:
+ *   forward: the tile's model coefficients (nop0 runs of np nop1 elements), the TP patches' data (Q x TP)
+ *     computed in registers (each thread a 4 x RP block of it), each value tapered and added into the data with
+ *     an atomic add (the data is zeroed first unless acc; a sample covered by several patches gets their sum in
+ *     no set order, so its last bits may differ from run to run);
+ *   adjoint: the tile's data (nwin0 rows of np runs of nwin1 samples) tapered in place, the model coefficients
+ *     (K x TP) computed the same way and written once.
+ * The products run on the CUDA cores (cuBLAS's DGEMM takes the tensor cores), which at these sizes keep up with
+ * the memory traffic the fusion saves; a bigger M keeps the GEMM path. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kernel_cuda_ops.cuh"
+#include "kernel_patch.h"
+
+#define FUSED_QG 8                          /* threads per block: FUSED_QG row groups x FUSED_PG patch groups */
+#define FUSED_PG 16
+#define FUSED_THREADS (FUSED_QG * FUSED_PG)
+#define FUSED_RQ 8                          /* rows of M per thread: FUSED_QG FUSED_RQ = 64 rows at most */
+#define FUSED_ROWS (FUSED_QG * FUSED_RQ)    /* M's rows (columns, adjoint) padded to this in shared memory */
+
+__device__ static void atomic_add(float *p, float v) { atomicAdd(p, v); }
+__device__ static void atomic_add(double *p, double v) { atomicAdd(p, v); }
+__device__ static void atomic_add(cuFloatComplex *p, cuFloatComplex v)
+{
+  atomicAdd(&p->x, v.x);
+  atomicAdd(&p->y, v.y);
+}
+__device__ static void atomic_add(cuDoubleComplex *p, cuDoubleComplex v)
+{
+  atomicAdd(&p->x, v.x);
+  atomicAdd(&p->y, v.y);
+}
+
+/* Patches per thread along a tile (RP; TP = FUSED_PG RP patches per tile): the most of 4, 3 and 2 that pads the
+ * second axis by no more than a tenth over the least padding of the three (more patches per thread, fewer loads
+ * from shared memory per product). */
+static int fused_rp(const sl_patch_dims *d)
+{
+  int64_t pad[5] = {0}, least = INT64_MAX;
+  for (int rp = 2; rp <= 4; rp++) {
+    const int64_t tp = FUSED_PG * rp;
+    pad[rp] = (d->nw1 + tp - 1) / tp * tp;
+    if (pad[rp] < least) least = pad[rp];
+  }
+  for (int rp = 4; rp > 2; rp--)
+    if ((double)pad[rp] <= 1.1 * (double)least) return rp;
+  return 2;
+}
+
+/* Elements after a tile row's TP patches: 16 bytes, against bank conflicts while the tile is filled, keeping
+ * rows 16-byte aligned for the vector loads. */
+__host__ __device__ static constexpr int fused_pad(size_t el) { return el >= 16 ? 1 : (int)(16 / el); }
+
+/* Shared memory of a block: M (its conjugate, adjoint) padded to FUSED_ROWS along the rows a thread block
+ * computes, and the tile: one row of TP patches and the pad per model coefficient (data sample, adjoint). */
+static size_t fused_smem(const sl_patch_dims *d, int adjoint, size_t el)
+{
+  const int64_t inner = adjoint ? d->nwin0 * d->nwin1 : d->nop0 * d->nop1;
+  return (size_t)(inner * (FUSED_ROWS + FUSED_PG * fused_rp(d) + fused_pad(el))) * el;
+}
+
+/* M at most FUSED_ROWS x FUSED_ROWS, and at most 160 KB of shared memory (sm_80 allows 163 KB): at most 64 (64 +
+ * 65) elements of 16 bytes (129 KB). */
+extern "C" int kernel_cuda_patch_fused_fits(const sl_patch_dims *d, size_t el)
+{
+  return !d->ident && d->B == 1 && d->C == 1 && !sl_patch_one_axis(d) && d->nw1 >= 8 && d->nwin0 * d->nwin1 <= FUSED_ROWS &&
+         d->nop0 * d->nop1 <= FUSED_ROWS && fused_smem(d, 0, el) <= 160 * 1024 && fused_smem(d, 1, el) <= 160 * 1024;
+}
+
+/* n / d for 0 <= n < 2^20 and 0 < d < 2^10 through a float product (inv = 1 / d): exact in that range */
+__device__ static int small_div(int n, float inv) { return (int)(((float)n + 0.5f) * inv); }
+
+/* Asynchronous copies from global to shared memory (sm_80 and later), so that a tile's loads run while the
+ * block computes the one before: one element, then the group of a tile's copies closed, then waiting until at
+ * most n groups are in flight. */
+template <typename T> __device__ static void copy_async(T *dst, const T *src)
+{
+  const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+  if (sizeof(T) == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
+  else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"((int)sizeof(T)));
+}
+__device__ static void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int n> __device__ static void copy_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(n)); }
+
+/* The threads of a block as FUSED_QG x FUSED_PG (row group tr, patch group tc): a warp 8 row groups x 4 patch
+ * groups, whose loads of M and of the tile each read consecutive values (one shared-memory wavefront). */
+__device__ static int group_row(int tid) { return tid % FUSED_QG; }
+__device__ static int group_col(int tid) { return tid / FUSED_QG; }
+
+/* acc[i][j] = sum_k A[k][tr + FUSED_QG i] B[k][tc + FUSED_PG j], A with rows of FUSED_ROWS, B of ldb */
+template <typename T, int RP>
+__device__ static void tile_product(const T *A, const T *B, int n, int ldb, int tr, int tc, T (&acc)[FUSED_RQ][RP])
+{
+#pragma unroll
+  for (int i = 0; i < FUSED_RQ; i++)
+#pragma unroll
+    for (int j = 0; j < RP; j++) acc[i][j] = ops<T>::zero();
+  A += tr;
+  B += tc;
+#pragma unroll 2
+  for (int k = 0; k < n; k++, A += FUSED_ROWS, B += ldb) {
+    T m[FUSED_RQ], v[RP];
+#pragma unroll
+    for (int i = 0; i < FUSED_RQ; i++) m[i] = A[FUSED_QG * i];
+#pragma unroll
+    for (int j = 0; j < RP; j++) v[j] = B[FUSED_PG * j];
+#pragma unroll
+    for (int i = 0; i < FUSED_RQ; i++)
+#pragma unroll
+      for (int j = 0; j < RP; j++) acc[i][j] = ops<T>::add(acc[i][j], ops<T>::mul(m[i], v[j]));
+  }
+}
+
+/* What both kernels read from the dims and the tables: M's rows Q and columns K, the tapers T0 and T1 after M,
+ * and this thread's row group tr and patch group tc. */
+template <typename T> struct fused_view {
+  int Q, K, tr, tc;
+  const T *t0, *t1;
+};
+template <typename T> __device__ static fused_view<T> view_of(const sl_patch_dims &d, const T *tab)
+{
+  fused_view<T> v;
+  v.Q = (int)(d.nwin0 * d.nwin1);
+  v.K = (int)(d.nop0 * d.nop1);
+  v.tr = group_row((int)threadIdx.x);
+  v.tc = group_col((int)threadIdx.x);
+  v.t0 = tab + v.Q * v.K;
+  v.t1 = v.t0 + d.nwtot * d.nwin0;
+  return v;
+}
+
+/* M into shared memory in rows of FUSED_ROWS, zeros after each row's values: transposed for the forward
+ * (dst[k][q] = M[q][k]), conjugated for the adjoint (dst[q][k] = conj(M[q][k])) */
+template <typename T> __device__ static void load_m(T *dst, const T *M, int Q, int K, bool adjoint)
+{
+  const int rows = adjoint ? Q : K, cols = adjoint ? K : Q;
+  for (int e = (int)threadIdx.x; e < rows * FUSED_ROWS; e += (int)blockDim.x) {
+    const int r = e / FUSED_ROWS, c = e - r * FUSED_ROWS;
+    dst[e] = c >= cols ? ops<T>::zero() : adjoint ? ops<T>::conj(M[r * K + c]) : M[c * K + r];
+  }
+}
+
+/* The tile t of a grid-stride loop: its outer index a, patch row w0, first patch w1b along the second axis and
+ * how many patches it holds (np <= TP). */
+struct tile {
+  int64_t a, w0, w1b;
+  int np;
+};
+__device__ static tile tile_of(const sl_patch_dims &d, int64_t t, int TP)
+{
+  const int64_t per = (d.nw1 + TP - 1) / TP, aw = t / per;
+  tile r;
+  r.w1b = (t - aw * per) * TP;
+  r.a = aw / d.nw0;
+  r.w0 = aw - r.a * d.nw0;
+  r.np = (int)(d.nw1 - r.w1b < TP ? d.nw1 - r.w1b : TP);
+  return r;
+}
+
+/* forward: tile t's model coefficients into S[k][p] (rows of LD), read as nop0 runs of np nop1, zeros after them */
+template <typename T, int TP, int LD>
+__device__ static void fetch_model(const sl_patch_dims &d, const T *x, T *S, int64_t t)
+{
+  const int nop0 = (int)d.nop0, nop1 = (int)d.nop1;
+  const float inv1 = 1.0f / (float)nop1;
+  const int64_t L = d.nw1 * d.nop1;
+  const tile g = tile_of(d, t, TP);
+  const T *xp = x + (g.a * d.nw0 + g.w0) * d.nop0 * L + g.w1b * nop1;
+  const int run = g.np * nop1;
+  for (int j0 = 0; j0 < nop0; j0++)
+    for (int r = (int)threadIdx.x; r < TP * nop1; r += (int)blockDim.x) {
+      const int p = small_div(r, inv1), j1 = r - p * nop1;
+      T *to = S + (j0 * nop1 + j1) * LD + p;
+      if (r < run) copy_async(to, xp + j0 * L + r);
+      else *to = ops<T>::zero();
+    }
+}
+
+/* adjoint: tile t's data into S[q][p] (taper = 0), or tapered in place once this thread's copies landed (taper
+ * = 1): nwin0 rows of np runs of nwin1 samples s1 apart, zeros for rows outside the buffer and patches outside
+ * [0, nwtot) */
+template <typename T, int TP, int LD>
+__device__ static void fetch_data(const sl_patch_dims &d, const fused_view<T> &v, const T *y, T *S, int64_t t, bool taper)
+{
+  const int nwin0 = (int)d.nwin0, nwin1 = (int)d.nwin1;
+  const float inv1 = 1.0f / (float)nwin1;
+  const tile g = tile_of(d, t, TP);
+  const int64_t W = d.p0 + g.w0;
+  const bool live = W >= 0 && W < d.nwtot;
+  const int run = g.np * nwin1;
+  for (int q0 = 0; q0 < nwin0; q0++) {
+    const int64_t row = W * d.s0 - d.r0 + q0;
+    const bool in = live && row >= 0 && row < d.n0;
+    const T *yr = y + (g.a * d.n0 + row) * d.n1 + g.w1b * d.s1;
+    const T *tt = v.t1 + g.w1b * nwin1;
+    const T tw = in ? v.t0[W * d.nwin0 + q0] : ops<T>::zero();
+    for (int r = (int)threadIdx.x; r < TP * nwin1; r += (int)blockDim.x) {
+      const int p = small_div(r, inv1), q1 = r - p * nwin1;
+      T *to = S + (q0 * nwin1 + q1) * LD + p;
+      if (!(in && r < run)) {
+        if (!taper) *to = ops<T>::zero();
+      } else if (taper) {
+        *to = ops<T>::mul(ops<T>::mul(tw, tt[r]), *to);
+      } else {
+        copy_async(to, yr + p * d.s1 + q1);
+      }
+    }
+  }
+}
+
+/* forward: y[a, W s0 - r0 + q0, w1 s1 + q1] += T0[W][q0] T1[w1][q1] acc, this thread's rows q = tr + FUSED_QG i
+ * (q0 nwin1 + q1) of patches tc + FUSED_PG j of tile g (none for patches outside [0, nwtot)) */
+template <typename T, int RP>
+__device__ static void add_data(const sl_patch_dims &d, const fused_view<T> &v, const tile &g, const T (&acc)[FUSED_RQ][RP], T *y)
+{
+  const int nwin1 = (int)d.nwin1;
+  const float invw = 1.0f / (float)nwin1;
+  const int64_t W = d.p0 + g.w0;
+  if (W < 0 || W >= d.nwtot) return;
+#pragma unroll
+  for (int i = 0; i < FUSED_RQ; i++) {
+    const int q = v.tr + FUSED_QG * i, q0 = small_div(q, invw), q1 = q - q0 * nwin1;
+    const int64_t r = W * d.s0 - d.r0 + q0;
+    if (q >= v.Q || r < 0 || r >= d.n0) continue;
+    const T tw = v.t0[W * d.nwin0 + q0];
+    T *yr = y + (g.a * d.n0 + r) * d.n1 + g.w1b * d.s1 + q1;
+    const T *tt = v.t1 + g.w1b * nwin1 + q1;
+#pragma unroll
+    for (int j = 0; j < RP; j++) {
+      const int p = v.tc + FUSED_PG * j;
+      if (p < g.np) atomic_add(yr + p * d.s1, ops<T>::mul(ops<T>::mul(tw, tt[p * nwin1]), acc[i][j]));
+    }
+  }
+}
+
+/* adjoint: x[a, w0, j0, w1, j1] = acc, this thread's coefficients k = tr + FUSED_QG i (j0 nop1 + j1) of patches
+ * tc + FUSED_PG j of tile g */
+template <typename T, int RP>
+__device__ static void store_model(const sl_patch_dims &d, const fused_view<T> &v, const tile &g, const T (&acc)[FUSED_RQ][RP], T *x)
+{
+  const int nop1 = (int)d.nop1;
+  const float invo = 1.0f / (float)nop1;
+  const int64_t L = d.nw1 * d.nop1;
+  T *xp = x + (g.a * d.nw0 + g.w0) * d.nop0 * L + g.w1b * nop1;
+#pragma unroll
+  for (int i = 0; i < FUSED_RQ; i++) {
+    const int k = v.tr + FUSED_QG * i, j0 = small_div(k, invo);
+    if (k >= v.K) continue;
+    T *xk = xp + j0 * L + (k - j0 * nop1);
+#pragma unroll
+    for (int j = 0; j < RP; j++) {
+      const int p = v.tc + FUSED_PG * j;
+      if (p < g.np) xk[p * nop1] = acc[i][j];
+    }
+  }
+}
+
+/* One way (ADJ: the adjoint) over the tiles of a grid-stride loop:
+ *   forward y[a, W s0 - r0 + q0, w1 s1 + q1] += T0[W][q0] T1[w1][q1] (M x_patch)[q0 nwin1 + q1], the tile S[k][p]
+ *     the patches' model coefficients, Ms[k][q] = M[q][k];
+ *   adjoint x[a, w0, j0, w1, j1] = sum_q conj(M[q][j0 nop1 + j1]) T0[W][q0] T1[w1][q1] y[a, W s0 - r0 + q0, w1 s1 + q1],
+ *     the tile S[q][p] the patches' tapered data, Ms[q][k] = conj(M[q][k]). */
+template <typename T, int RP, bool ADJ>
+__global__ void __launch_bounds__(FUSED_THREADS, 4) patch_fused(sl_patch_dims d, const T *tab, const T *in, T *out)
+{
+  extern __shared__ __align__(16) unsigned char fused_smem_raw[];
+  constexpr int TP = FUSED_PG * RP, LD = TP + fused_pad(sizeof(T));
+  const fused_view<T> v = view_of(d, tab);
+  const int n = ADJ ? v.Q : v.K; /* the products' inner length */
+  T *Ms = (T *)fused_smem_raw, *S = Ms + n * FUSED_ROWS;
+  load_m(Ms, tab, v.Q, v.K, ADJ);
+  const int64_t tiles = d.A * d.nw0 * ((d.nw1 + TP - 1) / TP);
+  auto fetch = [&](int64_t t) {
+    if (ADJ) fetch_data<T, TP, LD>(d, v, in, S, t, false);
+    else fetch_model<T, TP, LD>(d, in, S, t);
+    copy_commit();
+  };
+  if (blockIdx.x < tiles) fetch(blockIdx.x);
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const tile g = tile_of(d, t, TP);
+    copy_wait<0>();
+    if (ADJ) fetch_data<T, TP, LD>(d, v, in, S, t, true); /* this thread's own copies landed: tapered in place */
+    __syncthreads(); /* tile t (every thread's copies) and M in shared memory */
+    T acc[FUSED_RQ][RP];
+    tile_product<T, RP>(Ms, S, n, LD, v.tr, v.tc, acc);
+    __syncthreads();                                  /* the tile read: */
+    if (t + gridDim.x < tiles) fetch(t + gridDim.x); /* the next one's copies run beside this one's results */
+    if (ADJ) store_model<T, RP>(d, v, g, acc, out);
+    else add_data<T, RP>(d, v, g, acc, out);
+  }
+}
+
+/* One launch in the element type T with RP patches per thread: a grid of resident blocks (each loads M once). */
+template <typename T, int RP>
+static cudaError_t fused_launch(int adjoint, const sl_patch_dims *d, const T *tab, const T *in, T *out, cudaStream_t s)
+{
+  const size_t smem = fused_smem(d, adjoint, sizeof(T));
+  const int64_t tiles = d->A * d->nw0 * ((d->nw1 + FUSED_PG * RP - 1) / (FUSED_PG * RP));
+  int dev = 0, sms = 0, per = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e != cudaSuccess) return e;
+  void (*k)(sl_patch_dims, const T *, const T *, T *) = adjoint ? patch_fused<T, RP, true> : patch_fused<T, RP, false>;
+  e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, FUSED_THREADS, smem);
+  if (e != cudaSuccess) return e;
+  if (per < 1) return cudaErrorInvalidConfiguration;
+  const int64_t most = (int64_t)sms * per;
+  const unsigned grid = (unsigned)(tiles < most ? tiles : most);
+  if (!adjoint && !d->acc && (e = cudaMemsetAsync(out, 0, (size_t)sl_patch_data_size(d) * sizeof(T), s)) != cudaSuccess)
+    return e; /* the forward adds into zeros */
+  k<<<grid, FUSED_THREADS, smem, s>>>(*d, tab, in, out);
+  return cudaGetLastError();
+}
+
+extern "C" int kernel_cuda_patch_fused(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in,
+                                       void *out, void *stream)
+{
+  cudaStream_t s = (cudaStream_t)stream;
+  int rc = cudaSuccess;
+  if (sl_patch_columns(d) == 0) /* no patch: the data is zeros */
+    return adjoint || d->acc ? cudaSuccess : cudaMemsetAsync(out, 0, (size_t)sl_patch_data_size(d) * sl_dtype_size(dt), s);
+  const int rp = fused_rp(d);
+#define L_(U)                                                                                                       \
+  rc = rp == 4   ? fused_launch<U, 4>(adjoint, d, (const U *)tables, (const U *)in, (U *)out, s)                      \
+       : rp == 3 ? fused_launch<U, 3>(adjoint, d, (const U *)tables, (const U *)in, (U *)out, s)                      \
+                 : fused_launch<U, 2>(adjoint, d, (const U *)tables, (const U *)in, (U *)out, s)
+  SL_CUDA_DISPATCH(dt, L_);
+#undef L_
+  return rc;
+}
