@@ -3,17 +3,20 @@
  * kernel_patch.h, without the work space and the passes over it of kernel_patch.cu's gather, GEMM and
  * overlap-add. A block takes tiles of TP patches side by side along the second patch axis (one outer index a,
  * one patch row w0), M (its conjugate for the adjoint) loaded once per block for all its tiles, the next
- * tile's input copied into shared memory (cp.async) while the block adds (stores) this one's results:
+ * tile's input copied into shared memory (cp.async) while the block writes out this one's results:
  *   forward: the tile's model coefficients (nop0 runs of np nop1 elements), the TP patches' data (Q x TP)
- *     computed in registers (each thread a 4 x RP block of it), each value tapered and added into the data with
- *     an atomic add (the data is zeroed first unless acc; a sample covered by several patches gets their sum in
- *     no set order, so its last bits may differ from run to run);
+ *     computed, each value tapered and added into the data with an atomic add (the data is zeroed first unless
+ *     acc; a sample covered by several patches gets their sum in no set order, so its last bits may differ from
+ *     run to run);
  *   adjoint: the tile's data (nwin0 rows of np runs of nwin1 samples) tapered in place, the model coefficients
  *     (K x TP) computed the same way and written once.
- * The products run on the CUDA cores (cuBLAS's DGEMM takes the tensor cores), which at these sizes keep up with
- * the memory traffic the fusion saves; a bigger M keeps the GEMM path. */
+ * The products run on the tensor cores for float64 (DMMA m8n8k4: each warp 16 rows of the product by the tile's
+ * patches) and on the CUDA cores for the other dtypes (an 8 x RP block per thread). A bigger M keeps the GEMM
+ * path. */
 #include <cuda_runtime.h>
 #include <stdint.h>
+
+#include <type_traits>
 
 #include "kernel_cuda_ops.cuh"
 #include "kernel_patch.h"
@@ -214,67 +217,128 @@ __device__ static void fetch_data(const sl_patch_dims &d, const fused_view<T> &v
   }
 }
 
-/* forward: y[a, W s0 - r0 + q0, w1 s1 + q1] += T0[W][q0] T1[w1][q1] acc, this thread's rows q = tr + FUSED_QG i
- * (q0 nwin1 + q1) of patches tc + FUSED_PG j of tile g (none for patches outside [0, nwtot)) */
-template <typename T, int RP>
-__device__ static void add_data(const sl_patch_dims &d, const fused_view<T> &v, const tile &g, const T (&acc)[FUSED_RQ][RP], T *y)
+/* forward: y[a, W s0 - r0 + q0, w1 s1 + q1] += T0[W][q0] T1[w1][q1] val[c], row q (q0 nwin1 + q1) of the tile's
+ * patches p = p0 + c pstep (c < NC, those below np), none for patches outside [0, nwtot) */
+template <typename T, int NC>
+__device__ static void add_row(const sl_patch_dims &d, const fused_view<T> &v, const tile &g, int q, int p0, int pstep,
+                               const T (&val)[NC], T *y)
 {
-  const int nwin1 = (int)d.nwin1;
-  const float invw = 1.0f / (float)nwin1;
-  const int64_t W = d.p0 + g.w0;
-  if (W < 0 || W >= d.nwtot) return;
+  const int nwin1 = (int)d.nwin1, q0 = small_div(q, 1.0f / (float)nwin1), q1 = q - q0 * nwin1;
+  const int64_t W = d.p0 + g.w0, r = W * d.s0 - d.r0 + q0;
+  if (W < 0 || W >= d.nwtot || q >= v.Q || r < 0 || r >= d.n0) return;
+  const T tw = v.t0[W * d.nwin0 + q0];
+  T *yr = y + (g.a * d.n0 + r) * d.n1 + g.w1b * d.s1 + q1;
+  const T *tt = v.t1 + g.w1b * nwin1 + q1;
 #pragma unroll
-  for (int i = 0; i < FUSED_RQ; i++) {
-    const int q = v.tr + FUSED_QG * i, q0 = small_div(q, invw), q1 = q - q0 * nwin1;
-    const int64_t r = W * d.s0 - d.r0 + q0;
-    if (q >= v.Q || r < 0 || r >= d.n0) continue;
-    const T tw = v.t0[W * d.nwin0 + q0];
-    T *yr = y + (g.a * d.n0 + r) * d.n1 + g.w1b * d.s1 + q1;
-    const T *tt = v.t1 + g.w1b * nwin1 + q1;
+  for (int c = 0; c < NC; c++) {
+    const int p = p0 + c * pstep;
+    if (p < g.np) atomic_add(yr + p * d.s1, ops<T>::mul(ops<T>::mul(tw, tt[p * nwin1]), val[c]));
+  }
+}
+
+/* adjoint: x[a, w0, j0, w1, j1] = val[c], coefficient k (j0 nop1 + j1) of the tile's patches p = p0 + c pstep */
+template <typename T, int NC>
+__device__ static void store_row(const sl_patch_dims &d, const fused_view<T> &v, const tile &g, int k, int p0, int pstep,
+                                 const T (&val)[NC], T *x)
+{
+  const int nop1 = (int)d.nop1, j0 = small_div(k, 1.0f / (float)nop1);
+  if (k >= v.K) return;
+  const int64_t L = d.nw1 * d.nop1;
+  T *xk = x + (g.a * d.nw0 + g.w0) * d.nop0 * L + j0 * L + g.w1b * nop1 + (k - j0 * nop1);
 #pragma unroll
-    for (int j = 0; j < RP; j++) {
-      const int p = v.tc + FUSED_PG * j;
-      if (p < g.np) atomic_add(yr + p * d.s1, ops<T>::mul(ops<T>::mul(tw, tt[p * nwin1]), acc[i][j]));
+  for (int c = 0; c < NC; c++) {
+    const int p = p0 + c * pstep;
+    if (p < g.np) xk[p * nop1] = val[c];
+  }
+}
+
+/* The results of one row of the tile's product (q forward, k adjoint) out: added into the data or stored */
+template <bool ADJ, typename T, int NC>
+__device__ static void row_out(const sl_patch_dims &d, const fused_view<T> &v, const tile &g, int m, int p0, int pstep,
+                               const T (&val)[NC], T *out)
+{
+  if (ADJ) store_row<T, NC>(d, v, g, m, p0, pstep, val, out);
+  else add_row<T, NC>(d, v, g, m, p0, pstep, val, out);
+}
+
+/* Float64 products on the tensor cores (DMMA, m8n8k4: A 8 x 4 by rows, B 4 x 8 by columns, one value of each per
+ * lane, C 8 x 8 two values per lane): warp w takes rows [16 w, 16 w + 16) of the product, every patch column. A is
+ * M (its conjugate transpose, adjoint) as [m][k] in rows of lda, B the tile as [k][p] in rows of ldb, both with
+ * lda, ldb = 4 mod 16 (conflict-free fragment loads) and zeros up to n4, a multiple of 4. */
+template <int TP> struct dmma_acc {
+  double c[2][TP / 8][2];
+};
+__device__ static void dmma(double (&c)[2], double a, double b)
+{
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+               : "+d"(c[0]), "+d"(c[1])
+               : "d"(a), "d"(b));
+}
+template <int TP>
+__device__ static void dmma_product(const double *A, const double *B, int n4, int lda, int ldb, int rows, dmma_acc<TP> &acc)
+{
+  const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5;
+#pragma unroll
+  for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+    for (int nt = 0; nt < TP / 8; nt++) acc.c[mt][nt][0] = acc.c[mt][nt][1] = 0.0;
+  if (16 * w >= rows) return; /* this warp's rows are padding */
+  const double *a = A + (16 * w + (lane >> 2)) * lda + (lane & 3), *b = B + (lane & 3) * ldb + (lane >> 2);
+  for (int k0 = 0; k0 < n4; k0 += 4, a += 4, b += 4 * ldb) {
+    const double a0 = a[0], a1 = a[8 * lda];
+#pragma unroll
+    for (int nt = 0; nt < TP / 8; nt++) {
+      const double bv = b[8 * nt];
+      dmma(acc.c[0][nt], a0, bv);
+      dmma(acc.c[1][nt], a1, bv);
     }
   }
 }
 
-/* adjoint: x[a, w0, j0, w1, j1] = acc, this thread's coefficients k = tr + FUSED_QG i (j0 nop1 + j1) of patches
- * tc + FUSED_PG j of tile g */
-template <typename T, int RP>
-__device__ static void store_model(const sl_patch_dims &d, const fused_view<T> &v, const tile &g, const T (&acc)[FUSED_RQ][RP], T *x)
+/* M (its conjugate transpose, adjoint) as DMMA's A: [m][k] in rows of lda, zeros past rows x n */
+template <typename T>
+__device__ static void load_a(T *dst, const T *M, int Q, int K, bool adjoint, int lda)
 {
-  const int nop1 = (int)d.nop1;
-  const float invo = 1.0f / (float)nop1;
-  const int64_t L = d.nw1 * d.nop1;
-  T *xp = x + (g.a * d.nw0 + g.w0) * d.nop0 * L + g.w1b * nop1;
-#pragma unroll
-  for (int i = 0; i < FUSED_RQ; i++) {
-    const int k = v.tr + FUSED_QG * i, j0 = small_div(k, invo);
-    if (k >= v.K) continue;
-    T *xk = xp + j0 * L + (k - j0 * nop1);
-#pragma unroll
-    for (int j = 0; j < RP; j++) {
-      const int p = v.tc + FUSED_PG * j;
-      if (p < g.np) xk[p * nop1] = acc[i][j];
-    }
+  const int rows = adjoint ? K : Q, n = adjoint ? Q : K;
+  for (int e = (int)threadIdx.x; e < FUSED_ROWS * lda; e += (int)blockDim.x) {
+    const int m = e / lda, c = e - m * lda;
+    dst[e] = m >= rows || c >= n ? ops<T>::zero() : adjoint ? ops<T>::conj(M[c * K + m]) : M[m * K + c];
   }
+}
+
+/* The shared memory of a block for elements of type T: the CUDA cores' layout (M in rows of FUSED_ROWS, the tile
+ * in rows of TP and a pad), or with DMMA (float64) M as [m][k] in 64 rows of dmma_ld(n) and the tile's n rows
+ * rounded up to 4 in rows of TP + 4. */
+__host__ __device__ static int dmma_ld(int n) { return (n + 15) / 16 * 16 + 4; }
+template <typename T> static size_t fused_smem_of(const sl_patch_dims *d, int adjoint)
+{
+  const int64_t n = adjoint ? d->nwin0 * d->nwin1 : d->nop0 * d->nop1, tp = FUSED_PG * fused_rp(d);
+  if (std::is_same<T, double>::value) return (size_t)(FUSED_ROWS * dmma_ld((int)n) + (n + 3) / 4 * 4 * (tp + 4)) * sizeof(T);
+  return fused_smem(d, adjoint, sizeof(T));
 }
 
 /* One way (ADJ: the adjoint) over the tiles of a grid-stride loop:
  *   forward y[a, W s0 - r0 + q0, w1 s1 + q1] += T0[W][q0] T1[w1][q1] (M x_patch)[q0 nwin1 + q1], the tile S[k][p]
- *     the patches' model coefficients, Ms[k][q] = M[q][k];
+ *     the patches' model coefficients;
  *   adjoint x[a, w0, j0, w1, j1] = sum_q conj(M[q][j0 nop1 + j1]) T0[W][q0] T1[w1][q1] y[a, W s0 - r0 + q0, w1 s1 + q1],
- *     the tile S[q][p] the patches' tapered data, Ms[q][k] = conj(M[q][k]). */
+ *     the tile S[q][p] the patches' tapered data.
+ * Float64 runs the products on the tensor cores (Ms = M as [m][k]), the other types on the CUDA cores (Ms[k][m],
+ * each thread an FUSED_RQ x RP block). */
 template <typename T, int RP, bool ADJ>
 __global__ void __launch_bounds__(FUSED_THREADS, 4) patch_fused(sl_patch_dims d, const T *tab, const T *in, T *out)
 {
   extern __shared__ __align__(16) unsigned char fused_smem_raw[];
-  constexpr int TP = FUSED_PG * RP, LD = TP + fused_pad(sizeof(T));
+  constexpr bool TC = std::is_same<T, double>::value;
+  constexpr int TP = FUSED_PG * RP, LD = TC ? TP + 4 : TP + fused_pad(sizeof(T));
   const fused_view<T> v = view_of(d, tab);
-  const int n = ADJ ? v.Q : v.K; /* the products' inner length */
-  T *Ms = (T *)fused_smem_raw, *S = Ms + n * FUSED_ROWS;
-  load_m(Ms, tab, v.Q, v.K, ADJ);
+  const int n = ADJ ? v.Q : v.K, rows = ADJ ? v.K : v.Q, n4 = (n + 3) / 4 * 4, lda = TC ? dmma_ld(n) : FUSED_ROWS;
+  T *Ms = (T *)fused_smem_raw, *S = Ms + (TC ? FUSED_ROWS * lda : n * FUSED_ROWS);
+  if (TC) {
+    load_a(Ms, tab, v.Q, v.K, ADJ, lda);
+    for (int e = n * LD + (int)threadIdx.x; e < n4 * LD; e += (int)blockDim.x) S[e] = ops<T>::zero(); /* rows n..n4 */
+  } else {
+    load_m(Ms, tab, v.Q, v.K, ADJ);
+  }
   const int64_t tiles = d.A * d.nw0 * ((d.nw1 + TP - 1) / TP);
   auto fetch = [&](int64_t t) {
     if (ADJ) fetch_data<T, TP, LD>(d, v, in, S, t, false);
@@ -287,12 +351,24 @@ __global__ void __launch_bounds__(FUSED_THREADS, 4) patch_fused(sl_patch_dims d,
     copy_wait<0>();
     if (ADJ) fetch_data<T, TP, LD>(d, v, in, S, t, true); /* this thread's own copies landed: tapered in place */
     __syncthreads(); /* tile t (every thread's copies) and M in shared memory */
-    T acc[FUSED_RQ][RP];
-    tile_product<T, RP>(Ms, S, n, LD, v.tr, v.tc, acc);
-    __syncthreads();                                  /* the tile read: */
-    if (t + gridDim.x < tiles) fetch(t + gridDim.x); /* the next one's copies run beside this one's results */
-    if (ADJ) store_model<T, RP>(d, v, g, acc, out);
-    else add_data<T, RP>(d, v, g, acc, out);
+    if constexpr (TC) {
+      dmma_acc<TP> acc;
+      dmma_product<TP>(Ms, S, n4, lda, LD, rows, acc);
+      __syncthreads();                                  /* the tile read: */
+      if (t + gridDim.x < tiles) fetch(t + gridDim.x); /* the next one's copies run beside this one's results */
+      const int lane = (int)threadIdx.x & 31, m = 16 * ((int)threadIdx.x >> 5) + (lane >> 2);
+#pragma unroll
+      for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int nt = 0; nt < TP / 8; nt++) row_out<ADJ>(d, v, g, m + 8 * mt, 8 * nt + 2 * (lane & 3), 1, acc.c[mt][nt], out);
+    } else {
+      T acc[FUSED_RQ][RP];
+      tile_product<T, RP>(Ms, S, n, LD, v.tr, v.tc, acc);
+      __syncthreads();
+      if (t + gridDim.x < tiles) fetch(t + gridDim.x);
+#pragma unroll
+      for (int i = 0; i < FUSED_RQ; i++) row_out<ADJ>(d, v, g, v.tr + FUSED_QG * i, v.tc, FUSED_PG, acc[i], out);
+    }
   }
 }
 
@@ -300,7 +376,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 4) patch_fused(sl_patch_dims d,
 template <typename T, int RP>
 static cudaError_t fused_launch(int adjoint, const sl_patch_dims *d, const T *tab, const T *in, T *out, cudaStream_t s)
 {
-  const size_t smem = fused_smem(d, adjoint, sizeof(T));
+  const size_t smem = fused_smem_of<T>(d, adjoint);
   const int64_t tiles = d->A * d->nw0 * ((d->nw1 + FUSED_PG * RP - 1) / (FUSED_PG * RP));
   int dev = 0, sms = 0, per = 0;
   cudaError_t e = cudaGetDevice(&dev);
