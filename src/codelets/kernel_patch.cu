@@ -224,6 +224,67 @@ template <typename T, typename I> __global__ void patch_cut(sl_patch_dims dd, pr
   }
 }
 
+/* M the identity with the patches over the last two axes (B = C = 1): grids whose block rows walk rows, so that a
+ * thread divides only along its row. Forward: block row (a, r0) of the data, a thread per sample r1 summing the
+ * tapered patches (W, w1) covering (r0, r1) straight from the model x[a, W - p0, q0, w1, q1]. */
+template <typename T, typename I> __global__ void patch_rows_add(sl_patch_dims dd, prcp v, const T *tab, const T *x, T *y)
+{
+  const pdims<I> d = in_type<I>(dd);
+  const T *t0 = tab + d.tap, *t1 = t0 + d.nwtot * d.nwin0;
+  for (I row = blockIdx.y; row < d.A * d.n0; row += gridDim.y) {
+    const I a = udiv<I>(row, d.n0, v.n0), R = row - a * d.n0 + d.r0;
+    I Wa, Wb;
+    covering<I>(R, d.nwin0, d.s0, d.nwtot, v.s0, &Wa, &Wb); /* global patches, then the buffer's */
+    if (Wa < d.p0) Wa = d.p0;
+    if (Wb > d.p0 + d.nw0 - 1) Wb = d.p0 + d.nw0 - 1;
+    const T *xa = x + a * d.nw0 * d.nop0 * d.nw1 * d.nop1;
+    T *yr = y + row * d.n1;
+    for (I r1 = blockIdx.x * blockDim.x + threadIdx.x; r1 < d.n1; r1 += gridDim.x * blockDim.x) {
+      I wa1, wb1;
+      covering<I>(r1, d.nwin1, d.s1, d.nw1, v.s1, &wa1, &wb1);
+      T acc = ops<T>::zero();
+      for (I W = Wa; W <= Wb; W++) {
+        const I q0 = R - W * d.s0;
+        const T *xr = xa + ((W - d.p0) * d.nop0 + q0) * d.nw1 * d.nop1 + r1; /* x[.., w1, q1] at w1 nop1 + q1 */
+        const T tw = t0[W * d.nwin0 + q0];
+        for (I w1 = wa1; w1 <= wb1; w1++) /* q1 = r1 - w1 s1, at w1 nop1 + q1 = r1 + w1 (nwin1 - s1) */
+          acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(tw, t1[w1 * d.nwin1 + r1 - w1 * d.s1]), xr[w1 * (d.nwin1 - d.s1)]));
+      }
+      if (dd.acc) yr[r1] = ops<T>::add(yr[r1], acc);
+      else yr[r1] = acc;
+    }
+  }
+}
+
+/* Adjoint: block row (a, w0, q0) of the model, a thread per (w1, q1) of it cutting the tapered sample out of data
+ * row W s0 - r0 + q0 (zeros for patches outside [0, nwtot) and rows outside the buffer) */
+template <typename T, typename I> __global__ void patch_rows_cut(sl_patch_dims dd, prcp v, const T *tab, const T *y, T *x)
+{
+  const pdims<I> d = in_type<I>(dd);
+  const T *t0 = tab + d.tap, *t1 = t0 + d.nwtot * d.nwin0;
+  const I len = d.nw1 * d.nop1;
+  for (I row = blockIdx.y; row < d.A * d.nw0 * d.nop0; row += gridDim.y) {
+    I f = row;
+    const I q0 = divmod<I>(f, d.nop0, v.nop0), w0 = divmod<I>(f, d.nw0, v.nw0), a = f;
+    const I W = d.p0 + w0, r = W * d.s0 - d.r0 + q0;
+    const bool in = W >= 0 && W < d.nwtot && r >= 0 && r < d.n0;
+    const T tw = in ? t0[W * d.nwin0 + q0] : ops<T>::zero();
+    const T *yr = y + (a * d.n0 + (in ? r : 0)) * d.n1;
+    T *xr = x + row * len;
+    for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < len; e += gridDim.x * blockDim.x) {
+      const I w1 = udiv<I>(e, d.nop1, v.nop1), q1 = e - w1 * d.nop1;
+      xr[e] = in ? ops<T>::mul(ops<T>::mul(tw, t1[w1 * d.nwin1 + q1]), yr[w1 * d.s1 + q1]) : ops<T>::zero();
+    }
+  }
+}
+
+/* A grid of block rows over rows (at most 65535) and blocks along a row of n, about the usual block count */
+static dim3 row_grid(int64_t rows, int64_t n)
+{
+  const unsigned gy = (unsigned)(rows < 65535 ? rows : 65535), gx0 = sl_cuda_grid(n);
+  return dim3((int64_t)gx0 * gy > 65535 * 8 ? (65535u * 8 + gy - 1) / gy : gx0, gy);
+}
+
 extern "C" int64_t kernel_cuda_patch_work(const sl_patch_dims *d, size_t el)
 {
   if (d->ident || kernel_cuda_patch_fused_fits(d, el)) return 0;
@@ -284,6 +345,9 @@ static int patch_run(sl_dtype dt, int adjoint, const sl_patch_dims *d, const T *
     else window_cut<T, I><<<dim3(gx, gy), T_, 0, s>>>(*d, v, tab, in, wg ? Y : out);
     if (wg && adjoint && window_products(dt, 1, K, Q, d->C, d->A * d->nw0, tab, out, Y, h) != CUBLAS_STATUS_SUCCESS)
       return cudaErrorUnknown;
+  } else if (d->ident && d->B == 1 && d->C == 1) { /* the patches are the model, over the last two axes: by rows */
+    if (!adjoint) patch_rows_add<T, I><<<row_grid(d->A * d->n0, d->n1), T_, 0, s>>>(*d, v, tab, in, out);
+    else patch_rows_cut<T, I><<<row_grid(d->A * d->nw0 * d->nop0, d->nw1 * d->nop1), T_, 0, s>>>(*d, v, tab, in, out);
   } else if (d->ident) { /* the patches are the model: one pass, no GEMM */
     if (!adjoint) patch_overlap_add<T, I, true><<<gd, T_, 0, s>>>(*d, v, tab, in, out);
     else patch_cut<T, I><<<gm, T_, 0, s>>>(*d, v, tab, in, out);
@@ -308,7 +372,8 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
   cudaStream_t s = (cudaStream_t)stream;
   cublasHandle_t h = (cublasHandle_t)handle;
   if (kernel_cuda_patch_fused_fits(d, sl_dtype_size(dt))) return kernel_cuda_patch_fused(dt, adjoint, d, tables, in, out, stream);
-  if (P == 0) return cudaSuccess;
+  if (P == 0) /* no patch: the data is zeros, as on the CPUs */
+    return adjoint || d->acc ? cudaSuccess : cudaMemsetAsync(out, 0, (size_t)sl_patch_data_size(d) * sl_dtype_size(dt), s);
   if (cublasSetStream(h, s) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
   size_t el = dt == SL_FLOAT32 ? 4 : (dt == SL_COMPLEX128 ? 16 : 8);
   char *X = (char *)work, *Y = X ? X + (size_t)(K * P) * el : NULL; /* no work space: M the identity */

@@ -68,12 +68,14 @@ static size_t fused_smem(const sl_patch_dims *d, int adjoint, size_t el)
   return (size_t)(inner * (FUSED_ROWS + FUSED_PG * fused_rp(d) + fused_pad(el))) * el;
 }
 
-/* M at most FUSED_ROWS x FUSED_ROWS, and at most 160 KB of shared memory (sm_80 allows 163 KB): at most 64 (64 +
- * 65) elements of 16 bytes (129 KB). */
+/* M at most FUSED_ROWS x FUSED_ROWS and a block's shared memory at most FUSED_SMEM_MAX, what every device the
+ * library is built for allows (sm_86 and sm_89 99 KB): complex128 with M above 48 x 48 or so keeps the GEMM path.
+ * (The float64 layout, fused_smem_of, takes at most 78 KB.) */
+#define FUSED_SMEM_MAX (96 * 1024)
 extern "C" int kernel_cuda_patch_fused_fits(const sl_patch_dims *d, size_t el)
 {
   return !d->ident && d->B == 1 && d->C == 1 && !sl_patch_one_axis(d) && d->nw1 >= 8 && d->nwin0 * d->nwin1 <= FUSED_ROWS &&
-         d->nop0 * d->nop1 <= FUSED_ROWS && fused_smem(d, 0, el) <= 160 * 1024 && fused_smem(d, 1, el) <= 160 * 1024;
+         d->nop0 * d->nop1 <= FUSED_ROWS && fused_smem(d, 0, el) <= FUSED_SMEM_MAX && fused_smem(d, 1, el) <= FUSED_SMEM_MAX;
 }
 
 /* n / d for 0 <= n < 2^20 and 0 < d < 2^10 through a float product (inv = 1 / d): exact in that range */
@@ -85,11 +87,12 @@ __device__ static int small_div(int n, float inv) { return (int)(((float)n + 0.5
 template <typename T> __device__ static void copy_async(T *dst, const T *src)
 {
   const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-  if (sizeof(T) == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
-  else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"((int)sizeof(T)));
+  if (sizeof(T) == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+  else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"((int)sizeof(T)) : "memory");
 }
-__device__ static void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int n> __device__ static void copy_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(n)); }
+__device__ static void copy_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+/* (a memory clobber: the compiler keeps this thread's reads of its own copies after the wait) */
+template <int n> __device__ static void copy_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(n) : "memory"); }
 
 /* The threads of a block as FUSED_QG x FUSED_PG (row group tr, patch group tc): a warp 8 row groups x 4 patch
  * groups, whose loads of M and of the tile each read consecutive values (one shared-memory wavefront). */
@@ -325,7 +328,7 @@ template <typename T> static size_t fused_smem_of(const sl_patch_dims *d, int ad
  * Float64 runs the products on the tensor cores (Ms = M as [m][k]), the other types on the CUDA cores (Ms[k][m],
  * each thread an FUSED_RQ x RP block). */
 template <typename T, int RP, bool ADJ>
-__global__ void __launch_bounds__(FUSED_THREADS, 4) patch_fused(sl_patch_dims d, const T *tab, const T *in, T *out)
+__global__ void __launch_bounds__(FUSED_THREADS, sizeof(T) > 8 ? 2 : 4) patch_fused(sl_patch_dims d, const T *tab, const T *in, T *out)
 {
   extern __shared__ __align__(16) unsigned char fused_smem_raw[];
   constexpr bool TC = std::is_same<T, double>::value;
@@ -383,7 +386,8 @@ static cudaError_t fused_launch(int adjoint, const sl_patch_dims *d, const T *ta
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   if (e != cudaSuccess) return e;
   void (*k)(sl_patch_dims, const T *, const T *, T *) = adjoint ? patch_fused<T, RP, true> : patch_fused<T, RP, false>;
-  e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  /* the same bound for every call, so that calls from several host threads cannot undo each other's */
+  e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, FUSED_SMEM_MAX);
   if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, FUSED_THREADS, smem);
   if (e != cudaSuccess) return e;
   if (per < 1) return cudaErrorInvalidConfiguration;
