@@ -84,12 +84,13 @@ __device__ static int small_div(int n, float inv) { return (int)(((float)n + 0.5
 /* Asynchronous copies from global to shared memory (sm_80 and later), so that a tile's loads run while the
  * block computes the one before: one element, then the group of a tile's copies closed, then waiting until at
  * most n groups are in flight. */
-template <typename T> __device__ static void copy_async(T *dst, const T *src)
+template <int N> __device__ static void copy_bytes_async(void *dst, const void *src)
 {
   const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-  if (sizeof(T) == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
-  else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"((int)sizeof(T)) : "memory");
+  if (N == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+  else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(N) : "memory");
 }
+template <typename T> __device__ static void copy_async(T *dst, const T *src) { copy_bytes_async<(int)sizeof(T)>(dst, src); }
 __device__ static void copy_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 /* (a memory clobber: the compiler keeps this thread's reads of its own copies after the wait) */
 template <int n> __device__ static void copy_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(n) : "memory"); }
@@ -169,9 +170,18 @@ __device__ static tile tile_of(const sl_patch_dims &d, int64_t t, int TP)
   return r;
 }
 
-/* forward: tile t's model coefficients into S[k][p] (rows of LD), read as nop0 runs of np nop1, zeros after them */
-template <typename T, int TP, int LD>
-__device__ static void fetch_model(const sl_patch_dims &d, const T *x, T *S, int64_t t)
+/* Where the tile holds inner index k (model coefficient, forward; data sample, adjoint) of patch p: [k][p] in rows
+ * of ld for the CUDA cores, [p][k] in rows of ld for DMMA (a patch's values contiguous, as in the model) */
+struct tile_at {
+  int ld;
+  bool pk;
+  __device__ int operator()(int k, int p) const { return pk ? p * ld + k : k * ld + p; }
+};
+
+/* forward: tile t's model coefficients into the tile, read as nop0 runs of np nop1, zeros after them; pairs of
+ * values in 16-byte copies where the layout is [p][k], nop1 is even and the runs are 16-byte aligned */
+template <typename T, int TP>
+__device__ static void fetch_model(const sl_patch_dims &d, const T *x, T *S, tile_at at, int64_t t)
 {
   const int nop0 = (int)d.nop0, nop1 = (int)d.nop1;
   const float inv1 = 1.0f / (float)nop1;
@@ -179,20 +189,31 @@ __device__ static void fetch_model(const sl_patch_dims &d, const T *x, T *S, int
   const tile g = tile_of(d, t, TP);
   const T *xp = x + (g.a * d.nw0 + g.w0) * d.nop0 * L + g.w1b * nop1;
   const int run = g.np * nop1;
+  if (sizeof(T) == 8 && at.pk && nop1 % 2 == 0 && ((uintptr_t)xp & 15) == 0) {
+    for (int j0 = 0; j0 < nop0; j0++)
+      for (int r = 2 * (int)threadIdx.x; r < TP * nop1; r += 2 * (int)blockDim.x) {
+        const int p = small_div(r, inv1), j1 = r - p * nop1; /* j1 even: the pair is one patch's */
+        T *to = S + at(j0 * nop1 + j1, p);
+        if (r < run) copy_bytes_async<16>(to, xp + j0 * L + r);
+        else to[0] = to[1] = ops<T>::zero();
+      }
+    return;
+  }
   for (int j0 = 0; j0 < nop0; j0++)
     for (int r = (int)threadIdx.x; r < TP * nop1; r += (int)blockDim.x) {
       const int p = small_div(r, inv1), j1 = r - p * nop1;
-      T *to = S + (j0 * nop1 + j1) * LD + p;
+      T *to = S + at(j0 * nop1 + j1, p);
       if (r < run) copy_async(to, xp + j0 * L + r);
       else *to = ops<T>::zero();
     }
 }
 
-/* adjoint: tile t's data into S[q][p] (taper = 0), or tapered in place once this thread's copies landed (taper
+/* adjoint: tile t's data into the tile (taper = 0), or tapered in place once this thread's copies landed (taper
  * = 1): nwin0 rows of np runs of nwin1 samples s1 apart, zeros for rows outside the buffer and patches outside
  * [0, nwtot) */
-template <typename T, int TP, int LD>
-__device__ static void fetch_data(const sl_patch_dims &d, const fused_view<T> &v, const T *y, T *S, int64_t t, bool taper)
+template <typename T, int TP>
+__device__ static void fetch_data(const sl_patch_dims &d, const fused_view<T> &v, const T *y, T *S, tile_at at, int64_t t,
+                                  bool taper)
 {
   const int nwin0 = (int)d.nwin0, nwin1 = (int)d.nwin1;
   const float inv1 = 1.0f / (float)nwin1;
@@ -208,7 +229,7 @@ __device__ static void fetch_data(const sl_patch_dims &d, const fused_view<T> &v
     const T tw = in ? v.t0[W * d.nwin0 + q0] : ops<T>::zero();
     for (int r = (int)threadIdx.x; r < TP * nwin1; r += (int)blockDim.x) {
       const int p = small_div(r, inv1), q1 = r - p * nwin1;
-      T *to = S + (q0 * nwin1 + q1) * LD + p;
+      T *to = S + at(q0 * nwin1 + q1, p);
       if (!(in && r < run)) {
         if (!taper) *to = ops<T>::zero();
       } else if (taper) {
@@ -266,8 +287,8 @@ __device__ static void row_out(const sl_patch_dims &d, const fused_view<T> &v, c
 
 /* Float64 products on the tensor cores (DMMA, m8n8k4: A 8 x 4 by rows, B 4 x 8 by columns, one value of each per
  * lane, C 8 x 8 two values per lane): warp w takes rows [16 w, 16 w + 16) of the product, every patch column. A is
- * M (its conjugate transpose, adjoint) as [m][k] in rows of lda, B the tile as [k][p] in rows of ldb, both with
- * lda, ldb = 4 mod 16 (conflict-free fragment loads) and zeros up to n4, a multiple of 4. */
+ * M (its conjugate transpose, adjoint) as [m][k] and B the tile as [p][k], both in rows of ld = 4 mod 16
+ * (conflict-free fragment loads) with zeros from n up to n4, a multiple of 4. */
 template <int TP> struct dmma_acc {
   double c[2][TP / 8][2];
 };
@@ -278,7 +299,7 @@ __device__ static void dmma(double (&c)[2], double a, double b)
                : "d"(a), "d"(b));
 }
 template <int TP>
-__device__ static void dmma_product(const double *A, const double *B, int n4, int lda, int ldb, int rows, dmma_acc<TP> &acc)
+__device__ static void dmma_product(const double *A, const double *B, int n4, int ld, int rows, dmma_acc<TP> &acc)
 {
   const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5;
 #pragma unroll
@@ -286,12 +307,12 @@ __device__ static void dmma_product(const double *A, const double *B, int n4, in
 #pragma unroll
     for (int nt = 0; nt < TP / 8; nt++) acc.c[mt][nt][0] = acc.c[mt][nt][1] = 0.0;
   if (16 * w >= rows) return; /* this warp's rows are padding */
-  const double *a = A + (16 * w + (lane >> 2)) * lda + (lane & 3), *b = B + (lane & 3) * ldb + (lane >> 2);
-  for (int k0 = 0; k0 < n4; k0 += 4, a += 4, b += 4 * ldb) {
-    const double a0 = a[0], a1 = a[8 * lda];
+  const double *a = A + (16 * w + (lane >> 2)) * ld + (lane & 3), *b = B + (lane >> 2) * ld + (lane & 3);
+  for (int k0 = 0; k0 < n4; k0 += 4, a += 4, b += 4) {
+    const double a0 = a[0], a1 = a[8 * ld];
 #pragma unroll
     for (int nt = 0; nt < TP / 8; nt++) {
-      const double bv = b[8 * nt];
+      const double bv = b[8 * nt * ld];
       dmma(acc.c[0][nt], a0, bv);
       dmma(acc.c[1][nt], a1, bv);
     }
@@ -310,13 +331,13 @@ __device__ static void load_a(T *dst, const T *M, int Q, int K, bool adjoint, in
 }
 
 /* The shared memory of a block for elements of type T: the CUDA cores' layout (M in rows of FUSED_ROWS, the tile
- * in rows of TP and a pad), or with DMMA (float64) M as [m][k] in 64 rows of dmma_ld(n) and the tile's n rows
- * rounded up to 4 in rows of TP + 4. */
+ * in rows of TP and a pad), or with DMMA (float64) M as [m][k] in 64 rows of dmma_ld(n) and the tile as [p][k] in
+ * TP rows of dmma_ld(n). */
 __host__ __device__ static int dmma_ld(int n) { return (n + 15) / 16 * 16 + 4; }
 template <typename T> static size_t fused_smem_of(const sl_patch_dims *d, int adjoint)
 {
   const int64_t n = adjoint ? d->nwin0 * d->nwin1 : d->nop0 * d->nop1, tp = FUSED_PG * fused_rp(d);
-  if (std::is_same<T, double>::value) return (size_t)(FUSED_ROWS * dmma_ld((int)n) + (n + 3) / 4 * 4 * (tp + 4)) * sizeof(T);
+  if (std::is_same<T, double>::value) return (size_t)((FUSED_ROWS + tp) * dmma_ld((int)n)) * sizeof(T);
   return fused_smem(d, adjoint, sizeof(T));
 }
 
@@ -332,31 +353,33 @@ __global__ void __launch_bounds__(FUSED_THREADS, sizeof(T) > 8 ? 2 : 4) patch_fu
 {
   extern __shared__ __align__(16) unsigned char fused_smem_raw[];
   constexpr bool TC = std::is_same<T, double>::value;
-  constexpr int TP = FUSED_PG * RP, LD = TC ? TP + 4 : TP + fused_pad(sizeof(T));
+  constexpr int TP = FUSED_PG * RP;
   const fused_view<T> v = view_of(d, tab);
   const int n = ADJ ? v.Q : v.K, rows = ADJ ? v.K : v.Q, n4 = (n + 3) / 4 * 4, lda = TC ? dmma_ld(n) : FUSED_ROWS;
+  const tile_at at = {TC ? lda : TP + fused_pad(sizeof(T)), TC};
   T *Ms = (T *)fused_smem_raw, *S = Ms + (TC ? FUSED_ROWS * lda : n * FUSED_ROWS);
   if (TC) {
     load_a(Ms, tab, v.Q, v.K, ADJ, lda);
-    for (int e = n * LD + (int)threadIdx.x; e < n4 * LD; e += (int)blockDim.x) S[e] = ops<T>::zero(); /* rows n..n4 */
+    for (int e = (int)threadIdx.x; e < TP * (n4 - n); e += (int)blockDim.x) /* each patch's values n..n4 */
+      S[at(n + e % (n4 - n), e / (n4 - n))] = ops<T>::zero();
   } else {
     load_m(Ms, tab, v.Q, v.K, ADJ);
   }
   const int64_t tiles = d.A * d.nw0 * ((d.nw1 + TP - 1) / TP);
   auto fetch = [&](int64_t t) {
-    if (ADJ) fetch_data<T, TP, LD>(d, v, in, S, t, false);
-    else fetch_model<T, TP, LD>(d, in, S, t);
+    if (ADJ) fetch_data<T, TP>(d, v, in, S, at, t, false);
+    else fetch_model<T, TP>(d, in, S, at, t);
     copy_commit();
   };
   if (blockIdx.x < tiles) fetch(blockIdx.x);
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const tile g = tile_of(d, t, TP);
     copy_wait<0>();
-    if (ADJ) fetch_data<T, TP, LD>(d, v, in, S, t, true); /* this thread's own copies landed: tapered in place */
+    if (ADJ) fetch_data<T, TP>(d, v, in, S, at, t, true); /* this thread's own copies landed: tapered in place */
     __syncthreads(); /* tile t (every thread's copies) and M in shared memory */
     if constexpr (TC) {
       dmma_acc<TP> acc;
-      dmma_product<TP>(Ms, S, n4, lda, LD, rows, acc);
+      dmma_product<TP>(Ms, S, n4, lda, rows, acc);
       __syncthreads();                                  /* the tile read: */
       if (t + gridDim.x < tiles) fetch(t + gridDim.x); /* the next one's copies run beside this one's results */
       const int lane = (int)threadIdx.x & 31, m = 16 * ((int)threadIdx.x >> 5) + (lane >> 2);
@@ -366,7 +389,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, sizeof(T) > 8 ? 2 : 4) patch_fu
         for (int nt = 0; nt < TP / 8; nt++) row_out<ADJ>(d, v, g, m + 8 * mt, 8 * nt + 2 * (lane & 3), 1, acc.c[mt][nt], out);
     } else {
       T acc[FUSED_RQ][RP];
-      tile_product<T, RP>(Ms, S, n, LD, v.tr, v.tc, acc);
+      tile_product<T, RP>(Ms, S, n, at.ld, v.tr, v.tc, acc);
       __syncthreads();
       if (t + gridDim.x < tiles) fetch(t + gridDim.x);
 #pragma unroll
