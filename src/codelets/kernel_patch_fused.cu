@@ -209,8 +209,8 @@ __device__ static void fetch_model(const sl_patch_dims &d, const T *x, T *S, til
 }
 
 /* adjoint: tile t's data into the tile (taper = 0), or tapered in place once this thread's copies landed (taper
- * = 1): nwin0 rows of np runs of nwin1 samples s1 apart, zeros for rows outside the buffer and patches outside
- * [0, nwtot) */
+ * = 1, the same walk, so that each thread tapers what it copied): nwin0 rows of np runs of nwin1 samples s1 apart,
+ * zeros for rows outside the buffer and patches outside [0, nwtot) */
 template <typename T, int TP>
 __device__ static void fetch_data(const sl_patch_dims &d, const fused_view<T> &v, const T *y, T *S, tile_at at, int64_t t,
                                   bool taper)
@@ -224,9 +224,25 @@ __device__ static void fetch_data(const sl_patch_dims &d, const fused_view<T> &v
   for (int q0 = 0; q0 < nwin0; q0++) {
     const int64_t row = W * d.s0 - d.r0 + q0;
     const bool in = live && row >= 0 && row < d.n0;
-    const T *yr = y + (g.a * d.n0 + row) * d.n1 + g.w1b * d.s1;
+    const T *yr = y + (g.a * d.n0 + (in ? row : 0)) * d.n1 + g.w1b * d.s1;
     const T *tt = v.t1 + g.w1b * nwin1;
     const T tw = in ? v.t0[W * d.nwin0 + q0] : ops<T>::zero();
+    if (sizeof(T) == 8 && at.pk && nwin1 % 2 == 0 && d.s1 % 2 == 0 && ((uintptr_t)yr & 15) == 0) {
+      /* pairs of samples in 16-byte copies (nwin1 and s1 even: a pair is one patch's and stays aligned) */
+      for (int r = 2 * (int)threadIdx.x; r < TP * nwin1; r += 2 * (int)blockDim.x) {
+        const int p = small_div(r, inv1), q1 = r - p * nwin1;
+        T *to = S + at(q0 * nwin1 + q1, p);
+        if (!(in && r < run)) {
+          if (!taper) to[0] = to[1] = ops<T>::zero();
+        } else if (taper) {
+          to[0] = ops<T>::mul(ops<T>::mul(tw, tt[r]), to[0]);
+          to[1] = ops<T>::mul(ops<T>::mul(tw, tt[r + 1]), to[1]);
+        } else {
+          copy_bytes_async<16>(to, yr + p * d.s1 + q1);
+        }
+      }
+      continue;
+    }
     for (int r = (int)threadIdx.x; r < TP * nwin1; r += (int)blockDim.x) {
       const int p = small_div(r, inv1), q1 = r - p * nwin1;
       T *to = S + at(q0 * nwin1 + q1, p);
