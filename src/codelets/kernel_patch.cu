@@ -281,7 +281,7 @@ template <typename T, typename I> __global__ void patch_rows_cut(sl_patch_dims d
 /* A grid of block rows over rows (at most 65535) and blocks along a row of n, about the usual block count */
 static dim3 row_grid(int64_t rows, int64_t n)
 {
-  const unsigned gy = (unsigned)(rows < 65535 ? rows : 65535), gx0 = sl_cuda_grid(n);
+  const unsigned gy = (unsigned)(rows < 1 ? 1 : rows < 65535 ? rows : 65535), gx0 = sl_cuda_grid(n);
   return dim3((int64_t)gx0 * gy > 65535 * 8 ? (65535u * 8 + gy - 1) / gy : gx0, gy);
 }
 

@@ -61,8 +61,8 @@ int kernel_patch(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *t
 int kernel_patch_range(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out,
                        void *work, int64_t a0, int64_t a1);
 #ifdef SL_HAVE_CUDA
-/** Elements of the work space of kernel_cuda_patch_gemm: every patch's model and data as the columns of two
- *  matrices. */
+/** Elements of the work space of kernel_cuda_patch_gemm (el bytes each): every patch's model and data as the
+ *  columns of two matrices; 0 with M the identity or where kernel_cuda_patch_fused_fits. */
 int64_t kernel_cuda_patch_work(const sl_patch_dims *d, size_t el);
 /** The same operator through cuBLAS: the patches' model coefficients gathered as columns, one GEMM with M (M^H
  *  for the adjoint), the tapered patch data summed where patches overlap (every output written once); windows
@@ -72,7 +72,7 @@ int64_t kernel_cuda_patch_work(const sl_patch_dims *d, size_t el);
 int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out,
                            void *work, void *handle, void *stream);
 /** Whether kernel_cuda_patch_fused takes these dims with elements of el bytes (patches over the last two axes, B =
- *  C = 1, M at most 64 x 64 and its shared memory at most 160 KB, 8 or more patches along the second axis);
+ *  C = 1, M at most 64 x 64 and its shared memory at most 96 KB, 8 or more patches along the second axis);
  *  kernel_cuda_patch_gemm then calls it and needs no work space. */
 int kernel_cuda_patch_fused_fits(const sl_patch_dims *d, size_t el);
 /** The same operator in one kernel per way (kernel_patch_fused.cu): M in shared memory, the patches' model (data)

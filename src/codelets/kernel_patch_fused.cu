@@ -70,7 +70,7 @@ static size_t fused_smem(const sl_patch_dims *d, int adjoint, size_t el)
 
 /* M at most FUSED_ROWS x FUSED_ROWS and a block's shared memory at most FUSED_SMEM_MAX, what every device the
  * library is built for allows (sm_86 and sm_89 99 KB): complex128 with M above 48 x 48 or so keeps the GEMM path.
- * (The float64 layout, fused_smem_of, takes at most 78 KB.) */
+ * (The float64 layout, fused_smem_of, takes at most 68 KB.) */
 #define FUSED_SMEM_MAX (96 * 1024)
 extern "C" int kernel_cuda_patch_fused_fits(const sl_patch_dims *d, size_t el)
 {
