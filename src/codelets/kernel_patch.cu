@@ -371,11 +371,11 @@ extern "C" int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_d
   const int64_t K = d->nop0 * d->nop1, Q = d->nwin0 * d->nwin1, P = d->A * d->B * d->nw0 * d->nw1 * d->C;
   cudaStream_t s = (cudaStream_t)stream;
   cublasHandle_t h = (cublasHandle_t)handle;
-  if (kernel_cuda_patch_fused_fits(d, sl_dtype_size(dt))) return kernel_cuda_patch_fused(dt, adjoint, d, tables, in, out, stream);
+  const size_t el = sl_dtype_size(dt);
   if (P == 0) /* no patch: the data is zeros, as on the CPUs */
-    return adjoint || d->acc ? cudaSuccess : cudaMemsetAsync(out, 0, (size_t)sl_patch_data_size(d) * sl_dtype_size(dt), s);
+    return adjoint || d->acc ? cudaSuccess : cudaMemsetAsync(out, 0, (size_t)sl_patch_data_size(d) * el, s);
+  if (kernel_cuda_patch_fused_fits(d, el)) return kernel_cuda_patch_fused(dt, adjoint, d, tables, in, out, stream);
   if (cublasSetStream(h, s) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
-  size_t el = dt == SL_FLOAT32 ? 4 : (dt == SL_COMPLEX128 ? 16 : 8);
   char *X = (char *)work, *Y = X ? X + (size_t)(K * P) * el : NULL; /* no work space: M the identity */
   /* 32-bit indices when every index (and a grid stride past it) stays below 2^31 */
   int64_t most = sl_patch_model_size(d) > sl_patch_data_size(d) ? sl_patch_model_size(d) : sl_patch_data_size(d);

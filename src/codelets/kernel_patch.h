@@ -77,7 +77,7 @@ int kernel_cuda_patch_gemm(sl_dtype dt, int adjoint, const sl_patch_dims *d, con
 int kernel_cuda_patch_fused_fits(const sl_patch_dims *d, size_t el);
 /** The same operator in one kernel per way (kernel_patch_fused.cu): M in shared memory, the patches' model (data)
  *  read straight from the input, the products on the tensor cores for float64, the data added with atomic adds
- *  (the model written once). */
+ *  (the model written once); for dims with patches (sl_patch_columns > 0), as kernel_cuda_patch_gemm calls it. */
 int kernel_cuda_patch_fused(sl_dtype dt, int adjoint, const sl_patch_dims *d, const void *tables, const void *in, void *out,
                             void *stream);
 #endif

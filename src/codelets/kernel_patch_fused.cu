@@ -56,8 +56,8 @@ static int fused_rp(const sl_patch_dims *d)
   return 2;
 }
 
-/* Elements after a tile row's TP patches: 16 bytes, against bank conflicts while the tile is filled, keeping
- * rows 16-byte aligned for the vector loads. */
+/* Elements after a tile row's TP patches (the CUDA cores' layout): 16 bytes, against bank conflicts while the
+ * tile is filled. */
 __host__ __device__ static constexpr int fused_pad(size_t el) { return el >= 16 ? 1 : (int)(16 / el); }
 
 /* Shared memory of a block: M (its conjugate, adjoint) padded to FUSED_ROWS along the rows a thread block
@@ -82,8 +82,8 @@ extern "C" int kernel_cuda_patch_fused_fits(const sl_patch_dims *d, size_t el)
 __device__ static int small_div(int n, float inv) { return (int)(((float)n + 0.5f) * inv); }
 
 /* Asynchronous copies from global to shared memory (sm_80 and later), so that a tile's loads run while the
- * block computes the one before: one element, then the group of a tile's copies closed, then waiting until at
- * most n groups are in flight. */
+ * block writes out the results of the one before: N bytes (one element, or two float64), then the group of a
+ * tile's copies closed, then waiting until at most n groups are in flight. */
 template <int N> __device__ static void copy_bytes_async(void *dst, const void *src)
 {
   const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
@@ -358,12 +358,12 @@ template <typename T> static size_t fused_smem_of(const sl_patch_dims *d, int ad
 }
 
 /* One way (ADJ: the adjoint) over the tiles of a grid-stride loop:
- *   forward y[a, W s0 - r0 + q0, w1 s1 + q1] += T0[W][q0] T1[w1][q1] (M x_patch)[q0 nwin1 + q1], the tile S[k][p]
- *     the patches' model coefficients;
+ *   forward y[a, W s0 - r0 + q0, w1 s1 + q1] += T0[W][q0] T1[w1][q1] (M x_patch)[q0 nwin1 + q1], the tile S the
+ *     patches' model coefficients;
  *   adjoint x[a, w0, j0, w1, j1] = sum_q conj(M[q][j0 nop1 + j1]) T0[W][q0] T1[w1][q1] y[a, W s0 - r0 + q0, w1 s1 + q1],
- *     the tile S[q][p] the patches' tapered data.
- * Float64 runs the products on the tensor cores (Ms = M as [m][k]), the other types on the CUDA cores (Ms[k][m],
- * each thread an FUSED_RQ x RP block). */
+ *     the tile S the patches' tapered data.
+ * Float64 runs the products on the tensor cores (Ms = M as [m][k], S as [p][k]), the other types on the CUDA
+ * cores (Ms[k][m], S[k][p], each thread an FUSED_RQ x RP block). Called only with patches (P > 0). */
 template <typename T, int RP, bool ADJ>
 __global__ void __launch_bounds__(FUSED_THREADS, sizeof(T) > 8 ? 2 : 4) patch_fused(sl_patch_dims d, const T *tab, const T *in, T *out)
 {
@@ -443,8 +443,6 @@ extern "C" int kernel_cuda_patch_fused(sl_dtype dt, int adjoint, const sl_patch_
 {
   cudaStream_t s = (cudaStream_t)stream;
   int rc = cudaSuccess;
-  if (sl_patch_columns(d) == 0) /* no patch: the data is zeros */
-    return adjoint || d->acc ? cudaSuccess : cudaMemsetAsync(out, 0, (size_t)sl_patch_data_size(d) * sl_dtype_size(dt), s);
   const int rp = fused_rp(d);
 #define L_(U)                                                                                                       \
   rc = rp == 4   ? fused_launch<U, 4>(adjoint, d, (const U *)tables, (const U *)in, (U *)out, s)                      \
