@@ -101,6 +101,9 @@ endif
 $(BUILD)/bench/bench_comm: bench/bench_comm.c bench/bench_util.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -o $@ $(LINK_INTERNAL)
+$(BUILD)/bench/bench_stencil_kernel: bench/bench_stencil_kernel.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(LINK_INTERNAL)
 $(BUILD)/tests/mpi/%: tests/mpi/%.c tests/mpi/mpi_check.c tests/mpi/mpi_check.h $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/mpi $< tests/mpi/mpi_check.c -o $@ $(LINK_STARLOPS) -llapacke

@@ -4,9 +4,13 @@
  * lie in the input segment that holds the task's output range. There the sum is a fixed list of taps
  * (element offset, weight; taps at the same offset merged, so the 2-D Laplacian reads 5 values), the launch
  * geometry gives the position (x: the last axis, y: the one before, z: the others), every thread sums RPT
- * rows of one column with all loads issued before the sums, and no index is tested. (A variant marching
- * along axis 0 with the axis-0 taps kept in registers measured slower on the H200: 0.65-0.77 of a copy
- * against 0.78-0.92 for the 2-D stencils, no gain in 3-D.)
+ * rows of one column with all loads issued before the sums, and no index is tested.
+ *
+ * 3-D blocks whose terms along axes 1 and 2 have no ghosts (stencil_z_k): the box's planes whole, edge rows
+ * and columns included (each block's weights in shared memory), each thread ST_ZB consecutive planes of one
+ * column: a thread loads its column's values once (ST_ZB + 2 ZR loads where a thread per element makes
+ * 3 ST_ZB for the 7-point Laplacian), and the taps along the row come from the neighbouring lanes. Only the
+ * planes outside the box are left to the edge launch, as flat ranges.
  *
  * The edges: everything else in the task's range (the box's frame, the rows near the segment's ends, ghost
  * rows, the global edges) as at most 2 + 2 (ndim - 1) pieces, one launch over all of them, each element by
@@ -191,6 +195,169 @@ static void launch_fast(const st_taps<R> &tp, const R *x, R *y, const st_fbox &b
   }
 }
 
+/* ---- 3-D blocks: ST_ZB planes per thread, whole planes ---- */
+
+#define ST_ZB 4 /* planes per thread in the 3-D kernel */
+
+/* A 3-D block's sum for the kernel that takes whole planes: the axis-0 term's interior weights (the planes'
+ * range keeps every axis-0 tap inside the segment and off the global ends), and the terms along axes 1 and 2,
+ * whose weights each block takes for its own rows and columns (interior or edge: these axes are whole in the
+ * block, without ghosts). mask[a]: bit dr + 2 set when some row of the axis has a weight at dr. */
+template <typename R> struct st_zplan {
+  R wz[5];
+  int has[2], mask[2], adjoint;
+  st_term t[2]; /* [0]: axis 1 (rows), [1]: axis 2 (columns) */
+  double cint[2][5];
+};
+
+__device__ static inline double st_shfl(double v, int d)
+{
+  return d > 0 ? __shfl_down_sync(0xffffffffu, v, d) : __shfl_up_sync(0xffffffffu, v, -d);
+}
+__device__ static inline float st_shfl(float v, int d)
+{
+  return d > 0 ? __shfl_down_sync(0xffffffffu, v, d) : __shfl_up_sync(0xffffffffu, v, -d);
+}
+__device__ static inline double2 st_shfl(double2 v, int d) { return make_double2(st_shfl(v.x, d), st_shfl(v.y, d)); }
+__device__ static inline float2 st_shfl(float2 v, int d) { return make_float2(st_shfl(v.x, d), st_shfl(v.y, d)); }
+
+/* The weights of an axis-1/2 term at row r (local = global: the axis is whole), zero where a tap leaves it. */
+template <typename R> __device__ static void st_zweights(const st_term &t, const double *ci, int adjoint, int r, R *w)
+{
+  double c[5];
+  if (r >= t.ilo && r < t.ihi)
+    for (int i = 0; i < 5; i++) c[i] = ci[i];
+  else
+    st_coeffs(&t, adjoint, r, c);
+  for (int i = 0; i < 5; i++) w[i] = r + i - 2 >= 0 && r + i - 2 < t.n ? (R)c[i] : R(0);
+}
+
+/* Every thread sums ST_ZB consecutive planes of one column: the column's values on those planes and the ZR
+ * planes either side are loaded once (ST_ZB + 2 ZR loads where the per-element kernel makes 3 ST_ZB), the
+ * taps along the row come from the neighbouring lanes (a warp is 32 columns of one row: the block is 32 or 64
+ * threads wide), those along axis 1 from memory. The planes cover the rows and columns whole, edges
+ * included, so that the edge launch has only the planes outside the range (flat and coalesced). */
+template <typename R, int NC, int ZR, int MB>
+__global__ void __launch_bounds__(256, MB)
+    stencil_z_k(st_zplan<R> zp, const R *__restrict__ xr, R *__restrict__ yr, st_fbox b)
+{
+  typedef typename st_vec<R, NC>::T V;
+  const V *__restrict__ x = (const V *)xr - b.xbase;
+  V *__restrict__ y = (V *)yr - b.ybase;
+  /* the block's rows' and columns' weights (a block is at most 64 columns and at most 8 rows) */
+  __shared__ R swy[8][5], swx[64][5];
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  const int col = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31, z0 = blockIdx.z * ST_ZB;
+  const int sz = b.zstr[0], act = col < b.ex, c = act ? col : b.ex - 1;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < 5; i++) swy[threadIdx.y][i] = R(0);
+    if (zp.has[0] && row < b.ey) st_zweights<R>(zp.t[0], zp.cint[0], zp.adjoint, row, swy[threadIdx.y]);
+  }
+  if (threadIdx.y == 0) {
+    for (int i = 0; i < 5; i++) swx[threadIdx.x][i] = R(0);
+    if (zp.has[1]) st_zweights<R>(zp.t[1], zp.cint[1], zp.adjoint, c, swx[threadIdx.x]);
+  }
+  __syncthreads();
+  if (row >= b.ey) return; /* whole warps */
+  const int f = b.org + z0 * sz + row * b.sy + c;
+  const R wc = zp.wz[2] + swy[threadIdx.y][2] + swx[threadIdx.x][2];
+  V cz[ST_ZB + 2 * ZR], acc[ST_ZB];
+  int g[ST_ZB];
+#pragma unroll
+  for (int j = 0; j < ST_ZB + 2 * ZR; j++) {
+    int zz = z0 - ZR + j;
+    zz = zz < b.ez - 1 + ZR ? zz : b.ez - 1 + ZR;
+    cz[j] = __ldg(&x[f + (zz - z0) * sz]);
+  }
+#pragma unroll
+  for (int j = 0; j < ST_ZB; j++) {
+    g[j] = f + (z0 + j < b.ez ? j : b.ez - 1 - z0) * sz;
+    st_zero(acc[j]);
+    st_axpy(acc[j], wc, cz[j + ZR]);
+#pragma unroll
+    for (int d = -ZR; d <= ZR; d++)
+      if (d != 0) st_axpy(acc[j], zp.wz[d + 2], cz[j + ZR + d]);
+  }
+#pragma unroll
+  for (int d = -2; d <= 2; d++) {
+    if (d == 0 || !(zp.mask[0] >> (d + 2) & 1)) continue;
+    const R w = swy[threadIdx.y][d + 2];
+    if (w == R(0)) continue; /* uniform over the warp: also where the tap leaves the plane */
+    V v[ST_ZB];
+#pragma unroll
+    for (int j = 0; j < ST_ZB; j++) v[j] = __ldg(&x[g[j] + d * b.sy]);
+#pragma unroll
+    for (int j = 0; j < ST_ZB; j++) st_axpy(acc[j], w, v[j]);
+  }
+#pragma unroll
+  for (int d = -2; d <= 2; d++) {
+    if (d == 0 || !(zp.mask[1] >> (d + 2) & 1)) continue;
+    V v[ST_ZB];
+#pragma unroll
+    for (int j = 0; j < ST_ZB; j++) v[j] = st_shfl(cz[j + ZR], d);
+    const R w = swx[threadIdx.x][d + 2];
+    if (w == R(0)) continue; /* also where the tap leaves the row */
+    if (lane + d < 0 || lane + d > 31 || (d > 0 && col + d >= b.ex))
+#pragma unroll
+      for (int j = 0; j < ST_ZB; j++) v[j] = __ldg(&x[g[j] + d]);
+#pragma unroll
+    for (int j = 0; j < ST_ZB; j++) st_axpy(acc[j], w, v[j]);
+  }
+  if (act)
+#pragma unroll
+    for (int j = 0; j < ST_ZB; j++)
+      if (z0 + j < b.ez) y[f + j * sz] = acc[j];
+}
+
+/* The plan of the whole-plane kernel, or 0 when the block does not fit it: three axes, the terms along axes 1
+ * and 2 at most one per axis and without ghosts. zr: the axis-0 reach. */
+template <typename R> static int z_plan(const st_plan *p, st_zplan<R> *zp, int *zr)
+{
+  if (p->ndim != 3) return 0;
+  memset(zp, 0, sizeof *zp);
+  zp->adjoint = p->adjoint;
+  *zr = 0;
+  for (int k = 0; k < p->nterms; k++) {
+    const st_term *t = &p->t[k];
+    if (t->axis == 0) {
+      for (int i = 0; i < 5; i++) {
+        zp->wz[i] += (R)p->cint[k][i];
+        if (p->cint[k][i] != 0.0 && (i > 2 ? i - 2 : 2 - i) > *zr) *zr = i > 2 ? i - 2 : 2 - i;
+      }
+      continue;
+    }
+    int a = t->axis - 1;
+    if (t->ghosts || zp->has[a] || t->nloc != t->n || t->off != 0) return 0;
+    zp->has[a] = 1;
+    zp->t[a] = *t;
+    for (int i = 0; i < 5; i++) zp->cint[a][i] = p->cint[k][i];
+    /* the taps any row uses: the interior's and those of the rows outside [ilo, ihi) */
+    for (int64_t g = 0; g < t->n; g++) {
+      if (g >= t->ilo && g < t->ihi) g = t->ihi - 1; /* the interior rows: cint, counted below */
+      double c[5];
+      st_coeffs(t, p->adjoint, g, c);
+      for (int i = 0; i < 5; i++)
+        if (c[i] != 0.0 || p->cint[k][i] != 0.0) zp->mask[a] |= 1 << i;
+    }
+  }
+  /* the grid (launch_z): at least 4 rows a block, ST_ZB planes a thread */
+  return p->ldims[1] <= 4 * (int64_t)65535 && p->ldims[0] <= ST_ZB * (int64_t)65535;
+}
+
+/* The whole-plane kernel. */
+template <typename R, int NC>
+static void launch_z(const st_zplan<R> &zp, int zr, const R *x, R *y, const st_fbox &b, cudaStream_t st)
+{
+  int bx = b.ex >= 64 ? 64 : 32, by = 256 / bx;
+  dim3 block(bx, by), grid((unsigned)((b.ex + bx - 1) / bx), (unsigned)((b.ey + by - 1) / by),
+                           (unsigned)((b.ez + ST_ZB - 1) / ST_ZB));
+  /* MB: blocks per SM the registers allow (32 a thread for 8-byte elements; 16-byte ones need more) */
+  const int MB = sizeof(typename st_vec<R, NC>::T) > 8 ? 4 : 8;
+  if (zr == 0) stencil_z_k<R, NC, 0, MB><<<grid, block, 0, st>>>(zp, x, y, b);
+  else if (zr == 1) stencil_z_k<R, NC, 1, MB><<<grid, block, 0, st>>>(zp, x, y, b);
+  else stencil_z_k<R, NC, 2, MB><<<grid, block, 0, st>>>(zp, x, y, b);
+}
+
 /* ---- the split of a task's range ---- */
 
 
@@ -291,6 +458,11 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
   /* 32-bit indices with room for a grid-stride step (at most 65535 * 8 * 256) past the last element */
   int small = n * nc < ((int64_t)1 << 30), seg = -1;
   int fast = small && interior_box(p, in, s, e, str, lo, hi, &seg);
+  /* 3-D: the planes in the box's range whole (their rows' and columns' edges in the kernel) */
+  st_zplan<R> zp;
+  int zr = 0, wide = fast && z_plan<R>(p, &zp, &zr);
+  if (wide)
+    for (int d = 1; d < 3; d++) lo[d] = 0, hi[d] = p->ldims[d];
 
   st_pieces pc;
   pc.n = 0;
@@ -365,7 +537,9 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
       launch_edges<R>(p, in, pc, s, y, small, side);
       if ((rc = cudaEventRecord(side_ev.done, side)) != cudaSuccess) return rc;
     }
-    if (nc == 1) launch_fast<R, 1>(tp, x, y, b, st);
+    if (wide && nc == 1) launch_z<R, 1>(zp, zr, x, y, b, st);
+    else if (wide) launch_z<R, 2>(zp, zr, x, y, b, st);
+    else if (nc == 1) launch_fast<R, 1>(tp, x, y, b, st);
     else launch_fast<R, 2>(tp, x, y, b, st);
     if (side) return cudaStreamWaitEvent(st, side_ev.done, 0);
   }

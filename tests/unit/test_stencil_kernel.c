@@ -2,8 +2,9 @@
  * when StarPU allocates them on a worker): one element per segment, segments of a few elements, and one
  * segment, against a naive loop over the weights of every row; forward and adjoint, real and complex
  * (two components per element), 3-D and 4-D Laplacians over every axis (mixed kinds), and a 3-D Laplacian of
- * centred second derivatives (the 7-point stencil the CUDA kernel marches along its first axis, over several
- * tiles and plane ranges). The CUDA kernel, where a GPU is present, on the same segments. */
+ * centred second derivatives and a 3-D sum with a five-point first derivative along the first axis (the CUDA
+ * kernel for 3-D boxes, which sums several planes per thread: one and two planes either side, rows of one
+ * and two warps). The CUDA kernel, where a GPU is present, on the same segments. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -12,8 +13,9 @@
 #include "codelets/kernel_stencil.h"
 #include "unit_gpu.h"
 
-/* lap = 1: every axis a centred second derivative without edges (a Laplacian), else mixed kinds and edges */
-static st_plan make_plan(int ndim, const int64_t *dims, int ncomp, int adjoint, int lap)
+/* lap = 1: every axis a centred second derivative without edges (a Laplacian), else mixed kinds and edges
+ * (axis a of kind kinds[(a + shift) % 4]) */
+static st_plan make_plan_shift(int ndim, const int64_t *dims, int ncomp, int adjoint, int lap, int shift)
 {
   st_plan p;
   memset(&p, 0, sizeof p);
@@ -26,11 +28,17 @@ static st_plan make_plan(int ndim, const int64_t *dims, int ncomp, int adjoint, 
   for (int a = 0; a < ndim; a++) {
     int64_t stride = 1;
     for (int d = a + 1; d < ndim; d++) stride *= dims[d];
-    p.t[p.nterms++] = (st_term){.kind = lap ? ST_D2_C : kinds[a % 4], .edge = lap ? 0 : a % 2, .axis = a, .ghosts = 0, .n = dims[a], .off = 0,
-                                .nloc = dims[a], .stride = stride, .scale = 1.0 + 0.5 * a};
+    p.t[p.nterms++] = (st_term){.kind = lap ? ST_D2_C : kinds[(a + shift) % 4], .edge = lap ? 0 : a % 2, .axis = a,
+                                .ghosts = 0, .n = dims[a], .off = 0, .nloc = dims[a], .stride = stride,
+                                .scale = 1.0 + 0.5 * a};
   }
   st_plan_finish(&p);
   return p;
+}
+
+static st_plan make_plan(int ndim, const int64_t *dims, int ncomp, int adjoint, int lap)
+{
+  return make_plan_shift(ndim, dims, ncomp, adjoint, lap, 0);
 }
 
 /* y[f] = sum over terms and dr of the row weights times x[f + dr stride], rows inside the block only. */
@@ -102,16 +110,17 @@ Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
 {
   /* small blocks (mostly edge rows), then blocks with an interior (the CUDA kernel's fast box) */
   int64_t d3[3] = {5, 4, 7}, d4[4] = {3, 4, 2, 5}, d1[1] = {301}, d2[2] = {37, 53}, e3[3] = {11, 13, 17},
-          e4[4] = {9, 9, 10, 11}, l3[3] = {70, 19, 45};
-  const int64_t *dims[7] = {d3, d4, d1, d2, e3, e4, l3};
-  int nds[7] = {3, 4, 1, 2, 3, 4, 3};
+          e4[4] = {9, 9, 10, 11}, l3[3] = {70, 19, 45}, c3[3] = {23, 12, 70};
+  const int64_t *dims[8] = {d3, d4, d1, d2, e3, e4, l3, c3};
+  int nds[8] = {3, 4, 1, 2, 3, 4, 3, 3};
 #ifdef SL_HAVE_CUDA
   int gpu = have_gpu();
 #endif
-  for (int c = 0; c < 7; c++)
+  for (int c = 0; c < 8; c++)
     for (int ncomp = 1; ncomp <= 2; ncomp++)
       for (int adj = 0; adj < 2; adj++) {
-        st_plan p = make_plan(nds[c], dims[c], ncomp, adj, c == 6);
+        /* c3: a five-point first derivative along axis 0 (two planes either side), rows longer than 64 */
+        st_plan p = make_plan_shift(nds[c], dims[c], ncomp, adj, c == 6, c == 7);
         int64_t n = 1;
         for (int d = 0; d < nds[c]; d++) n *= dims[c][d];
         double *x = malloc(sizeof(double) * (size_t)(n * ncomp)), *ref = malloc(sizeof(double) * (size_t)(n * ncomp)),
