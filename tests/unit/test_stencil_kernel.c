@@ -4,7 +4,7 @@
  * (two components per element), 3-D and 4-D Laplacians over every axis (mixed kinds), and a 3-D Laplacian of
  * centred second derivatives and a 3-D sum with a five-point first derivative along the first axis (the CUDA
  * kernel for 3-D boxes, which sums several planes per thread: one and two planes either side, rows of one
- * and two warps). The CUDA kernel, where a GPU is present, on the same segments. */
+ * and two warps). The CUDA kernels, where a GPU is present, on the same segments in float64 and float32. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -74,34 +74,51 @@ static void cut(const double *x, int64_t n, int ncomp, int64_t seg, st_input *in
   }
 }
 
-static void expect_close(const double *a, const double *b, int64_t n, const char *what)
+static void expect_close_tol(const double *a, const double *b, int64_t n, const char *what, double tol)
 {
   int bad = 0;
   for (int64_t i = 0; i < n; i++)
-    if (fabs(a[i] - b[i]) > 1e-12 * fmax(1.0, fabs(b[i])) && bad++ < 3)
+    if (fabs(a[i] - b[i]) > tol * fmax(1.0, fabs(b[i])) && bad++ < 3)
       cr_expect(0, "%s [%lld]: %.17g, expected %.17g", what, (long long)i, a[i], b[i]);
 }
 
-#ifdef SL_HAVE_CUDA
-/* The CUDA kernel on device copies of the same segments: the output range [a, b). */
-static void check_cuda(const st_plan *p, const st_input *hin, int64_t a, int64_t b, const double *ref, const char *what)
+static void expect_close(const double *a, const double *b, int64_t n, const char *what)
 {
+  expect_close_tol(a, b, n, what, 1e-12);
+}
+
+#ifdef SL_HAVE_CUDA
+/* The CUDA kernel on device copies of the same segments (single: as floats, against the double reference
+ * within 1e-4: the inputs' and weights' rounding over at most 20 terms): the output range [a, b). */
+static void check_cuda(const st_plan *p, const st_input *hin, int64_t a, int64_t b, const double *ref, const char *what,
+                       int single)
+{
+  const size_t es = single ? sizeof(float) : sizeof(double);
   st_input din = *hin;
   void *dptr[ST_MAX_SEGS];
   for (int i = 0; i < hin->nseg; i++) {
-    size_t sz = sizeof(double) * (size_t)(hin->len[i] * p->ncomp);
-    cr_assert_eq(cudaMalloc(&dptr[i], sz), cudaSuccess);
-    cr_assert_eq(cudaMemcpy(dptr[i], hin->ptr[i], sz, cudaMemcpyHostToDevice), cudaSuccess);
+    int64_t m = hin->len[i] * p->ncomp;
+    const double *src = hin->ptr[i];
+    void *h = malloc(es * (size_t)m);
+    for (int64_t k = 0; k < m; k++)
+      if (single) ((float *)h)[k] = (float)src[k];
+      else ((double *)h)[k] = src[k];
+    cr_assert_eq(cudaMalloc(&dptr[i], es * (size_t)m), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(dptr[i], h, es * (size_t)m, cudaMemcpyHostToDevice), cudaSuccess);
+    free(h);
     din.ptr[i] = dptr[i];
   }
-  size_t yb = sizeof(double) * (size_t)((b - a) * p->ncomp);
-  double *dy = NULL, *y = malloc(yb);
-  cr_assert_eq(cudaMalloc((void **)&dy, yb), cudaSuccess);
-  cr_assert_eq(kernel_cuda_stencil(p, 0, &din, a, b, dy, NULL), cudaSuccess);
-  cr_assert_eq(cudaMemcpy(y, dy, yb, cudaMemcpyDeviceToHost), cudaSuccess);
-  expect_close(y, ref + a * p->ncomp, (b - a) * p->ncomp, what);
+  int64_t m = (b - a) * p->ncomp;
+  void *dy = NULL, *yh = malloc(es * (size_t)m);
+  double *y = malloc(sizeof(double) * (size_t)m);
+  cr_assert_eq(cudaMalloc(&dy, es * (size_t)m), cudaSuccess);
+  cr_assert_eq(kernel_cuda_stencil(p, single, &din, a, b, dy, NULL), cudaSuccess);
+  cr_assert_eq(cudaMemcpy(yh, dy, es * (size_t)m, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (int64_t k = 0; k < m; k++) y[k] = single ? (double)((float *)yh)[k] : ((double *)yh)[k];
+  expect_close_tol(y, ref + a * p->ncomp, m, what, single ? 1e-4 : 1e-12);
   for (int i = 0; i < hin->nseg; i++) cudaFree(dptr[i]);
   cudaFree(dy);
+  free(yh);
   free(y);
 }
 #endif
@@ -143,13 +160,16 @@ Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
           cr_expect_eq(kernel_stencil(&p, 0, &in, a, b, y), 0, "%s", what);
           expect_close(y, ref + a * ncomp, (b - a) * ncomp, what);
 #ifdef SL_HAVE_CUDA
-          if (gpu) {
-            check_cuda(&p, &in, 0, n, ref, what);
-            check_cuda(&p, &in, a, b, ref, what);
-            /* one segment's elements: the range of a task, whose taps reach into the segments beside it */
-            int mid = in.nseg / 2;
-            check_cuda(&p, &in, in.start[mid], in.start[mid] + in.len[mid], ref, what);
-          }
+          if (gpu)
+            for (int single = 0; single < 2; single++) {
+              char w2[200];
+              snprintf(w2, sizeof w2, "%s, CUDA %s", what, single ? "float" : "double");
+              check_cuda(&p, &in, 0, n, ref, w2, single);
+              check_cuda(&p, &in, a, b, ref, w2, single);
+              /* one segment's elements: the range of a task, whose taps reach into the segments beside it */
+              int mid = in.nseg / 2;
+              check_cuda(&p, &in, in.start[mid], in.start[mid] + in.len[mid], ref, w2, single);
+            }
 #endif
           for (int i = 0; i < in.nseg; i++) free(owned[i]);
         }
