@@ -502,9 +502,9 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
         pc.n++;
       }
 
-    st_taps<R> tp;
+    st_taps<R> tp; /* the per-element kernel's taps (the whole-plane kernel takes zp) */
     tp.n = 0;
-    for (int k = 0; k < p->nterms; k++)
+    for (int k = 0; k < p->nterms && !wide; k++)
       for (int i = 0; i < 5; i++) {
         if (p->cint[k][i] == 0.0) continue;
         int off = (int)((i - 2) * p->t[k].stride), m = 0;

@@ -40,10 +40,8 @@ double mc_tol(sl_dtype dt);
 extern const sl_dtype mc_dtypes[4];
 /** Gathers a to every rank and compares with ref (n elements); returns the number of mismatches. */
 int mc_compare(sl_array *a, const double complex *ref, const char *what);
-/** The same with the tolerance tol (relative, or absolute where the reference is below 1). */
-int mc_compare_tol(sl_array *a, const double complex *ref, const char *what, double tol);
-/* |a - ref| <= tol max(1, mag) element by element: mag, the sum of the magnitudes of the terms that make each
- * element (sums that cancel) */
+/** The same with |a - ref| <= tol max(1, mag) element by element: mag, the sum of the magnitudes of the terms
+ *  that make each element (sums that cancel), or NULL for |ref|. */
 int mc_compare_mag(sl_array *a, const double complex *ref, const double *mag, const char *what, double tol);
 /** Creates a and sets it to mc_value(dt, g, seed) for every global g (scatter from every rank). */
 sl_array *mc_array(int ndim, const int64_t *dims, sl_dtype dt, const sl_dist *dist, int seed, double complex **global);

@@ -15,7 +15,7 @@
 
 /* lap = 1: every axis a centred second derivative without edges (a Laplacian), else mixed kinds and edges
  * (axis a of kind kinds[(a + shift) % 4]) */
-static st_plan make_plan_shift(int ndim, const int64_t *dims, int ncomp, int adjoint, int lap, int shift)
+static st_plan make_plan(int ndim, const int64_t *dims, int ncomp, int adjoint, int lap, int shift)
 {
   st_plan p;
   memset(&p, 0, sizeof p);
@@ -34,11 +34,6 @@ static st_plan make_plan_shift(int ndim, const int64_t *dims, int ncomp, int adj
   }
   st_plan_finish(&p);
   return p;
-}
-
-static st_plan make_plan(int ndim, const int64_t *dims, int ncomp, int adjoint, int lap)
-{
-  return make_plan_shift(ndim, dims, ncomp, adjoint, lap, 0);
 }
 
 /* y[f] = sum over terms and dr of the row weights times x[f + dr stride], rows inside the block only. */
@@ -137,7 +132,7 @@ Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
     for (int ncomp = 1; ncomp <= 2; ncomp++)
       for (int adj = 0; adj < 2; adj++) {
         /* c3: a five-point first derivative along axis 0 (two planes either side), rows longer than 64 */
-        st_plan p = make_plan_shift(nds[c], dims[c], ncomp, adj, c == 6, c == 7);
+        st_plan p = make_plan(nds[c], dims[c], ncomp, adj, c == 6, c == 7);
         int64_t n = 1;
         for (int d = 0; d < nds[c]; d++) n *= dims[c][d];
         double *x = malloc(sizeof(double) * (size_t)(n * ncomp)), *ref = malloc(sizeof(double) * (size_t)(n * ncomp)),
@@ -182,7 +177,7 @@ Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
 Test(stencil_kernel, an_element_in_no_segment_is_reported)
 {
   int64_t dims[2] = {6, 5};
-  st_plan p = make_plan(2, dims, 1, 0, 0);
+  st_plan p = make_plan(2, dims, 1, 0, 0, 0);
   double x[30] = {0}, y[30];
   st_input in;
   double *owned[ST_MAX_SEGS];
