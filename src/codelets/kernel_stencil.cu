@@ -7,10 +7,11 @@
  * rows of one column with all loads issued before the sums, and no index is tested.
  *
  * 3-D blocks whose terms along axes 1 and 2 have no ghosts (stencil_z_k): the box's planes whole, edge rows
- * and columns included (each block's weights in shared memory), each thread ST_ZB consecutive planes of one
- * column: a thread loads its column's values once (ST_ZB + 2 ZR loads where a thread per element makes
- * 3 ST_ZB for the 7-point Laplacian), and the taps along the row come from the neighbouring lanes. Only the
- * planes outside the box are left to the edge launch, as flat ranges.
+ * and columns included (a row's weights: the interior ones, or those of a table of at most four rows at
+ * each end, passed with the launch), each thread ST_ZB consecutive planes of one column: a thread loads its
+ * column's values once (ST_ZB + 2 ZR loads where a thread per element makes 3 ST_ZB for the 7-point
+ * Laplacian), and the taps along the row come from the neighbouring lanes. Only the planes outside the box
+ * are left to the edge launch, as flat ranges.
  *
  * The edges: everything else in the task's range (the box's frame, the rows near the segment's ends, ghost
  * rows, the global edges) as at most 2 + 2 (ndim - 1) pieces, one launch over all of them, each element by
@@ -200,14 +201,16 @@ static void launch_fast(const st_taps<R> &tp, const R *x, R *y, const st_fbox &b
 #define ST_ZB 4 /* planes per thread in the 3-D kernel */
 
 /* A 3-D block's sum for the kernel that takes whole planes: the axis-0 term's interior weights (the planes'
- * range keeps every axis-0 tap inside the segment and off the global ends), and the terms along axes 1 and 2,
- * whose weights each block takes for its own rows and columns (interior or edge: these axes are whole in the
- * block, without ghosts). mask[a]: bit dr + 2 set when some row of the axis has a weight at dr. */
+ * range keeps every axis-0 tap inside the segment and off the global ends), and the terms along axes 1 and 2
+ * (whole in the block, without ghosts), at most one per axis: their interior weights cint for the rows in
+ * [ilo, ihi), and in ew those of the other rows (at most four at each end; every row of an axis of at most 8
+ * without interior rows), zero where a tap leaves the axis. An axis without a term: [ilo, ihi) holds every
+ * row, cint zero. Passed with the launch (no shared memory, no barrier). mask[a]: bit dr + 2 set when some
+ * row of the axis has a weight at dr. */
 template <typename R> struct st_zplan {
   R wz[5];
-  int has[2], mask[2], adjoint;
-  st_term t[2]; /* [0]: axis 1 (rows), [1]: axis 2 (columns) */
-  double cint[2][5];
+  int has[2], mask[2], ilo[2], ihi[2];
+  double cint[2][5], ew[2][8][5];
 };
 
 __device__ static inline double st_shfl(double v, int d)
@@ -221,17 +224,6 @@ __device__ static inline float st_shfl(float v, int d)
 __device__ static inline double2 st_shfl(double2 v, int d) { return make_double2(st_shfl(v.x, d), st_shfl(v.y, d)); }
 __device__ static inline float2 st_shfl(float2 v, int d) { return make_float2(st_shfl(v.x, d), st_shfl(v.y, d)); }
 
-/* The weights of an axis-1/2 term at row r (local = global: the axis is whole), zero where a tap leaves it. */
-template <typename R> __device__ static void st_zweights(const st_term &t, const double *ci, int adjoint, int r, R *w)
-{
-  double c[5];
-  if (r >= t.ilo && r < t.ihi)
-    for (int i = 0; i < 5; i++) c[i] = ci[i];
-  else
-    st_coeffs(&t, adjoint, r, c);
-  for (int i = 0; i < 5; i++) w[i] = r + i - 2 >= 0 && r + i - 2 < t.n ? (R)c[i] : R(0);
-}
-
 /* Every thread sums ST_ZB consecutive planes of one column: the column's values on those planes and the ZR
  * planes either side are loaded once (ST_ZB + 2 ZR loads where the per-element kernel makes 3 ST_ZB), the
  * taps along the row come from the neighbouring lanes (a warp is 32 columns of one row: the block is 32 or 64
@@ -244,23 +236,16 @@ __global__ void __launch_bounds__(256, MB)
   typedef typename st_vec<R, NC>::T V;
   const V *__restrict__ x = (const V *)xr - b.xbase;
   V *__restrict__ y = (V *)yr - b.ybase;
-  /* the block's rows' and columns' weights (a block is at most 64 columns and at most 8 rows) */
-  __shared__ R swy[8][5], swx[64][5];
   const int row = blockIdx.y * blockDim.y + threadIdx.y;
   const int col = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31, z0 = blockIdx.z * ST_ZB;
   const int sz = b.zstr[0], act = col < b.ex, c = act ? col : b.ex - 1;
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < 5; i++) swy[threadIdx.y][i] = R(0);
-    if (zp.has[0] && row < b.ey) st_zweights<R>(zp.t[0], zp.cint[0], zp.adjoint, row, swy[threadIdx.y]);
-  }
-  if (threadIdx.y == 0) {
-    for (int i = 0; i < 5; i++) swx[threadIdx.x][i] = R(0);
-    if (zp.has[1]) st_zweights<R>(zp.t[1], zp.cint[1], zp.adjoint, c, swx[threadIdx.x]);
-  }
-  __syncthreads();
   if (row >= b.ey) return; /* whole warps */
   const int f = b.org + z0 * sz + row * b.sy + c;
-  const R wc = zp.wz[2] + swy[threadIdx.y][2] + swx[threadIdx.x][2];
+  const int yin = row >= zp.ilo[0] && row < zp.ihi[0], xin = c >= zp.ilo[1] && c < zp.ihi[1];
+  const int yi = row < zp.ilo[0] ? row : zp.ilo[0] + row - zp.ihi[0];
+  const int xi = c < zp.ilo[1] ? c : zp.ilo[1] + c - zp.ihi[1];
+  const double *wy = yin ? zp.cint[0] : zp.ew[0][yi], *wx = xin ? zp.cint[1] : zp.ew[1][xi];
+  const R wc = zp.wz[2] + (R)wy[2] + (R)wx[2];
   V cz[ST_ZB + 2 * ZR], acc[ST_ZB];
   int g[ST_ZB];
 #pragma unroll
@@ -281,7 +266,7 @@ __global__ void __launch_bounds__(256, MB)
 #pragma unroll
   for (int d = -2; d <= 2; d++) {
     if (d == 0 || !(zp.mask[0] >> (d + 2) & 1)) continue;
-    const R w = swy[threadIdx.y][d + 2];
+    const R w = (R)wy[d + 2];
     if (w == R(0)) continue; /* uniform over the warp: also where the tap leaves the plane */
     V v[ST_ZB];
 #pragma unroll
@@ -295,7 +280,7 @@ __global__ void __launch_bounds__(256, MB)
     V v[ST_ZB];
 #pragma unroll
     for (int j = 0; j < ST_ZB; j++) v[j] = st_shfl(cz[j + ZR], d);
-    const R w = swx[threadIdx.x][d + 2];
+    const R w = (R)wx[d + 2];
     if (w == R(0)) continue; /* also where the tap leaves the row */
     if (lane + d < 0 || lane + d > 31 || (d > 0 && col + d >= b.ex))
 #pragma unroll
@@ -315,7 +300,6 @@ template <typename R> static int z_plan(const st_plan *p, st_zplan<R> *zp, int *
 {
   if (p->ndim != 3) return 0;
   memset(zp, 0, sizeof *zp);
-  zp->adjoint = p->adjoint;
   *zr = 0;
   for (int k = 0; k < p->nterms; k++) {
     const st_term *t = &p->t[k];
@@ -329,17 +313,27 @@ template <typename R> static int z_plan(const st_plan *p, st_zplan<R> *zp, int *
     int a = t->axis - 1;
     if (t->ghosts || zp->has[a] || t->nloc != t->n || t->off != 0) return 0;
     zp->has[a] = 1;
-    zp->t[a] = *t;
-    for (int i = 0; i < 5; i++) zp->cint[a][i] = p->cint[k][i];
-    /* the taps any row uses: the interior's and those of the rows outside [ilo, ihi) */
-    for (int64_t g = 0; g < t->n; g++) {
-      if (g >= t->ilo && g < t->ihi) g = t->ihi - 1; /* the interior rows: cint, counted below */
-      double c[5];
-      st_coeffs(t, p->adjoint, g, c);
-      for (int i = 0; i < 5; i++)
-        if (c[i] != 0.0 || p->cint[k][i] != 0.0) zp->mask[a] |= 1 << i;
+    /* the rows outside [ilo, ihi) must fit the table (st_plan_finish's interior leaves at most four) */
+    int64_t n = t->n, ilo = t->ihi > t->ilo ? t->ilo : n, ihi = t->ihi > t->ilo ? t->ihi : n;
+    if (ilo > 4 || n - ihi > 4 || (ilo == n && n > 8)) return 0;
+    zp->ilo[a] = (int)ilo, zp->ihi[a] = (int)ihi;
+    for (int i = 0; i < 5; i++) {
+      zp->cint[a][i] = p->cint[k][i];
+      if (p->cint[k][i] != 0.0) zp->mask[a] |= 1 << i;
+    }
+    for (int64_t g = 0; g < n; g++) {
+      if (g == ilo) g = ihi;
+      if (g >= n) break;
+      double *w = zp->ew[a][g < ilo ? g : ilo + g - ihi];
+      st_coeffs(t, p->adjoint, g, w);
+      for (int i = 0; i < 5; i++) {
+        if (g + i - 2 < 0 || g + i - 2 >= n) w[i] = 0.0;
+        if (w[i] != 0.0) zp->mask[a] |= 1 << i;
+      }
     }
   }
+  for (int a = 0; a < 2; a++)
+    if (!zp->has[a]) zp->ilo[a] = 0, zp->ihi[a] = 1 << 30;
   /* the grid (launch_z): at least 4 rows a block, ST_ZB planes a thread */
   return p->ldims[1] <= 4 * (int64_t)65535 && p->ldims[0] <= ST_ZB * (int64_t)65535;
 }
