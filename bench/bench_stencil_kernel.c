@@ -1,7 +1,8 @@
 /* bench_stencil_kernel: the CUDA stencil kernels alone (no task, no StarPU), one apply of the fused 3-D
- * Laplacian on a c^3 block in one segment, forward and adjoint, timed with CUDA events beside a
- * device-to-device cudaMemcpy of the same bytes.
- *   bench_stencil_kernel [--sizes c1,c2,...] [--reps R]
+ * Laplacian on a c^3 block and of the fused 2-D Laplacian on an n^2 block, each in one segment, forward and
+ * adjoint, timed with CUDA events beside a device-to-device cudaMemcpy of the same bytes (the operator's time
+ * in bench_stencil less this is the task's share).
+ *   bench_stencil_kernel [--sizes c1,c2,...] [--sizes2 n1,n2,...] [--reps R]
  * Time: the mean of R applies after two warm-ups; bytes counted: the block read once and written once. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,15 +22,16 @@
     }                                                                                                           \
   } while (0)
 
-static st_plan lap3(int64_t c, int adjoint)
+/* The fused Laplacian of centred second derivatives over every axis of a c^nd block. */
+static st_plan lap(int nd, int64_t c, int adjoint)
 {
   st_plan p;
   memset(&p, 0, sizeof p);
-  p.ndim = 3, p.ncomp = 1, p.adjoint = adjoint;
-  for (int d = 0; d < 3; d++) p.ldims[d] = c;
-  for (int a = 0; a < 3; a++) {
+  p.ndim = nd, p.ncomp = 1, p.adjoint = adjoint;
+  for (int d = 0; d < nd; d++) p.ldims[d] = c;
+  for (int a = 0; a < nd; a++) {
     int64_t st = 1;
-    for (int d = a + 1; d < 3; d++) st *= c;
+    for (int d = a + 1; d < nd; d++) st *= c;
     p.t[p.nterms++] = (st_term){.kind = ST_D2_C, .axis = a, .n = c, .nloc = c, .stride = st, .scale = 1.0};
   }
   st_plan_finish(&p);
@@ -63,13 +65,14 @@ static float time_ms(const timing *tm, const st_plan *p, double *x, double *y, i
 
 int main(int argc, char **argv)
 {
-  int64_t sizes[16] = {400, 524};
-  int nsizes = 2, reps = 10;
+  int64_t sizes[2][16] = {{400, 524}, {8000, 12000}};
+  int nsizes[2] = {2, 2}, reps = 10;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsizes = bench_parse_list(argv[++i], sizes, 16);
+    if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsizes[0] = bench_parse_list(argv[++i], sizes[0], 16);
+    else if (!strcmp(argv[i], "--sizes2") && i + 1 < argc) nsizes[1] = bench_parse_list(argv[++i], sizes[1], 16);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_stencil_kernel [--sizes c1,c2,...] [--reps R]\n");
+      fprintf(stderr, "usage: bench_stencil_kernel [--sizes c1,c2,...] [--sizes2 n1,n2,...] [--reps R]\n");
       return 2;
     }
   }
@@ -79,31 +82,33 @@ int main(int argc, char **argv)
     printf("# bench_stencil_kernel: no GPU\n");
     return 0;
   }
-  printf("# bench_stencil_kernel: fused 3-D Laplacian, float64, one block, mean of %d applies; "
+  printf("# bench_stencil_kernel: fused 3-D and 2-D Laplacians, float64, one block, mean of %d applies; "
          "ceiling: cudaMemcpy D2D\n", reps);
-  printf("| c^3 | way | time (ms) | GB/s | copy (ms) | ratio to the copy |\n|---|---|---|---|---|---|\n");
+  printf("| block | way | time (ms) | GB/s | copy (ms) | ratio to the copy |\n|---|---|---|---|---|---|\n");
   cudaStream_t st;
   cudaEvent_t a, b;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
-  for (int si = 0; si < nsizes; si++) {
-    int64_t c = sizes[si], n = c * c * c;
-    double *x = NULL, *y = NULL;
-    CK(cudaMalloc((void **)&x, (size_t)n * sizeof(double)));
-    CK(cudaMalloc((void **)&y, (size_t)n * sizeof(double)));
-    CK(cudaMemset(x, 0, (size_t)n * sizeof(double)));
-    timing tm = {st, a, b, reps};
-    float copy = time_ms(&tm, NULL, x, y, n);
-    for (int adj = 0; adj < 2; adj++) {
-      st_plan p = lap3(c, adj);
-      float t = time_ms(&tm, &p, x, y, n);
-      printf("| %lld | %s | %.3f | %.1f | %.3f | %.2f |\n", (long long)c, adj ? "adjoint" : "forward", t,
-             2.0 * 8.0 * (double)n / t * 1e-6, copy, copy / t);
+  for (int k = 0; k < 2; k++) /* the 3-D sizes, then the 2-D ones */
+    for (int si = 0; si < nsizes[k]; si++) {
+      int nd = 3 - k;
+      int64_t c = sizes[k][si], n = nd == 3 ? c * c * c : c * c;
+      double *x = NULL, *y = NULL;
+      CK(cudaMalloc((void **)&x, (size_t)n * sizeof(double)));
+      CK(cudaMalloc((void **)&y, (size_t)n * sizeof(double)));
+      CK(cudaMemset(x, 0, (size_t)n * sizeof(double)));
+      timing tm = {st, a, b, reps};
+      float copy = time_ms(&tm, NULL, x, y, n);
+      for (int adj = 0; adj < 2; adj++) {
+        st_plan p = lap(nd, c, adj);
+        float t = time_ms(&tm, &p, x, y, n);
+        printf("| %lld^%d | %s | %.3f | %.1f | %.3f | %.2f |\n", (long long)c, nd, adj ? "adjoint" : "forward", t,
+               2.0 * 8.0 * (double)n / t * 1e-6, copy, copy / t);
+      }
+      CK(cudaFree(x));
+      CK(cudaFree(y));
     }
-    CK(cudaFree(x));
-    CK(cudaFree(y));
-  }
   return 0;
 }
 #else

@@ -3,8 +3,8 @@
  * segment, against a naive loop over the weights of every row; forward and adjoint, real and complex
  * (two components per element), 3-D and 4-D Laplacians over every axis (mixed kinds), and a 3-D Laplacian of
  * centred second derivatives and a 3-D sum with a five-point first derivative along the first axis (the CUDA
- * kernel for 3-D boxes, which sums several planes per thread: one and two planes either side, rows of one
- * and two warps). The CUDA kernels, where a GPU is present, on the same segments in float64 and float32. */
+ * kernel for 3-D boxes, which sums several planes per thread: one and two planes either side, rows of 45
+ * and 70 columns, over two and three warps with a partial last one). The CUDA kernels, where a GPU is present, on the same segments in float64 and float32. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
