@@ -1,9 +1,13 @@
 /* bench_stencil_kernel: the CUDA stencil kernels alone (no task, no StarPU), one apply of the fused 3-D
  * Laplacian on a c^3 block and of the fused 2-D Laplacian on an n^2 block, each in one segment, forward and
  * adjoint, timed with CUDA events beside a device-to-device cudaMemcpy of the same bytes (the operator's time
- * in bench_stencil less this is the task's share).
- *   bench_stencil_kernel [--sizes c1,c2,...] [--sizes2 n1,n2,...] [--reps R]
- * Time: the mean of R applies after two warm-ups; bytes counted: the block read once and written once. */
+ * in bench_stencil less this is the task's share). --check also applies the generic kernel (one thread per
+ * element, 64-bit indices past 2^30 values) to the same input and prints the largest difference relative to
+ * its largest output: the fast kernels against it, e.g. on blocks of 2^30 values or more (--sizes 1100).
+ *   bench_stencil_kernel [--sizes c1,c2,...] [--sizes2 n1,n2,...] [--reps R] [--check]
+ * Time: the mean of R applies after two warm-ups; bytes counted: the block read once and written once. The
+ * input repeats a pattern of 2^24 + 7 values. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,7 @@
 #include "bench_util.h"
 #include "codelets/kernel_stencil.h"
 #ifdef SL_HAVE_CUDA
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #define CK(call)                                                                                                \
@@ -36,6 +41,39 @@ static st_plan lap(int nd, int64_t c, int adjoint)
   }
   st_plan_finish(&p);
   return p;
+}
+
+#define CB(call)                                                                                                \
+  do {                                                                                                          \
+    if ((call) != CUBLAS_STATUS_SUCCESS) {                                                                      \
+      fprintf(stderr, "bench_stencil_kernel: %s failed\n", #call);                                              \
+      exit(1);                                                                                                  \
+    }                                                                                                           \
+  } while (0)
+
+/* x[0 .. n) from a host pattern of m values */
+static void fill(double *x, int64_t n)
+{
+  const int64_t m = ((int64_t)1 << 24) + 7;
+  double *h = malloc(sizeof *h * (size_t)m);
+  if (!h) exit(1);
+  for (int64_t i = 0; i < m; i++) h[i] = (double)((i * 7919) % 1009) / 1009.0 - 0.5;
+  for (int64_t o = 0; o < n; o += m)
+    CK(cudaMemcpy(x + o, h, sizeof *h * (size_t)(n - o < m ? n - o : m), cudaMemcpyHostToDevice));
+  free(h);
+}
+
+/* max |a - b| / max |b| over n values (b is overwritten) */
+static double rel_diff(cublasHandle_t cb, const double *a, double *b, int64_t n)
+{
+  int64_t i = 0;
+  double bmax = 0, dmax = 0, minus = -1.0;
+  CB(cublasIdamax_64(cb, n, b, 1, &i));
+  CK(cudaMemcpy(&bmax, b + i - 1, sizeof bmax, cudaMemcpyDeviceToHost));
+  CB(cublasDaxpy_64(cb, n, &minus, a, 1, b, 1));
+  CB(cublasIdamax_64(cb, n, b, 1, &i));
+  CK(cudaMemcpy(&dmax, b + i - 1, sizeof dmax, cudaMemcpyDeviceToHost));
+  return bmax != 0 ? fabs(dmax) / fabs(bmax) : fabs(dmax);
 }
 
 typedef struct {
@@ -66,13 +104,14 @@ static float time_ms(const timing *tm, const st_plan *p, double *x, double *y, i
 int main(int argc, char **argv)
 {
   int64_t sizes[2][16] = {{400, 524}, {8000, 12000}};
-  int nsizes[2] = {2, 2}, reps = 10;
+  int nsizes[2] = {2, 2}, reps = 10, check = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsizes[0] = bench_parse_list(argv[++i], sizes[0], 16);
     else if (!strcmp(argv[i], "--sizes2") && i + 1 < argc) nsizes[1] = bench_parse_list(argv[++i], sizes[1], 16);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--check")) check = 1;
     else {
-      fprintf(stderr, "usage: bench_stencil_kernel [--sizes c1,c2,...] [--sizes2 n1,n2,...] [--reps R]\n");
+      fprintf(stderr, "usage: bench_stencil_kernel [--sizes c1,c2,...] [--sizes2 n1,n2,...] [--reps R] [--check]\n");
       return 2;
     }
   }
@@ -84,7 +123,10 @@ int main(int argc, char **argv)
   }
   printf("# bench_stencil_kernel: fused 3-D and 2-D Laplacians, float64, one block, mean of %d applies; "
          "ceiling: cudaMemcpy D2D\n", reps);
-  printf("| block | way | time (ms) | GB/s | copy (ms) | ratio to the copy |\n|---|---|---|---|---|---|\n");
+  printf("| block | way | time (ms) | GB/s | copy (ms) | ratio to the copy |%s\n|---|---|---|---|---|---|%s\n",
+         check ? " against the generic kernel |" : "", check ? "---|" : "");
+  cublasHandle_t cb = NULL;
+  if (check) CB(cublasCreate(&cb));
   cudaStream_t st;
   cudaEvent_t a, b;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
@@ -94,21 +136,34 @@ int main(int argc, char **argv)
     for (int si = 0; si < nsizes[k]; si++) {
       int nd = 3 - k;
       int64_t c = sizes[k][si], n = nd == 3 ? c * c * c : c * c;
-      double *x = NULL, *y = NULL;
+      double *x = NULL, *y = NULL, *y2 = NULL;
       CK(cudaMalloc((void **)&x, (size_t)n * sizeof(double)));
       CK(cudaMalloc((void **)&y, (size_t)n * sizeof(double)));
-      CK(cudaMemset(x, 0, (size_t)n * sizeof(double)));
+      if (check) CK(cudaMalloc((void **)&y2, (size_t)n * sizeof(double)));
+      fill(x, n);
       timing tm = {st, a, b, reps};
       float copy = time_ms(&tm, NULL, x, y, n);
       for (int adj = 0; adj < 2; adj++) {
         st_plan p = lap(nd, c, adj);
         float t = time_ms(&tm, &p, x, y, n);
-        printf("| %lld^%d | %s | %.3f | %.1f | %.3f | %.2f |\n", (long long)c, nd, adj ? "adjoint" : "forward", t,
+        printf("| %lld^%d | %s | %.3f | %.1f | %.3f | %.2f |", (long long)c, nd, adj ? "adjoint" : "forward", t,
                2.0 * 8.0 * (double)n / t * 1e-6, copy, copy / t);
+        if (check) { /* y holds the last timed apply */
+          p.generic = 1;
+          tm.reps = 1;
+          float tg = time_ms(&tm, &p, x, y2, n);
+          tm.reps = reps;
+          CK(cudaDeviceSynchronize());
+          printf(" %.1e (generic: %.3f ms, %.2f of the copy) |", rel_diff(cb, y, y2, n), tg, copy / tg);
+        }
+        printf("\n");
+        fflush(stdout);
       }
       CK(cudaFree(x));
       CK(cudaFree(y));
+      if (y2) CK(cudaFree(y2));
     }
+  if (cb) cublasDestroy(cb);
   return 0;
 }
 #else

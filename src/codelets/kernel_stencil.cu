@@ -18,7 +18,8 @@
  * the generic code (any segment table, ghosts, edge weights), on a side stream that runs beside the interior
  * launch and that the worker's stream waits for (STARLOPS_STENCIL_EDGE_SERIAL=1: after it, on the worker's
  * stream). With STARLOPS_STENCIL_GENERIC=1 the whole range is one edge piece (the benchmark's reference).
- * Index arithmetic in 32 bits when the block allows it. */
+ * The interior launches index in 32 bits from their first element: a block of 2^30 values or more goes in
+ * slabs along axis 0 (one launch each); the edge launch indexes in 64 bits for such blocks. */
 #include <cuda_runtime.h>
 #include <string.h>
 
@@ -451,9 +452,15 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
   const int nd = p->ndim, nc = p->ncomp;
   int64_t str[SL_MAX_DIMS], n = 1, lo[SL_MAX_DIMS], hi[SL_MAX_DIMS];
   for (int d = nd - 1; d >= 0; d--) str[d] = n, n *= p->ldims[d];
-  /* 32-bit indices with room for a grid-stride step (at most 65535 * 8 * 256) past the last element */
-  int small = n * nc < ((int64_t)1 << 30), seg = -1;
-  int fast = small && interior_box(p, in, s, e, str, lo, hi, &seg);
+  /* 32-bit indices with room for a grid-stride step (at most 65535 * 8 * 256) past the last element: the
+   * edge launch's when the block is small, the interior launches' always (a larger block's interior goes in
+   * slabs along axis 0 of at most `per` rows, each launch's indices from its slab's first element) */
+  const int64_t lim = (int64_t)1 << 30;
+  int small = n * nc < lim, seg = -1;
+  int fast = interior_box(p, in, s, e, str, lo, hi, &seg);
+  int64_t per = fast ? lim / (nc * str[0]) - 8 : 0;
+  if (per < 1) fast = 0;
+  if (p->slab > 0 && p->slab < per) per = p->slab;
   /* 3-D: the planes in the box's range whole (their rows' and columns' edges in the kernel) */
   st_zplan<R> zp;
   int zr = 0, wide = fast && z_plan<R>(p, &zp, &zr);
@@ -508,9 +515,11 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
         if (m == tp.n) tp.off[tp.n] = off, tp.w[tp.n++] = R(0);
         tp.w[m] += (R)p->cint[k][i];
       }
+    /* the box relative to a slab's first element (org, xbase and ybase 0: the pointers move instead) */
     st_fbox b;
-    b.org = 0;
-    for (int d = 0; d < nd; d++) b.org += (int)(lo[d] * str[d]);
+    b.org = b.xbase = b.ybase = 0;
+    int64_t org = 0;
+    for (int d = 0; d < nd; d++) org += lo[d] * str[d];
     b.ex = (int)(hi[nd - 1] - lo[nd - 1]);
     b.ey = nd >= 2 ? (int)(hi[nd - 2] - lo[nd - 2]) : 1;
     b.sy = nd >= 2 ? (int)str[nd - 2] : 0;
@@ -521,8 +530,6 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
       b.zstr[d] = (int)str[d];
       b.ez *= b.zext[d];
     }
-    b.xbase = (int)in->start[seg];
-    b.ybase = (int)s;
     const R *x = (const R *)in->ptr[seg];
     /* the edges on the side stream, beside the interior (both read x, write disjoint parts of y); measured on
      * an H100, the edge launch's time adds to the interior's rather than overlapping it */
@@ -533,10 +540,20 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
       launch_edges<R>(p, in, pc, s, y, small, side);
       if ((rc = cudaEventRecord(side_ev.done, side)) != cudaSuccess) return rc;
     }
-    if (wide && nc == 1) launch_z<R, 1>(zp, zr, x, y, b, st);
-    else if (wide) launch_z<R, 2>(zp, zr, x, y, b, st);
-    else if (nc == 1) launch_fast<R, 1>(tp, x, y, b, st);
-    else launch_fast<R, 2>(tp, x, y, b, st);
+    const int64_t ext0 = hi[0] - lo[0];
+    for (int64_t a = 0; a < ext0; a += per) {
+      const int64_t cnt = min64(per, ext0 - a), f0 = org + a * str[0];
+      st_fbox bs = b; /* the slab: rows [a, a + cnt) of the box's axis 0 */
+      if (nd == 1) bs.ex = (int)cnt;
+      else if (nd == 2) bs.ey = (int)cnt;
+      else bs.zext[0] = (int)cnt, bs.ez = (int)(b.ez / ext0 * cnt);
+      const R *xs = x + (f0 - in->start[seg]) * nc;
+      R *ys = y + (f0 - s) * nc;
+      if (wide && nc == 1) launch_z<R, 1>(zp, zr, xs, ys, bs, st);
+      else if (wide) launch_z<R, 2>(zp, zr, xs, ys, bs, st);
+      else if (nc == 1) launch_fast<R, 1>(tp, xs, ys, bs, st);
+      else launch_fast<R, 2>(tp, xs, ys, bs, st);
+    }
     if (side) return cudaStreamWaitEvent(st, side_ev.done, 0);
   }
   launch_edges<R>(p, in, pc, s, y, small, st);

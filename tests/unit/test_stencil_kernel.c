@@ -4,7 +4,8 @@
  * (two components per element), 3-D and 4-D Laplacians over every axis (mixed kinds), and a 3-D Laplacian of
  * centred second derivatives and a 3-D sum with a five-point first derivative along the first axis (the CUDA
  * kernel for 3-D boxes, which sums several planes per thread: one and two planes either side, rows of 45
- * and 70 columns, over two and three warps with a partial last one). The CUDA kernels, where a GPU is present, on the same segments in float64 and float32. */
+ * and 70 columns, over two and three warps with a partial last one). The CUDA kernels, where a GPU is present,
+ * on the same segments in float64 and float32, and with the interior launched in slabs of three rows. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -164,6 +165,12 @@ Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
               /* one segment's elements: the range of a task, whose taps reach into the segments beside it */
               int mid = in.nseg / 2;
               check_cuda(&p, &in, in.start[mid], in.start[mid] + in.len[mid], ref, w2, single);
+              /* the interior in slabs of at most three rows of axis 0, one launch each (as a block of 2^30
+               * values or more goes) */
+              st_plan ps = p;
+              ps.slab = 3;
+              check_cuda(&ps, &in, 0, n, ref, w2, single);
+              check_cuda(&ps, &in, a, b, ref, w2, single);
             }
 #endif
           for (int i = 0; i < in.nseg; i++) free(owned[i]);
