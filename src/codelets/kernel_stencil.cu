@@ -453,12 +453,13 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
   int64_t str[SL_MAX_DIMS], n = 1, lo[SL_MAX_DIMS], hi[SL_MAX_DIMS];
   for (int d = nd - 1; d >= 0; d--) str[d] = n, n *= p->ldims[d];
   /* 32-bit indices with room for a grid-stride step (at most 65535 * 8 * 256) past the last element: the
-   * edge launch's when the block is small, the interior launches' always (a larger block's interior goes in
-   * slabs along axis 0 of at most `per` rows, each launch's indices from its slab's first element) */
+   * edge launch's when the block is small, the interior launches' always (a small block's interior is one
+   * launch, a larger one's goes in slabs along axis 0 of at most `per` rows, each launch's indices from its
+   * slab's first element) */
   const int64_t lim = (int64_t)1 << 30;
   int small = n * nc < lim, seg = -1;
   int fast = interior_box(p, in, s, e, str, lo, hi, &seg);
-  int64_t per = fast ? lim / (nc * str[0]) - 8 : 0;
+  int64_t per = !fast ? 0 : small ? INT64_MAX : lim / (nc * str[0]) - 8;
   if (per < 1) fast = 0;
   if (p->slab > 0 && p->slab < per) per = p->slab;
   /* 3-D: the planes in the box's range whole (their rows' and columns' edges in the kernel) */
