@@ -525,11 +525,13 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
     b.ey = nd >= 2 ? (int)(hi[nd - 2] - lo[nd - 2]) : 1;
     b.sy = nd >= 2 ? (int)str[nd - 2] : 0;
     b.nz = nd >= 2 ? nd - 2 : 0;
+    /* axis 0's extent (zext[0], ez; ex or ey below 3-D) is each slab's; rest: the box's planes per row of axis 0 */
     b.ez = 1;
+    int64_t rest = 1;
     for (int d = 0; d < b.nz; d++) {
       b.zext[d] = (int)(hi[d] - lo[d]);
       b.zstr[d] = (int)str[d];
-      b.ez *= b.zext[d];
+      if (d > 0) rest *= hi[d] - lo[d];
     }
     const R *x = (const R *)in->ptr[seg];
     /* the edges on the side stream, beside the interior (both read x, write disjoint parts of y); measured on
@@ -547,7 +549,7 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
       st_fbox bs = b; /* the slab: rows [a, a + cnt) of the box's axis 0 */
       if (nd == 1) bs.ex = (int)cnt;
       else if (nd == 2) bs.ey = (int)cnt;
-      else bs.zext[0] = (int)cnt, bs.ez = (int)(b.ez / ext0 * cnt);
+      else bs.zext[0] = (int)cnt, bs.ez = (int)(rest * cnt); /* at most cnt str[0] < 2^30 */
       const R *xs = x + (f0 - in->start[seg]) * nc;
       R *ys = y + (f0 - s) * nc;
       if (wide && nc == 1) launch_z<R, 1>(zp, zr, xs, ys, bs, st);
