@@ -112,10 +112,11 @@ template <typename R> struct st_taps {
   R w[ST_MAX_TAPS];
 };
 
-/* The interior box: x along the last axis (ex columns, contiguous), y the axis before it (ey rows, stride sy),
- * z the nz leading axes (zext, zstr). Element f of the block is x[f - xbase] and y[f - ybase]. */
+/* The interior box (of one launch): x along the last axis (ex columns, contiguous), y the axis before it (ey
+ * rows, stride sy), z the nz leading axes (zext, zstr). Offsets count elements from the box's first element,
+ * where the launch's input and output pointers start. */
 struct st_fbox {
-  int org, ex, ey, sy, ez, nz, xbase, ybase;
+  int ex, ey, sy, ez, nz;
   int zext[SL_MAX_DIMS], zstr[SL_MAX_DIMS];
 };
 
@@ -138,13 +139,13 @@ template <typename R, int NC, int NT>
 __global__ void __launch_bounds__(256) stencil_fast_k(st_taps<R> tp, const R *__restrict__ xr, R *__restrict__ yr, st_fbox b)
 {
   typedef typename st_vec<R, NC>::T V;
-  const V *__restrict__ x = (const V *)xr - b.xbase;
-  V *__restrict__ y = (V *)yr - b.ybase;
+  const V *__restrict__ x = (const V *)xr;
+  V *__restrict__ y = (V *)yr;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= b.ex) return;
   const int nt = NT > 0 ? NT : tp.n;
   for (int z = blockIdx.z; z < b.ez; z += gridDim.z) {
-    int base = b.org + col, rem = z;
+    int base = col, rem = z;
     for (int l = b.nz - 1; l >= 0; l--) {
       base += (rem % b.zext[l]) * b.zstr[l];
       rem /= b.zext[l];
@@ -235,13 +236,13 @@ __global__ void __launch_bounds__(256, MB)
     stencil_z_k(st_zplan<R> zp, const R *__restrict__ xr, R *__restrict__ yr, st_fbox b)
 {
   typedef typename st_vec<R, NC>::T V;
-  const V *__restrict__ x = (const V *)xr - b.xbase;
-  V *__restrict__ y = (V *)yr - b.ybase;
+  const V *__restrict__ x = (const V *)xr;
+  V *__restrict__ y = (V *)yr;
   const int row = blockIdx.y * blockDim.y + threadIdx.y;
   const int col = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31, z0 = blockIdx.z * ST_ZB;
   const int sz = b.zstr[0], act = col < b.ex, c = act ? col : b.ex - 1;
   if (row >= b.ey) return; /* whole warps */
-  const int f = b.org + z0 * sz + row * b.sy + c;
+  const int f = z0 * sz + row * b.sy + c;
   const int yin = row >= zp.ilo[0] && row < zp.ihi[0], xin = c >= zp.ilo[1] && c < zp.ihi[1];
   const int yi = row < zp.ilo[0] ? row : zp.ilo[0] + row - zp.ihi[0];
   const int xi = c < zp.ilo[1] ? c : zp.ilo[1] + c - zp.ihi[1];
@@ -516,9 +517,8 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
         if (m == tp.n) tp.off[tp.n] = off, tp.w[tp.n++] = R(0);
         tp.w[m] += (R)p->cint[k][i];
       }
-    /* the box relative to a slab's first element (org, xbase and ybase 0: the pointers move instead) */
+    /* the box; each slab's launch takes pointers to its first element */
     st_fbox b;
-    b.org = b.xbase = b.ybase = 0;
     int64_t org = 0;
     for (int d = 0; d < nd; d++) org += lo[d] * str[d];
     b.ex = (int)(hi[nd - 1] - lo[nd - 1]);
