@@ -178,83 +178,77 @@ struct tile_at {
   __device__ int operator()(int k, int p) const { return pk ? p * ld + k : k * ld + p; }
 };
 
-/* forward: tile t's model coefficients into the tile, read as nop0 runs of np nop1, zeros after them; pairs of
- * values in 16-byte copies where the layout is [p][k], nop1 is even and the runs are 16-byte aligned */
+/* V consecutive values of a tile row (V = 2: one patch's pair, copied as 16 bytes) into the tile, or zeros */
+template <typename T, int V> __device__ static void fetch_values(T *to, const T *from, bool live)
+{
+  if (live) copy_bytes_async<V * (int)sizeof(T)>(to, from);
+  else
+#pragma unroll
+    for (int c = 0; c < V; c++) to[c] = ops<T>::zero();
+}
+
+/* forward: tile t's model coefficients into the tile, read as nop0 runs of np nop1, zeros after them, V values
+ * at a time (pairs in 16-byte copies where the layout is [p][k], nop1 is even and the runs are 16-byte aligned) */
+template <typename T, int TP, int V>
+__device__ static void fetch_model_by(const sl_patch_dims &d, const T *xp, int np, T *S, tile_at at)
+{
+  const int nop0 = (int)d.nop0, nop1 = (int)d.nop1, run = np * nop1;
+  const float inv1 = 1.0f / (float)nop1;
+  const int64_t L = d.nw1 * d.nop1;
+  for (int j0 = 0; j0 < nop0; j0++)
+    for (int r = V * (int)threadIdx.x; r < TP * nop1; r += V * (int)blockDim.x) {
+      const int p = small_div(r, inv1), j1 = r - p * nop1; /* V = 2: j1 even, the pair is one patch's */
+      fetch_values<T, V>(S + at(j0 * nop1 + j1, p), xp + j0 * L + r, r < run);
+    }
+}
 template <typename T, int TP>
 __device__ static void fetch_model(const sl_patch_dims &d, const T *x, T *S, tile_at at, int64_t t)
 {
-  const int nop0 = (int)d.nop0, nop1 = (int)d.nop1;
-  const float inv1 = 1.0f / (float)nop1;
-  const int64_t L = d.nw1 * d.nop1;
   const tile g = tile_of(d, t, TP);
-  const T *xp = x + (g.a * d.nw0 + g.w0) * d.nop0 * L + g.w1b * nop1;
-  const int run = g.np * nop1;
-  if (sizeof(T) == 8 && at.pk && nop1 % 2 == 0 && ((uintptr_t)xp & 15) == 0) {
-    for (int j0 = 0; j0 < nop0; j0++)
-      for (int r = 2 * (int)threadIdx.x; r < TP * nop1; r += 2 * (int)blockDim.x) {
-        const int p = small_div(r, inv1), j1 = r - p * nop1; /* j1 even: the pair is one patch's */
-        T *to = S + at(j0 * nop1 + j1, p);
-        if (r < run) copy_bytes_async<16>(to, xp + j0 * L + r);
-        else to[0] = to[1] = ops<T>::zero();
-      }
-    return;
-  }
-  for (int j0 = 0; j0 < nop0; j0++)
-    for (int r = (int)threadIdx.x; r < TP * nop1; r += (int)blockDim.x) {
-      const int p = small_div(r, inv1), j1 = r - p * nop1;
-      T *to = S + at(j0 * nop1 + j1, p);
-      if (r < run) copy_async(to, xp + j0 * L + r);
-      else *to = ops<T>::zero();
-    }
+  const T *xp = x + (g.a * d.nw0 + g.w0) * d.nop0 * d.nw1 * d.nop1 + g.w1b * d.nop1;
+  if constexpr (sizeof(T) == 8)
+    if (at.pk && d.nop1 % 2 == 0 && ((uintptr_t)xp & 15) == 0) return fetch_model_by<T, TP, 2>(d, xp, g.np, S, at);
+  fetch_model_by<T, TP, 1>(d, xp, g.np, S, at);
 }
 
 /* adjoint: tile t's data into the tile (taper = 0), or tapered in place once this thread's copies landed (taper
  * = 1, the same walk, so that each thread tapers what it copied): nwin0 rows of np runs of nwin1 samples s1 apart,
- * zeros for rows outside the buffer and patches outside [0, nwtot) */
-template <typename T, int TP>
-__device__ static void fetch_data(const sl_patch_dims &d, const fused_view<T> &v, const T *y, T *S, tile_at at, int64_t t,
-                                  bool taper)
+ * zeros for rows outside the buffer and patches outside [0, nwtot); V samples at a time (V = 2: nwin1 and s1
+ * even, a pair is one patch's and stays aligned; 16-byte copies) */
+template <typename T, int TP, int V>
+__device__ static void fetch_data_by(const sl_patch_dims &d, const fused_view<T> &v, const T *y, const tile &g, T *S,
+                                     tile_at at, bool taper)
 {
-  const int nwin0 = (int)d.nwin0, nwin1 = (int)d.nwin1;
+  const int nwin0 = (int)d.nwin0, nwin1 = (int)d.nwin1, run = g.np * nwin1;
   const float inv1 = 1.0f / (float)nwin1;
-  const tile g = tile_of(d, t, TP);
   const int64_t W = d.p0 + g.w0;
   const bool live = W >= 0 && W < d.nwtot;
-  const int run = g.np * nwin1;
   for (int q0 = 0; q0 < nwin0; q0++) {
     const int64_t row = W * d.s0 - d.r0 + q0;
     const bool in = live && row >= 0 && row < d.n0;
     const T *yr = y + (g.a * d.n0 + (in ? row : 0)) * d.n1 + g.w1b * d.s1;
     const T *tt = v.t1 + g.w1b * nwin1;
     const T tw = in ? v.t0[W * d.nwin0 + q0] : ops<T>::zero();
-    if (sizeof(T) == 8 && at.pk && nwin1 % 2 == 0 && d.s1 % 2 == 0 && ((uintptr_t)yr & 15) == 0) {
-      /* pairs of samples in 16-byte copies (nwin1 and s1 even: a pair is one patch's and stays aligned) */
-      for (int r = 2 * (int)threadIdx.x; r < TP * nwin1; r += 2 * (int)blockDim.x) {
-        const int p = small_div(r, inv1), q1 = r - p * nwin1;
-        T *to = S + at(q0 * nwin1 + q1, p);
-        if (!(in && r < run)) {
-          if (!taper) to[0] = to[1] = ops<T>::zero();
-        } else if (taper) {
-          to[0] = ops<T>::mul(ops<T>::mul(tw, tt[r]), to[0]);
-          to[1] = ops<T>::mul(ops<T>::mul(tw, tt[r + 1]), to[1]);
-        } else {
-          copy_bytes_async<16>(to, yr + p * d.s1 + q1);
-        }
-      }
-      continue;
-    }
-    for (int r = (int)threadIdx.x; r < TP * nwin1; r += (int)blockDim.x) {
+    for (int r = V * (int)threadIdx.x; r < TP * nwin1; r += V * (int)blockDim.x) {
       const int p = small_div(r, inv1), q1 = r - p * nwin1;
       T *to = S + at(q0 * nwin1 + q1, p);
-      if (!(in && r < run)) {
-        if (!taper) *to = ops<T>::zero();
-      } else if (taper) {
-        *to = ops<T>::mul(ops<T>::mul(tw, tt[r]), *to);
-      } else {
-        copy_async(to, yr + p * d.s1 + q1);
-      }
+      if (!taper) fetch_values<T, V>(to, yr + p * d.s1 + q1, in && r < run);
+      else if (in && r < run)
+#pragma unroll
+        for (int c = 0; c < V; c++) to[c] = ops<T>::mul(ops<T>::mul(tw, tt[r + c]), to[c]);
     }
   }
+}
+template <typename T, int TP>
+__device__ static void fetch_data(const sl_patch_dims &d, const fused_view<T> &v, const T *y, T *S, tile_at at, int64_t t,
+                                  bool taper)
+{
+  const tile g = tile_of(d, t, TP);
+  /* pairs: every row's start has the buffer's alignment (n1 even; the tile's first sample w1b s1 even) */
+  if constexpr (sizeof(T) == 8)
+    if (at.pk && d.nwin1 % 2 == 0 && d.s1 % 2 == 0 && d.n1 % 2 == 0 && ((uintptr_t)y & 15) == 0)
+      return fetch_data_by<T, TP, 2>(d, v, y, g, S, at, taper);
+  fetch_data_by<T, TP, 1>(d, v, y, g, S, at, taper);
 }
 
 /* forward: y[a, W s0 - r0 + q0, w1 s1 + q1] += T0[W][q0] T1[w1][q1] val[c], row q (q0 nwin1 + q1) of the tile's

@@ -44,6 +44,8 @@ typedef struct {
   int edge_serial; /* CUDA: the edge launch after the interior on the worker's stream (STARLOPS_STENCIL_EDGE_SERIAL=1) */
   int64_t slab;    /* CUDA: at most this many rows of axis 0 per interior launch (0: as many as 32-bit indices
                       allow; the unit test's way to run several slabs on small blocks) */
+  int band;        /* CUDA, the 3-D whole-plane kernel: row tiles (of 8 rows) per launch (0: from the planes' size
+                      and the L2 cache's; the unit test's way to run several bands on small planes) */
   int64_t ldims[SL_MAX_DIMS];
   int wlo, whi;    /* ghost widths along the distributed axis (when a term has ghosts) */
   st_term t[ST_MAX_TERMS];

@@ -166,9 +166,10 @@ Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
               int mid = in.nseg / 2;
               check_cuda(&p, &in, in.start[mid], in.start[mid] + in.len[mid], ref, w2, single);
               /* the interior in slabs of at most three rows of axis 0, one launch each (as a block of 2^30
-               * values or more goes) */
+               * values or more goes), and the 3-D kernel's rows in bands of one row tile (as large planes go) */
               st_plan ps = p;
               ps.slab = 3;
+              ps.band = 1;
               check_cuda(&ps, &in, 0, n, ref, w2, single);
               check_cuda(&ps, &in, a, b, ref, w2, single);
             }
