@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "starlops.h"
-#include "bench_util.h"
 #ifdef SL_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
+#include "starlops.h"
+#include "bench_util.h"
 
 /* The plain loops on the local block (rows m with one ghost row zero-padded, n columns): 5-point Laplacian,
  * centered second derivative along the rows, centered-5 first derivative along the columns. */
@@ -82,24 +82,16 @@ static double time_loop(void (*f)(int64_t, int64_t, const double *, double *), i
   return bench_median(t, reps);
 }
 
+/* Two device-to-device copies of `bytes` (there and back, as the operators' forward and adjoint), slowest rank;
+ * 0 when a rank has no CUDA worker or cannot allocate the buffers */
 static double time_d2d(size_t bytes, int reps)
 {
 #ifdef SL_HAVE_CUDA
-  if (sl_ncuda_workers() == 0) return 0;
-  void *a = NULL, *b = NULL;
-  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return 0;
-  double t[64];
-  for (int r = -1; r < reps; r++) {
-    cudaDeviceSynchronize();
-    double t0 = bench_now();
-    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-    cudaMemcpy(a, b, bytes, cudaMemcpyDeviceToDevice);
-    cudaDeviceSynchronize();
-    if (r >= 0) t[r] = bench_now() - t0;
-  }
-  cudaFree(a);
-  cudaFree(b);
-  return bench_slowest(bench_median(t, reps));
+  double t = sl_ncuda_workers() > 0 ? bench_time_d2d(bytes, 2, reps) : NAN;
+  int ok = !isnan(t);
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, sl_comm());
+  t = bench_slowest(ok ? t : 0.0);
+  return ok ? t : 0.0;
 #else
   (void)bytes;
   (void)reps;

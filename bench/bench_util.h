@@ -68,7 +68,11 @@ static inline double bench_time_memcpy(size_t bytes, int reps)
 static inline double bench_time_d2d(size_t bytes, int passes, int reps)
 {
   void *a = NULL, *b = NULL;
-  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return NAN;
+  if (cudaMalloc(&a, bytes) != cudaSuccess) return NAN;
+  if (cudaMalloc(&b, bytes) != cudaSuccess) {
+    cudaFree(a);
+    return NAN;
+  }
   double t[64];
   for (int r = -1; r < reps; r++) {
     cudaDeviceSynchronize();
