@@ -333,8 +333,8 @@ if want stencilbench || want keybench; then
   STEP_TIMEOUT=120 STARLOPS_STENCIL_EDGE_SERIAL=1 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc \
     step "bench_stencil on the GPU, edges after the interior" bench-stencil-gpu-serial.log \
     mpirun -n 1 --bind-to none -x STARLOPS_STENCIL_EDGE_SERIAL "$B/build/bench/bench_stencil" --sizes "$ss" --reps 5
-  STEP_TIMEOUT=60 step "bench_stencil_kernel: the Laplacian kernels alone against a copy and the generic kernel" bench-stencil-kernel.log \
-    "$B/build/bench/bench_stencil_kernel" --check --sizes 400,524 --reps 10
+  STEP_TIMEOUT=90 step "bench_stencil_kernel: the Laplacian kernels alone against a copy and the generic kernel (700^3: rows in bands)" bench-stencil-kernel.log \
+    "$B/build/bench/bench_stencil_kernel" --check --sizes 400,524,700 --reps 10
   STEP_TIMEOUT=120 step "bench_stencil, no variables set" bench-stencil-default.log \
     mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes "$ss" --reps 5
   STEP_TIMEOUT=120 STARLOPS_STENCIL_GENERIC=1 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc \
