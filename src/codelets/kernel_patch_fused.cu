@@ -399,6 +399,7 @@ __global__ void __launch_bounds__(fused_threads<T, ADJ>(), fused_threads<T, ADJ>
     __syncthreads(); /* tile t (every thread's copies) and M in shared memory */
     if constexpr (TC) {
       constexpr int H = fused_threads<T, ADJ>() / FUSED_THREADS, NT = TP / 8 / H;
+      static_assert(TP % (8 * H) == 0, "the tile's patch columns split evenly over the warps' parts");
       dmma_acc<TP, H> acc;
       dmma_product<TP, H>(Ms, S, n4, lda, rows, acc);
       __syncthreads();                                  /* the tile read: */
