@@ -97,7 +97,6 @@ template <int N> __device__ static void copy_bytes_async(void *dst, const void *
   if (N == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
   else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(N) : "memory");
 }
-template <typename T> __device__ static void copy_async(T *dst, const T *src) { copy_bytes_async<(int)sizeof(T)>(dst, src); }
 __device__ static void copy_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 /* (a memory clobber: the compiler keeps this thread's reads of its own copies after the wait) */
 template <int n> __device__ static void copy_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(n) : "memory"); }

@@ -5,7 +5,8 @@
  * centred second derivatives and a 3-D sum with a five-point first derivative along the first axis (the CUDA
  * kernel for 3-D boxes, which sums several planes per thread: one and two planes either side, rows of 45
  * and 70 columns, over two and three warps with a partial last one). The CUDA kernels, where a GPU is present,
- * on the same segments in float64 and float32, and with the interior launched in slabs of three rows. */
+ * on the same segments in float64 and float32, and with the interior launched in slabs of three rows and the
+ * 3-D kernel's rows in bands of one row tile. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
