@@ -31,6 +31,16 @@ template <> struct ops<cuDoubleComplex> {
   __device__ static cuDoubleComplex add(cuDoubleComplex a, cuDoubleComplex b) { return cuCadd(a, b); }
 };
 
+/** Float64 tensor-core product (DMMA, m8n8k4, sm_80 and later), c += a b: A is 8 x 4 by rows and B 4 x 8 by
+ *  columns, one value of each per lane (lane l holds A[l / 4][l % 4] and B[l % 4][l / 4]), C 8 x 8 with two values
+ *  per lane (C[l / 4][2 (l % 4) + i]). */
+__device__ static inline void sl_dmma(double (&c)[2], double a, double b)
+{
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+               : "+d"(c[0]), "+d"(c[1])
+               : "d"(a), "d"(b));
+}
+
 /** Threads per block and the grid of a grid-stride kernel over total elements (capped). */
 #define SL_CUDA_THREADS 256
 static inline unsigned sl_cuda_grid(int64_t total)

@@ -24,7 +24,7 @@ int64_t kernel_nsconv_units(int64_t outer, int64_t n, int64_t inner);
 void kernel_nsconv_range(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
                          const void *in, void *out, int64_t lo, int64_t hi);
 #ifdef SL_HAVE_CUDA
-/* rows_kernel: along the last axis, the row kernel instead of the tiled one (STARLOPS_NSCONV_ROWS=1) */
+/* rows_kernel: along the last axis, the row kernel instead of the tensor-core or tiled one (STARLOPS_NSCONV_ROWS=1) */
 int kernel_cuda_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
                        const void *in, void *out, int rows_kernel, void *stream);
 #endif

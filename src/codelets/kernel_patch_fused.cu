@@ -309,12 +309,6 @@ __device__ static void row_out(const sl_patch_dims &d, const fused_view<T> &v, c
 template <int TP, int H> struct dmma_acc {
   double c[2][TP / 8 / H][2];
 };
-__device__ static void dmma(double (&c)[2], double a, double b)
-{
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
-               : "+d"(c[0]), "+d"(c[1])
-               : "d"(a), "d"(b));
-}
 template <int TP, int H>
 __device__ static void dmma_product(const double *A, const double *B, int n4, int ld, int rows, dmma_acc<TP, H> &acc)
 {
@@ -331,8 +325,8 @@ __device__ static void dmma_product(const double *A, const double *B, int n4, in
 #pragma unroll
     for (int nt = 0; nt < NT; nt++) {
       const double bv = b[8 * nt * ld];
-      dmma(acc.c[0][nt], a0, bv);
-      dmma(acc.c[1][nt], a1, bv);
+      sl_dmma(acc.c[0][nt], a0, bv);
+      sl_dmma(acc.c[1][nt], a1, bv);
     }
   }
 }
