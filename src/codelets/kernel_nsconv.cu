@@ -1,7 +1,8 @@
-/* CUDA non-stationary convolution: one thread per output element (grid-stride), the filter taps of its row
- * read from H (tap-major, so that neighbouring threads read neighbouring values); along the last axis a
- * tensor-core kernel (float64 and complex128 with up to 33 taps), else a tiled kernel (below) or, for long filters
- * or STARLOPS_NSCONV_ROWS=1, one thread per sample of R rows; the same semantics as kernel_nsconv.c. */
+/* CUDA non-stationary convolution: float64 and complex128 with up to 33 taps on the tensor cores
+ * (kernel_nsconv_dmma.cu) along the last axis or with at least 8 values after the axis; otherwise one thread per
+ * output element (grid-stride), the filter taps of its row read from H (tap-major, so that neighbouring threads
+ * read neighbouring values), and along the last axis a tiled kernel (below) or, for long filters or
+ * STARLOPS_NSCONV_ROWS=1, one thread per sample of R rows; the same semantics as kernel_nsconv.c. */
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
@@ -191,191 +192,6 @@ static int launch_tile(int adjoint, int64_t outer, int64_t n, int64_t L, const T
   return cudaGetLastError();
 }
 
-/* Float64 and complex128 along the last axis on the tensor cores (DMMA, sm_80 and later): the convolution of a
- * group of 8 rows with 8 consecutive samples k is an 8 x (L + 7) by (L + 7) x 8 product, X's rows over the inputs
- * j = k - c ... k + 7 + c by the band of weights W[j][k] (tap m = j - k + c of sample k's filter where 0 <= m < L,
- * zero elsewhere), in NS steps of 4 inputs (4 NS >= L + 7, the rest zero); complex128 as four real products
- * (Re X Re W, Im X Im W, and the two cross terms into one sum). A block of 4 warps takes 4 KB 8 consecutive
- * samples, each warp KB blocks of 8 of them (KB = 4 real, 2 complex), and holds their weights as DMMA's B
- * fragments in registers (KB NS values a lane and part) for the whole walk down the rows: the filters vary along
- * the convolution axis only. Groups of 8 RB rows of the block's inputs (with c either side, zero outside) are
- * copied asynchronously into shared memory (the real and imaginary parts in separate planes), the next group's
- * during the current one's products, rows of LD = 4 mod 16 values so that the A fragments' loads are free of
- * bank conflicts; each lane's accumulators (two outputs per 8 x 8 block) go straight to y. Forward
- * W[j][k] = H[(L - 1 - m) n + j], adjoint conj(H[m n + k]) (tap-major). The zero weights multiply inputs too:
- * a non-finite input spreads to the outputs of its 8-sample blocks' whole band (about c + 8 samples either side)
- * where the other kernels keep it within c; finite data are unaffected. */
-#ifndef NSCONV_DMMA_WARPS
-#define NSCONV_DMMA_WARPS 4
-#endif
-#ifndef NSCONV_DMMA_KB
-#define NSCONV_DMMA_KB 4
-#endif
-#ifndef NSCONV_DMMA_RB
-#define NSCONV_DMMA_RB 1
-#endif
-template <int NS, int C> struct dmma_tile {
-  enum { KB = NSCONV_DMMA_KB / C,          /* blocks of 8 samples per warp */
-         S = 8 * KB * NSCONV_DMMA_WARPS,    /* samples per block */
-         W = S - 8 + 4 * NS,                /* inputs per row: the last block of 8 reads up to S - 8 + 4 NS */
-         LD = (W + 15) / 16 * 16 + 4 };
-};
-
-template <typename I, int NS, int C, int RB>
-__device__ inline void dmma_rows_load(double *dst, const double *x, I o0, I outer, I n, I j0)
-{
-  typedef dmma_tile<NS, C> t;
-  for (int e = (int)threadIdx.x; e < 8 * RB * t::W; e += 32 * NSCONV_DMMA_WARPS) {
-    const int r = e / t::W, jl = e - r * t::W;
-    const I o = o0 + r, j = j0 + jl;
-    const bool in = o < outer && j >= 0 && j < n;
-#pragma unroll
-    for (int p = 0; p < C; p++) {
-      double *d = dst + p * (8 * RB * t::LD) + r * t::LD + jl;
-      if (in) __pipeline_memcpy_async(d, x + ((size_t)o * n + j) * C + p, sizeof(double));
-      else *d = 0.0;
-    }
-  }
-  __pipeline_commit();
-}
-
-template <typename I, int NS, int C, int RB>
-__global__ void __launch_bounds__(32 * NSCONV_DMMA_WARPS, (NS > 6 ? 12 : 16) / NSCONV_DMMA_WARPS)
-nsconv_dmma_k(int adjoint, I outer, I n, I L, const double *h, const double *x, double *y, int vec)
-{
-  typedef dmma_tile<NS, C> t;
-  constexpr int KB = t::KB, PL = 8 * RB * t::LD, NA = 2 * C - 1; /* sums: Re Re (, Im Im, cross) */
-  __shared__ __align__(16) double xs[2][C * PL];
-  const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5, q = lane & 3, r = lane >> 2;
-  const I c = L / 2, step = (I)gridDim.y * 8 * RB;
-  for (I b0 = (I)blockIdx.x * t::S; b0 < n; b0 += (I)gridDim.x * t::S) {
-    const I kw = b0 + 8 * KB * w; /* this warp's first sample */
-    double wb[C][KB][NS];         /* B fragments: lane holds W[k - c + 4 s + q][k], k = kw + 8 kb + r */
-#pragma unroll
-    for (int kb = 0; kb < KB; kb++) {
-      const I k = kw + 8 * kb + r;
-#pragma unroll
-      for (int s = 0; s < NS; s++) {
-        const int m = 4 * s + q - r;
-        const I j = k - c + m;
-        const bool valid = m >= 0 && m < L && j >= 0 && j < n && k < n;
-        const double *hv = h + (adjoint ? (size_t)m * n + k : (size_t)(L - 1 - m) * n + j) * C;
-        wb[0][kb][s] = valid ? hv[0] : 0.0;
-        if (C == 2) wb[C - 1][kb][s] = valid ? (adjoint ? -hv[1] : hv[1]) : 0.0;
-      }
-    }
-    __syncthreads(); /* the previous tile's readers are done with both buffers */
-    I o0 = (I)blockIdx.y * 8 * RB;
-    if (o0 < outer) dmma_rows_load<I, NS, C, RB>(xs[0], x, o0, outer, n, b0 - c);
-    for (int buf = 0; o0 < outer; o0 += step, buf ^= 1) {
-      const I o1 = o0 + step;
-      if (o1 < outer) {
-        dmma_rows_load<I, NS, C, RB>(xs[buf ^ 1], x, o1, outer, n, b0 - c);
-        __pipeline_wait_prior(1);
-      } else {
-        __pipeline_wait_prior(0);
-      }
-      __syncthreads();
-      double acc[RB][KB][NA][2];
-#pragma unroll
-      for (int rb = 0; rb < RB; rb++)
-#pragma unroll
-        for (int kb = 0; kb < KB; kb++)
-#pragma unroll
-          for (int u = 0; u < NA; u++) acc[rb][kb][u][0] = acc[rb][kb][u][1] = 0.0;
-      const double *a = xs[buf] + r * t::LD + 8 * KB * w + q;
-#pragma unroll
-      for (int s = 0; s < NS; s++)
-#pragma unroll
-        for (int rb = 0; rb < RB; rb++)
-#pragma unroll
-          for (int kb = 0; kb < KB; kb++) {
-            const int at = rb * 8 * t::LD + 8 * kb + 4 * s;
-            const double ar = a[at];
-            sl_dmma(acc[rb][kb][0], ar, wb[0][kb][s]);
-            if (C == 2) {
-              const double ai = a[PL + at];
-              sl_dmma(acc[rb][kb][1], ai, wb[C - 1][kb][s]);
-              sl_dmma(acc[rb][kb][NA - 1], ar, wb[C - 1][kb][s]);
-              sl_dmma(acc[rb][kb][NA - 1], ai, wb[0][kb][s]);
-            }
-          }
-#pragma unroll
-      for (int rb = 0; rb < RB; rb++) {
-        const I o = o0 + 8 * rb + r;
-        if (o >= outer) continue;
-#pragma unroll
-        for (int kb = 0; kb < KB; kb++) {
-          const I k = kw + 8 * kb + 2 * q;
-          double *yo = y + ((size_t)o * n + k) * C;
-          double v[2][2]; /* outputs k and k + 1: real, imaginary */
-#pragma unroll
-          for (int i = 0; i < 2; i++) {
-            v[i][0] = C == 2 ? acc[rb][kb][0][i] - acc[rb][kb][1][i] : acc[rb][kb][0][i];
-            v[i][1] = acc[rb][kb][NA - 1][i];
-          }
-          if (C == 1) {
-            if (vec && k + 1 < n) *(double2 *)yo = make_double2(v[0][0], v[1][0]);
-            else {
-              if (k < n) yo[0] = v[0][0];
-              if (k + 1 < n) yo[1] = v[1][0];
-            }
-          } else {
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-              if (k + i >= n) continue;
-              if (vec) *(double2 *)(yo + 2 * i) = make_double2(v[i][0], v[i][1]);
-              else yo[2 * i] = v[i][0], yo[2 * i + 1] = v[i][1];
-            }
-          }
-        }
-      }
-      __syncthreads(); /* every warp is done with this buffer: it takes the group after next */
-    }
-  }
-}
-
-/* Launches the DMMA kernel (C parts a value) with NS steps of 4 inputs. */
-template <typename I, int NS, int C>
-static int launch_dmma_ns(int adjoint, int64_t outer, int64_t n, int64_t L, const double *h, const double *x, double *y,
-                          cudaStream_t s)
-{
-  typedef dmma_tile<NS, C> t;
-  constexpr int RB = C == 2 ? 1 : NSCONV_DMMA_RB;
-  void (*k)(int, I, I, I, const double *, const double *, double *, int) = nsconv_dmma_k<I, NS, C, RB>;
-  int dev = 0, sms = 0, per_sm = 0;
-  int rc = cudaGetDevice(&dev);
-  if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, 32 * NSCONV_DMMA_WARPS, 0);
-  if (rc != cudaSuccess) return rc;
-  if (per_sm < 1) return cudaErrorNotSupported;
-  /* one wave of blocks: the tiles of samples across, the groups of rows shared out down */
-  int64_t tiles = (n + t::S - 1) / t::S, groups = (outer + 8 * RB - 1) / (8 * RB);
-  int64_t gx = tiles < 65535 ? tiles : 65535, want = (int64_t)sms * per_sm / gx;
-  int64_t gy = groups < want ? groups : want;
-  if (gy < 1) gy = 1;
-  if (gy > 65535) gy = 65535;
-  /* 16-byte stores: every real output pair, every complex value aligned */
-  int vec = (uintptr_t)y % 16 == 0 && (C == 2 || n % 2 == 0);
-  k<<<dim3((unsigned)gx, (unsigned)gy), 32 * NSCONV_DMMA_WARPS, 0, s>>>(adjoint, (I)outer, (I)n, (I)L, h, x, y, vec);
-  return cudaGetLastError();
-}
-
-/* The DMMA kernel for filters of up to 33 taps (NS from L, rounded up to an even count); cudaErrorNotSupported
- * for longer ones. */
-template <typename I, int C>
-static int launch_dmma(int adjoint, int64_t outer, int64_t n, int64_t L, const double *h, const double *x, double *y,
-                       cudaStream_t s)
-{
-  const int64_t ns = (L + 7 + 3) / 4; /* steps of 4 inputs a block of 8 samples needs */
-  if (ns <= 2) return launch_dmma_ns<I, 2, C>(adjoint, outer, n, L, h, x, y, s);
-  if (ns <= 4) return launch_dmma_ns<I, 4, C>(adjoint, outer, n, L, h, x, y, s);
-  if (ns <= 6) return launch_dmma_ns<I, 6, C>(adjoint, outer, n, L, h, x, y, s);
-  if (ns <= 8) return launch_dmma_ns<I, 8, C>(adjoint, outer, n, L, h, x, y, s);
-  if (ns <= 10) return launch_dmma_ns<I, 10, C>(adjoint, outer, n, L, h, x, y, s);
-  return cudaErrorNotSupported;
-}
-
 /* 32-bit indices for the kernels along the last axis: the data's and the table's, and the row index plus one
  * grid's step of rows (at most 65535 x 16) */
 static int narrow_ok(int64_t total, int64_t outer, int64_t n, int64_t L)
@@ -390,20 +206,13 @@ extern "C" int kernel_cuda_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64
   int64_t total = outer * n * inner;
   if (total <= 0) return cudaSuccess;
   cudaStream_t s = (cudaStream_t)stream;
+  if (inner > 1 || !rows_kernel) { /* float64 and complex128 with short filters on the tensor cores */
+    int rc = kernel_cuda_nsconv_dmma(dt, adjoint, outer, n, inner, L, H, in, out, stream);
+    if (rc != cudaErrorNotSupported) return rc;
+  }
   if (inner == 1 && !rows_kernel) { /* along the last axis, tiled, unless the filters are too long for it */
     int narrow = narrow_ok(total, outer, n, L);
     int rc = cudaErrorNotSupported;
-#ifndef NSCONV_NO_DMMA
-    if (dt == SL_FLOAT64 || dt == SL_COMPLEX128) { /* on the tensor cores when the filters are short enough */
-      const double *h = (const double *)H, *x = (const double *)in;
-      double *y = (double *)out;
-      if (dt == SL_FLOAT64)
-        rc = narrow ? launch_dmma<int32_t, 1>(adjoint, outer, n, L, h, x, y, s) : launch_dmma<int64_t, 1>(adjoint, outer, n, L, h, x, y, s);
-      else
-        rc = narrow ? launch_dmma<int32_t, 2>(adjoint, outer, n, L, h, x, y, s) : launch_dmma<int64_t, 2>(adjoint, outer, n, L, h, x, y, s);
-      if (rc != cudaErrorNotSupported) return rc;
-    }
-#endif
 #define L_(T)                                                                                              \
   rc = narrow ? launch_tile<T, int32_t>(adjoint, outer, n, L, (const T *)H, (const T *)in, (T *)out, s)   \
               : launch_tile<T, int64_t>(adjoint, outer, n, L, (const T *)H, (const T *)in, (T *)out, s)

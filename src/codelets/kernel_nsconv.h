@@ -27,6 +27,10 @@ void kernel_nsconv_range(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int
 /* rows_kernel: along the last axis, the row kernel instead of the tensor-core or tiled one (STARLOPS_NSCONV_ROWS=1) */
 int kernel_cuda_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
                        const void *in, void *out, int rows_kernel, void *stream);
+/* float64 and complex128 with up to 33 taps, along the last axis or with at least 8 values after the axis, on the
+ * tensor cores (kernel_nsconv_dmma.cu); cudaErrorNotSupported for anything else */
+int kernel_cuda_nsconv_dmma(sl_dtype dt, int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const void *H,
+                            const void *in, void *out, void *stream);
 #endif
 
 #ifdef __cplusplus

@@ -175,6 +175,12 @@ int main(int argc, char **argv)
     const int64_t class_dims[3] = {3, 5, 150};
     const int64_t class_taps[5] = {1, 17, 25, 33, 35};
     for (int l = 0; l < 5; l++) test_case_dims(dts[t], class_dims, class_taps[l], 0, 0, 2);
+    /* along a middle or the first axis with values after it (the tensor-core kernel from 8 of them: 20 is one
+     * group of 16 and a partial one, 9 an odd count, 36 along axis 0), blocks of samples and their edges */
+    const int64_t mid_dims[3] = {3, 150, 20}, odd_dims[3] = {4, 70, 9}, first_dims[3] = {150, 3, 12};
+    test_case_dims(dts[t], mid_dims, 31, 2, 0, 1);
+    test_case_dims(dts[t], odd_dims, 17, 0, 0, 1);
+    test_case_dims(dts[t], first_dims, 9, 1, 0, 0);
   }
   test_bad_input();
   return mc_finish("mpi_nsconv");
