@@ -70,7 +70,9 @@ int main(int argc, char **argv)
     printf("# bench_nsconv: %d ranks, %d CPU + %d CUDA workers on rank 0, %s, forward + adjoint, median of %d, "
            "convolution along axis %d (the array split along axis %d)\n", sl_size(), sl_ncpu_workers(), sl_ncuda_workers(),
            cplx ? "complex128" : "float64", reps, axis, 1 - axis);
-    printf("# ceiling: %s\n", gpu ? "device-to-device copy of the same bytes (GB/s)" : "plain single-pass C loop on the local block, one thread (GFLOP/s)");
+    printf("# ceiling: %s\n", gpu    ? "device-to-device copy of the same bytes (GB/s)"
+                               : cplx ? "none (the plain loop is real)"
+                                      : "plain single-pass C loop on the local block, one thread (GFLOP/s)");
     printf("| n | taps | time (ms) | GFLOP/s | GB/s | ceiling | ratio |\n|---|---|---|---|---|---|---|\n");
   }
   for (int s = 0; s < nsizes; s++)

@@ -212,6 +212,8 @@ if want nsbench; then
     mpirun -n 1 --bind-to none "$B/build/bench/bench_nsconv" --complex --sizes 4096,8192 --taps 11,31
   STEP_TIMEOUT=180 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_nsconv along axis 0 on the GPU" bench-nsconv-gpu-axis0.log \
     mpirun -n 1 --bind-to none "$B/build/bench/bench_nsconv" --axis 0 --sizes 4096,8192 --taps 5,11,31
+  STEP_TIMEOUT=180 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) step "bench_nsconv complex128 along axis 0 on the GPU" bench-nsconv-gpu-axis0-complex.log \
+    mpirun -n 1 --bind-to none "$B/build/bench/bench_nsconv" --axis 0 --complex --sizes 4096,8192 --taps 5,11,31
   STEP_TIMEOUT=180 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_nsconv, 1 CPU core" bench-nsconv-cpu1.log \
     mpirun -n 1 --bind-to none "$B/build/bench/bench_nsconv" --sizes 2048,4096 --taps 11,31
   STEP_TIMEOUT=180 STARPU_NCUDA=0 STARPU_NCPU=1 step "bench_nsconv, 8 ranks x 1 CPU core" bench-nsconv-cpu8.log \

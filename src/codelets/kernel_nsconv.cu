@@ -1,8 +1,8 @@
 /* CUDA non-stationary convolution: float64 and complex128 with up to 33 taps on the tensor cores
  * (kernel_nsconv_dmma.cu) along the last axis or with at least 8 values after the axis; otherwise one thread per
  * output element (grid-stride), the filter taps of its row read from H (tap-major, so that neighbouring threads
- * read neighbouring values), and along the last axis a tiled kernel (below) or, for long filters or
- * STARLOPS_NSCONV_ROWS=1, one thread per sample of R rows; the same semantics as kernel_nsconv.c. */
+ * read neighbouring values), and along the last axis a tiled kernel for float32 and complex64 (below) or, for
+ * long filters or STARLOPS_NSCONV_ROWS=1, one thread per sample of R rows; the same semantics as kernel_nsconv.c. */
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
@@ -151,8 +151,8 @@ __global__ void __launch_bounds__(32 * RY) nsconv_tile_k(int adjoint, I outer, I
   }
 }
 
-/* The tiled kernel's shape for T: P samples (odd) and R rows per thread, RY warps per block. */
-template <typename T> struct tile_shape { enum { P = sizeof(T) > 8 ? 3 : 5, R = sizeof(T) > 8 ? 2 : 4, RY = 4 }; };
+/* The tiled kernel's shape (float32, complex64): P samples (odd) and R rows per thread, RY warps per block. */
+template <typename T> struct tile_shape { enum { P = 5, R = 4, RY = 4 }; };
 #define NSCONV_TILE_MAX_SMEM (96 * 1024)
 
 template <typename T> static size_t tile_smem(int64_t L)
@@ -210,13 +210,15 @@ extern "C" int kernel_cuda_nsconv(sl_dtype dt, int adjoint, int64_t outer, int64
     int rc = kernel_cuda_nsconv_dmma(dt, adjoint, outer, n, inner, L, H, in, out, stream);
     if (rc != cudaErrorNotSupported) return rc;
   }
-  if (inner == 1 && !rows_kernel) { /* along the last axis, tiled, unless the filters are too long for it */
+  /* float32 and complex64 along the last axis, tiled, unless the filters are too long for it (float64 and
+   * complex128 past the tensor cores' 33 taps would not fit its shared memory either) */
+  if (inner == 1 && !rows_kernel && (dt == SL_FLOAT32 || dt == SL_COMPLEX64)) {
     int narrow = narrow_ok(total, outer, n, L);
-    int rc = cudaErrorNotSupported;
+    int rc;
 #define L_(T)                                                                                              \
-  rc = narrow ? launch_tile<T, int32_t>(adjoint, outer, n, L, (const T *)H, (const T *)in, (T *)out, s)   \
-              : launch_tile<T, int64_t>(adjoint, outer, n, L, (const T *)H, (const T *)in, (T *)out, s)
-    SL_CUDA_DISPATCH(dt, L_)
+  (narrow ? launch_tile<T, int32_t>(adjoint, outer, n, L, (const T *)H, (const T *)in, (T *)out, s)       \
+          : launch_tile<T, int64_t>(adjoint, outer, n, L, (const T *)H, (const T *)in, (T *)out, s))
+    rc = dt == SL_FLOAT32 ? L_(float) : L_(cuFloatComplex);
 #undef L_
     if (rc != cudaErrorNotSupported) return rc;
   }

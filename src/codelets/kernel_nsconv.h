@@ -4,7 +4,7 @@
  * H[n L + t n + j]: the CPU kernel takes H with both (the tap-major one along the last axis), the CUDA kernel
  * the tap-major one (neighbouring threads read neighbouring values). Forward
  * y[k] = sum_s h_(k-s)[s + c] x[k - s]; adjoint x[j] = sum_s conj(h_j[s + c]) y[j + s]; s from -c to c, indices outside 0..n-1 dropped. CPU in
- * kernel_nsconv.c, CUDA in kernel_nsconv.cu (same semantics). */
+ * kernel_nsconv.c, CUDA in kernel_nsconv.cu and kernel_nsconv_dmma.cu (same semantics). */
 #ifndef SL_KERNEL_NSCONV_H
 #define SL_KERNEL_NSCONV_H
 

@@ -1,5 +1,5 @@
 /* Non-stationary convolution of float64 and complex128 on the tensor cores (DMMA, m8n8k4, sm_80 and later), for
- * filters of up to 33 taps, along the last axis or along a middle axis with at least 8 values after it.
+ * filters of up to 33 taps, along the last axis or along any other axis with at least 8 values after it.
  *
  * 8 consecutive output samples k take their inputs j = k - c ... k + 7 + c through the band of weights
  * W[k][j] (tap m = j - k + c of sample k's filter where 0 <= m < L, zero elsewhere; forward H[(L - 1 - m) n + j],
@@ -273,7 +273,7 @@ template <typename I, int C>
 static int launch(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const double *h, const double *x,
                   double *y, cudaStream_t s)
 {
-  const int64_t ns = (L + 7 + 3) / 4; /* steps of 4 inputs a block of 8 samples needs, rounded up to even */
+  const int64_t ns = (L + 7 + 3) / 4; /* steps of 4 inputs a block of 8 samples needs (run as an even count) */
   if (ns <= 2) return launch_ns<I, 2, C>(adjoint, outer, n, inner, L, h, x, y, s);
   if (ns <= 4) return launch_ns<I, 4, C>(adjoint, outer, n, inner, L, h, x, y, s);
   if (ns <= 6) return launch_ns<I, 6, C>(adjoint, outer, n, inner, L, h, x, y, s);
