@@ -49,6 +49,25 @@ static inline unsigned sl_cuda_grid(int64_t total)
   return (unsigned)(want < 1 ? 1 : (want > 65535 * 8 ? 65535 * 8 : want));
 }
 
+/** A grid of one wave of kernel k's blocks (`threads` threads, `smem` bytes of dynamic shared memory) on the
+ *  current device: `tiles` across (at most 65535) and, down, as many of `groups` as the device holds at once beside
+ *  them (1 to 65535; the kernel walks the rest); cudaErrorNotSupported when no block fits on an SM. */
+static inline int sl_cuda_wave_grid(const void *k, int threads, size_t smem, int64_t tiles, int64_t groups, dim3 *grid)
+{
+  int dev = 0, sms = 0, per_sm = 0;
+  int rc = cudaGetDevice(&dev);
+  if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, smem);
+  if (rc != cudaSuccess) return rc;
+  if (per_sm < 1) return cudaErrorNotSupported;
+  int64_t gx = tiles < 65535 ? tiles : 65535, want = (int64_t)sms * per_sm / gx;
+  int64_t gy = groups < want ? groups : want;
+  if (gy < 1) gy = 1;
+  if (gy > 65535) gy = 65535;
+  *grid = dim3((unsigned)gx, (unsigned)gy);
+  return cudaSuccess;
+}
+
 /** LAUNCH(T) with T the element type of dt. */
 #define SL_CUDA_DISPATCH(dt, LAUNCH)                                                                  \
   switch (dt) {                                                                                       \

@@ -170,25 +170,20 @@ static int launch_tile(int adjoint, int64_t outer, int64_t n, int64_t L, const T
   size_t smem = tile_smem<T>(L);
   if (smem > NSCONV_TILE_MAX_SMEM) return cudaErrorNotSupported;
   void (*k)(int, I, I, I, const T *, const T *, T *) = nsconv_tile_k<T, I, sh::P, sh::R, sh::RY>;
-  int dev = 0, sms = 0, optin = 0, per_sm = 0;
+  int dev = 0, optin = 0;
   int rc = cudaGetDevice(&dev);
-  if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
   if (rc != cudaSuccess) return rc;
   if (smem > (size_t)optin) return cudaErrorNotSupported; /* a GPU with less shared memory per block */
   /* the same limit whatever the filter, so that workers sharing the device never lower it under each other */
   int limit = NSCONV_TILE_MAX_SMEM < optin ? NSCONV_TILE_MAX_SMEM : optin;
-  rc = cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize, limit);
-  if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, 32 * sh::RY, smem);
-  if (rc != cudaSuccess) return rc;
-  if (per_sm < 1) return cudaErrorNotSupported;
+  if ((rc = cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize, limit)) != cudaSuccess) return rc;
   /* one wave of blocks: the tiles of samples across, the groups of rows shared out down */
-  int64_t tiles = (n + 32 * sh::P - 1) / (32 * sh::P), groups = (outer + sh::RY * sh::R - 1) / (sh::RY * sh::R);
-  int64_t gx = tiles < 65535 ? tiles : 65535, want = (int64_t)sms * per_sm / gx;
-  int64_t gy = groups < want ? groups : want;
-  if (gy < 1) gy = 1;
-  if (gy > 65535) gy = 65535;
-  k<<<dim3((unsigned)gx, (unsigned)gy), dim3(32, sh::RY), smem, s>>>(adjoint, (I)outer, (I)n, (I)L, h, x, y);
+  dim3 grid;
+  if ((rc = sl_cuda_wave_grid((const void *)k, 32 * sh::RY, smem, (n + 32 * sh::P - 1) / (32 * sh::P),
+                              (outer + sh::RY * sh::R - 1) / (sh::RY * sh::R), &grid)) != cudaSuccess)
+    return rc;
+  k<<<grid, dim3(32, sh::RY), smem, s>>>(adjoint, (I)outer, (I)n, (I)L, h, x, y);
   return cudaGetLastError();
 }
 

@@ -229,23 +229,6 @@ nsconv_dmma_mid_k(int adjoint, I outer, I n, I inner, I L, const double *h, cons
   }
 }
 
-/* One wave of blocks: tiles of S samples across, the groups of lines shared out down. */
-static int dmma_grid(const void *k, int64_t tiles, int64_t groups, dim3 *grid)
-{
-  int dev = 0, sms = 0, per_sm = 0;
-  int rc = cudaGetDevice(&dev);
-  if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (rc == cudaSuccess) rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, 32 * DMMA_WARPS, 0);
-  if (rc != cudaSuccess) return rc;
-  if (per_sm < 1) return cudaErrorNotSupported;
-  int64_t gx = tiles < 65535 ? tiles : 65535, want = (int64_t)sms * per_sm / gx;
-  int64_t gy = groups < want ? groups : want;
-  if (gy < 1) gy = 1;
-  if (gy > 65535) gy = 65535;
-  *grid = dim3((unsigned)gx, (unsigned)gy);
-  return cudaSuccess;
-}
-
 template <typename I, int NS, int C>
 static int launch_ns(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const double *h, const double *x,
                      double *y, cudaStream_t s)
@@ -255,13 +238,16 @@ static int launch_ns(int adjoint, int64_t outer, int64_t n, int64_t inner, int64
   if (inner == 1) {
     typedef last_tile<NS, C> t;
     void (*k)(int, I, I, I, const double *, const double *, double *, int) = nsconv_dmma_last_k<I, NS, C>;
-    if ((rc = dmma_grid((const void *)k, (n + t::S - 1) / t::S, (outer + 7) / 8, &grid)) != cudaSuccess) return rc;
+    /* one wave of blocks: the tiles of samples across, the groups of rows shared out down */
+    if ((rc = sl_cuda_wave_grid((const void *)k, 32 * DMMA_WARPS, 0, (n + t::S - 1) / t::S, (outer + 7) / 8, &grid)) != cudaSuccess)
+      return rc;
     int vec = (uintptr_t)y % 16 == 0 && (C == 2 || n % 2 == 0); /* every output pair 16-byte aligned */
     k<<<grid, 32 * DMMA_WARPS, 0, s>>>(adjoint, (I)outer, (I)n, (I)L, h, x, y, vec);
   } else {
     typedef mid_tile<NS, C> t;
     void (*k)(int, I, I, I, I, const double *, const double *, double *, int) = nsconv_dmma_mid_k<I, NS, C>;
-    if ((rc = dmma_grid((const void *)k, (n + t::S - 1) / t::S, outer * ((inner + t::CW - 1) / t::CW), &grid)) != cudaSuccess)
+    if ((rc = sl_cuda_wave_grid((const void *)k, 32 * DMMA_WARPS, 0, (n + t::S - 1) / t::S,
+                                outer * ((inner + t::CW - 1) / t::CW), &grid)) != cudaSuccess)
       return rc;
     int vec = (uintptr_t)y % 16 == 0 && (C == 2 || inner % 2 == 0);
     k<<<grid, 32 * DMMA_WARPS, 0, s>>>(adjoint, (I)outer, (I)n, (I)inner, (I)L, h, x, y, vec);
