@@ -126,6 +126,7 @@ static void teardown(void)
   comm_direct_wait();
   sl_watch_stop();
   sl_codelets_shutdown();
+  sl_host_wait_stop();
   sl_group_free_all();
   comm_shutdown();
   if (sl_ctx.ncuda > 0) {
@@ -179,7 +180,8 @@ int sl_init(int *argc, char ***argv, const sl_options *opts)
   }
   SL_TRY(start_starpu(argc, argv, o));
   sl_settings_place();
-  rc = sl_agree(sl_ctx.comm, sl_codelets_init());
+  rc = sl_agree(sl_ctx.comm, sl_host_wait_start());
+  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, sl_codelets_init());
   if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, sl_watch_start(s->timeout_s));
   if (rc == SL_SUCCESS) rc = comm_init();
   if (rc != SL_SUCCESS) { /* leave nothing running; MPI stays up when the program had started it */
@@ -234,9 +236,9 @@ int sl_wait(void)
 {
   SL_CHECK_INIT();
   sl_watch_begin("sl_wait (the tasks submitted so far, collectives included)");
-  int rc = starpu_task_wait_for_all();
+  int rc = sl_host_wait_tasks();
   /* the collectives without a task (comm_direct.c), then the tasks their ends let run */
-  if (comm_direct_wait() && rc == 0) rc = starpu_task_wait_for_all();
+  if (comm_direct_wait() && rc == 0) rc = sl_host_wait_tasks();
   sl_watch_end();
   if (rc != 0) return sl_error_starpu(rc, "starpu_task_wait_for_all", __FILE__, __LINE__);
   return sl_async_error_take();

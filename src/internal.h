@@ -84,6 +84,9 @@ typedef struct {
   int comm_shm_fail_rank;    /* STARLOPS_COMM_SHM_FAIL_RANK (test hook): this rank + 1 makes no segment; 0 none */
   int comm_spin_set;
   double comm_spin_s;        /* STARLOPS_COMM_SPIN_US, in seconds */
+  int cuda_worker_spin;      /* STARLOPS_CUDA_WORKER_SPIN (unset: 1): a CUDA worker polls instead of sleeping */
+  int wait_spin_set;
+  double wait_spin_s;        /* STARLOPS_WAIT_SPIN_US, in seconds */
   int64_t comm_blocking_bytes; /* STARLOPS_COMM_BLOCKING_BYTES: host-MPI collectives from this size block
                                   on their channel's thread; 0 never */
   int64_t comm_ring_bytes;   /* STARLOPS_COMM_RING_BYTES: host-MPI allreduce and reduce-scatter of this size
@@ -100,6 +103,15 @@ typedef struct {
 int sl_settings_read(const sl_options *o);
 /** Placement and chunking from the settings and the workers (after StarPU starts). */
 void sl_settings_place(void);
+
+/* ---- host waits (host_wait.c): how the main thread and the CUDA workers wait for short tasks ----- */
+/** After StarPU starts: keeps the rank's CUDA workers awake (STARLOPS_CUDA_WORKER_SPIN). */
+int sl_host_wait_start(void);
+void sl_host_wait_stop(void);
+/** starpu_task_wait_for_all, polling first for STARLOPS_WAIT_SPIN_US. Returns StarPU's code. */
+int sl_host_wait_tasks(void);
+/** starpu_data_acquire (on the main memory), polling first for STARLOPS_WAIT_SPIN_US. Returns StarPU's code. */
+int sl_host_acquire(starpu_data_handle_t h, enum starpu_data_access_mode mode);
 
 /* ---- cores (cores.c): a rank's share of its node, before StarPU starts ----------------------------- */
 /** Collective over sl_ctx.comm. Splits the node's cores (and GPUs, when several) between the

@@ -34,7 +34,7 @@ int sl_scalar_get_c(sl_scalar *s, sl_cscalar *value)
   SL_CHECK_ARG(s != NULL, SL_E_INVALID, "sl_scalar_get: argument 1 (s) is NULL");
   SL_CHECK_ARG(value != NULL, SL_E_INVALID, "sl_scalar_get: argument 2 (value) is NULL");
   sl_watch_begin("sl_scalar_get (the reduction writing the scalar, its allreduce included)");
-  int rc = starpu_data_acquire(s->handle, STARPU_R);
+  int rc = sl_host_acquire(s->handle, STARPU_R);
   sl_watch_end();
   if (rc != 0) return sl_error_starpu(rc, "starpu_data_acquire", __FILE__, __LINE__);
   value->re = s->value[0];

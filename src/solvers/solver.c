@@ -312,10 +312,10 @@ static void print_last(sl_solver *sv)
 static int fetch(sl_solver *sv)
 {
   sl_watch_begin("a solver's convergence test (the iteration's tasks and reductions)");
-  int rc = starpu_data_acquire(sv->hstate, STARPU_R);
+  int rc = sl_host_acquire(sv->hstate, STARPU_R);
   if (rc == 0) {
     starpu_data_release(sv->hstate);
-    rc = starpu_data_acquire(sv->hring, STARPU_R);
+    rc = sl_host_acquire(sv->hring, STARPU_R);
     if (rc == 0) { /* the rows recorded since the last test */
       for (int k = sv->fetched + 1; k <= sv->iter; k++)
         memcpy(sv->hist + 3 * k, sv->ring + 3 * (k % sv->ring_rows), 3 * sizeof(double));

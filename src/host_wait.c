@@ -1,0 +1,107 @@
+/* How the rank's threads wait for short tasks on a GPU. With StarPU's blocking drivers an idle worker sleeps
+ * on a condition variable and the main thread sleeps in every wait, so a task that takes 0.1 ms on the GPU
+ * pays two thread wake-ups besides StarPU's dispatch: the CUDA worker's when the task is submitted, and the
+ * main thread's when it ends. Here:
+ *  - a CUDA worker never sleeps (STARLOPS_CUDA_WORKER_SPIN, on by default): StarPU gives each CUDA driver
+ *    its own core, so polling the scheduler costs no CPU worker anything, while CPU workers keep sleeping;
+ *  - the main thread polls for STARLOPS_WAIT_SPIN_US before it sleeps (by default on ranks with a CUDA
+ *    worker only, where the main thread does not compete with busy CPU workers for the GPU's work). */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+
+#include "internal.h"
+
+/* A short pause between two polls: about a microsecond. */
+static void poll_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  for (int i = 0; i < 32; i++) __builtin_ia32_pause();
+#else
+  sched_yield();
+#endif
+}
+
+/* StarPU asks its progression hooks whether the calling worker may sleep: a CUDA worker may not. */
+static unsigned cuda_worker_may_sleep(void *arg)
+{
+  (void)arg;
+  int id = starpu_worker_get_id();
+  return !(id >= 0 && starpu_worker_get_type(id) == STARPU_CUDA_WORKER);
+}
+
+static int hook = -1;
+
+int sl_host_wait_start(void)
+{
+  if (sl_ctx.ncuda == 0 || !sl_ctx.set.cuda_worker_spin || hook >= 0) return SL_SUCCESS;
+  hook = starpu_progression_hook_register(cuda_worker_may_sleep, NULL);
+  if (hook < 0) return sl_error_starpu(hook, "starpu_progression_hook_register", __FILE__, __LINE__);
+  return SL_SUCCESS;
+}
+
+void sl_host_wait_stop(void)
+{
+  if (hook >= 0) starpu_progression_hook_deregister(hook);
+  hook = -1;
+}
+
+/* How long the main thread polls before it sleeps, in seconds. */
+static double spin_seconds(void)
+{
+  if (sl_ctx.set.wait_spin_set) return sl_ctx.set.wait_spin_s;
+  return sl_ctx.ncuda > 0 ? 100e-6 : 0.0;
+}
+
+int sl_host_wait_tasks(void)
+{
+  double budget = spin_seconds();
+  if (budget > 0 && starpu_task_nsubmitted() > 0) {
+    double t0 = sl_watch_now();
+    do poll_pause();
+    while (starpu_task_nsubmitted() > 0 && sl_watch_now() - t0 < budget);
+  }
+  return starpu_task_wait_for_all();
+}
+
+/* One acquisition: the callback marks it done and wakes the main thread if it went to sleep. */
+typedef struct {
+  atomic_int done;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+} acquisition;
+
+static void acquired(void *arg)
+{
+  acquisition *a = arg;
+  pthread_mutex_lock(&a->lock);
+  atomic_store_explicit(&a->done, 1, memory_order_release);
+  pthread_cond_signal(&a->cond);
+  pthread_mutex_unlock(&a->lock);
+}
+
+int sl_host_acquire(starpu_data_handle_t h, enum starpu_data_access_mode mode)
+{
+  double budget = spin_seconds();
+  if (budget <= 0) return starpu_data_acquire(h, mode);
+  acquisition a;
+  atomic_init(&a.done, 0);
+  if (pthread_mutex_init(&a.lock, NULL)) return -ENOMEM;
+  if (pthread_cond_init(&a.cond, NULL)) {
+    pthread_mutex_destroy(&a.lock);
+    return -ENOMEM;
+  }
+  int rc = starpu_data_acquire_cb(h, mode, acquired, &a);
+  if (rc == 0) {
+    double t0 = sl_watch_now();
+    while (!atomic_load_explicit(&a.done, memory_order_acquire) && sl_watch_now() - t0 < budget) poll_pause();
+    /* the callback holds the lock from its store to its unlock: once we hold it, it no longer uses a */
+    pthread_mutex_lock(&a.lock);
+    while (!atomic_load_explicit(&a.done, memory_order_acquire)) pthread_cond_wait(&a.cond, &a.lock);
+    pthread_mutex_unlock(&a.lock);
+  }
+  pthread_cond_destroy(&a.cond);
+  pthread_mutex_destroy(&a.lock);
+  return rc;
+}
