@@ -1,11 +1,11 @@
 /* How the rank's threads wait for short tasks on a GPU. With StarPU's blocking drivers an idle worker sleeps
  * on a condition variable and the main thread sleeps in every wait, so a task that takes 0.1 ms on the GPU
  * pays two thread wake-ups besides StarPU's dispatch: the CUDA worker's when the task is submitted, and the
- * main thread's when it ends. Here:
- *  - a CUDA worker never sleeps (STARLOPS_CUDA_WORKER_SPIN, on by default): StarPU gives each CUDA driver
- *    its own core, so polling the scheduler costs no CPU worker anything, while CPU workers keep sleeping;
- *  - the main thread polls for STARLOPS_WAIT_SPIN_US before it sleeps (by default on ranks with a CUDA
- *    worker only, where the main thread does not compete with busy CPU workers for the GPU's work). */
+ * main thread's when it ends. Both can be polled instead (off by default, docs/gpu.md#waiting-for-short-tasks):
+ *  - STARLOPS_CUDA_WORKER_SPIN=1: a CUDA worker never sleeps. StarPU gives each CUDA driver its own core, so
+ *    polling the scheduler costs no CPU worker anything, while CPU workers keep sleeping;
+ *  - STARLOPS_WAIT_SPIN_US: the main thread polls that long in sl_wait, sl_scalar_get and a solver's
+ *    convergence test before it sleeps. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -47,16 +47,9 @@ void sl_host_wait_stop(void)
   hook = -1;
 }
 
-/* How long the main thread polls before it sleeps, in seconds. */
-static double spin_seconds(void)
-{
-  if (sl_ctx.set.wait_spin_set) return sl_ctx.set.wait_spin_s;
-  return sl_ctx.ncuda > 0 ? 100e-6 : 0.0;
-}
-
 int sl_host_wait_tasks(void)
 {
-  double budget = spin_seconds();
+  const double budget = sl_ctx.set.wait_spin_s;
   if (budget > 0 && starpu_task_nsubmitted() > 0) {
     double t0 = sl_watch_now();
     do poll_pause();
@@ -83,7 +76,7 @@ static void acquired(void *arg)
 
 int sl_host_acquire(starpu_data_handle_t h, enum starpu_data_access_mode mode)
 {
-  double budget = spin_seconds();
+  const double budget = sl_ctx.set.wait_spin_s;
   if (budget <= 0) return starpu_data_acquire(h, mode);
   acquisition a;
   atomic_init(&a.done, 0);
