@@ -2,8 +2,9 @@
  * on a condition variable and the main thread sleeps in every wait, so a task that takes 0.1 ms on the GPU
  * pays two thread wake-ups besides StarPU's dispatch: the CUDA worker's when the task is submitted, and the
  * main thread's when it ends. Both can be polled instead (off by default, docs/gpu.md#waiting-for-short-tasks):
- *  - STARLOPS_CUDA_WORKER_SPIN=1: a CUDA worker never sleeps. StarPU gives each CUDA driver its own core, so
- *    polling the scheduler costs no CPU worker anything, while CPU workers keep sleeping;
+ *  - STARLOPS_CUDA_WORKER_SPIN=1: a CUDA worker never sleeps, while CPU workers keep sleeping. Where the rank
+ *    has a core for each CUDA driver besides its CPU workers, polling the scheduler costs them nothing; where
+ *    it has fewer cores, the polling thread shares a core with a CPU worker;
  *  - STARLOPS_WAIT_SPIN_US: the main thread polls that long in sl_wait, sl_scalar_get and a solver's
  *    convergence test before it sleeps. */
 #include <errno.h>
@@ -18,6 +19,8 @@ static void poll_pause(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
   for (int i = 0; i < 32; i++) __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  for (int i = 0; i < 32; i++) __asm__ volatile("yield");
 #else
   sched_yield();
 #endif
@@ -37,7 +40,10 @@ int sl_host_wait_start(void)
 {
   if (sl_ctx.ncuda == 0 || !sl_ctx.set.cuda_worker_spin || hook >= 0) return SL_SUCCESS;
   hook = starpu_progression_hook_register(cuda_worker_may_sleep, NULL);
-  if (hook < 0) return sl_error_starpu(hook, "starpu_progression_hook_register", __FILE__, __LINE__);
+  if (hook < 0)
+    return sl_error(SL_E_RUNTIME, "sl_init: STARLOPS_CUDA_WORKER_SPIN=1 needs a StarPU progression hook, and all of "
+                    "StarPU's hook slots are taken");
+  starpu_wake_all_blocked_workers(); /* a CUDA worker asleep since start-up learns it may no longer sleep */
   return SL_SUCCESS;
 }
 
@@ -80,10 +86,11 @@ int sl_host_acquire(starpu_data_handle_t h, enum starpu_data_access_mode mode)
   if (budget <= 0) return starpu_data_acquire(h, mode);
   acquisition a;
   atomic_init(&a.done, 0);
-  if (pthread_mutex_init(&a.lock, NULL)) return -ENOMEM;
-  if (pthread_cond_init(&a.cond, NULL)) {
+  int err = pthread_mutex_init(&a.lock, NULL);
+  if (err) return -err;
+  if ((err = pthread_cond_init(&a.cond, NULL))) {
     pthread_mutex_destroy(&a.lock);
-    return -ENOMEM;
+    return -err;
   }
   int rc = starpu_data_acquire_cb(h, mode, acquired, &a);
   if (rc == 0) {
