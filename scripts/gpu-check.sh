@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ...", CUDATESTS_CHUNKED likewise with 4 chunks per block), solvers, latency, ringbench, alongbench, patchbench, windowsbench, vecbench, ncu (NCU_PROG, NCU_ARGS, NCU_KERNELS, NCU_ENV), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ...", CUDATESTS_CHUNKED likewise with 4 chunks per block), solvers, latency, waits, ringbench, alongbench, patchbench, windowsbench, vecbench, ncu (NCU_PROG, NCU_ARGS, NCU_KERNELS, NCU_ENV), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -172,6 +172,32 @@ if want latency; then
     label=${cfg%%:*} envs=${cfg#*:}
     STEP_TIMEOUT=60 step "bench_setup CG, $label" "bench-latency-$label.log" env $envs mpirun -n 1 --bind-to none \
       "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
+  done
+fi
+# ---- waits for short tasks (docs/gpu.md#waiting-for-short-tasks): polling waits against sleeping ones, each
+# pair run twice in turn on the same node; forced CUDA with 1 GiB chunks except the CG without variables ----
+if want waits; then
+  for rep in 1 2; do
+    for cfg in "sleep:" "poll:STARLOPS_CUDA_WORKER_SPIN=1 STARLOPS_WAIT_SPIN_US=${WAITS_SPIN_US:-100}"; do
+      label=${cfg%%:*}-$rep envs=${cfg#*:}
+      STEP_TIMEOUT=60 step "bench_setup CG, no variables, $label" "waits-cg-default-$label.log" env $envs \
+        mpirun -n 1 --bind-to none "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
+      STEP_TIMEOUT=60 step "bench_setup CG, forced CUDA, $label" "waits-cg-cuda-$label.log" env $envs \
+        STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) \
+        mpirun -n 1 --bind-to none "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
+      STEP_TIMEOUT=90 step "bench_stencil 8000,12000, forced CUDA, $label" "waits-stencil-$label.log" env $envs \
+        STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) \
+        mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 8000,12000 --reps 7
+      STEP_TIMEOUT=60 step "bench_vec 256, forced CUDA, $label" "waits-vec-$label.log" env $envs \
+        STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) \
+        mpirun -n 1 --bind-to none "$B/build/bench/bench_vec" --sizes 256 --reps 10
+      STEP_TIMEOUT=60 step "bench_fft 2048, forced CUDA, $label" "waits-fft-$label.log" env $envs \
+        STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) \
+        mpirun -n 1 --bind-to none "$B/build/bench/bench_fft" --sizes 2048 --reps 5
+      STEP_TIMEOUT=60 step "bench_nsconv 4096, forced CUDA, $label" "waits-nsconv-$label.log" env $envs \
+        STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) \
+        mpirun -n 1 --bind-to none "$B/build/bench/bench_nsconv" --sizes 4096 --taps 31
+    done
   done
 fi
 # ---- host-MPI reductions: the ring (default) against libnbc and the blocking calls, 2 ranks x 6 CPU workers ----
@@ -405,6 +431,7 @@ grep -h "Synthesis" "$logs"/tests-*.log 2>/dev/null
 for f in bench-setup-default bench-setup-any bench-setup-tuned bench-setup-cpu bench-summa-1 bench-summa-2 bench-summa-4 bench-ops-gpu bench-ops-cpu bench-stencil-gpu bench-stencil-cpu bench-stencil-2r bench-solvers-gpu bench-solvers-cpu; do
   [ -f "$logs/$f.log" ] && { echo; echo "### $f"; grep "^|\|^#" "$logs/$f.log"; }
 done
+for f in "$logs"/waits-*.log; do [ -f "$f" ] && { echo; echo "### $(basename "$f" .log)"; grep "^|" "$f"; }; done
 for f in "$logs"/def-*.log; do [ -f "$f" ] && printf '%-44s %s\n' "$(basename "$f" .log)" "$(grep -h "ranks: \|FAIL" "$f" | head -n 2 | tr '\n' ' ')"; done
 for f in "$logs"/cuda-mpi_*.log; do [ -f "$f" ] && { echo "### $(basename "$f")"; grep -v "^\[vm\|pmix\|dlopen\|Perhaps" "$f" | tail -n 6; }; done
 grep -h "^poisson_cg\|^  CGLS\|^  LSQR\|^  FISTA\|^  ISTA" "$logs"/poisson-*.log "$logs"/lsq-*.log "$logs"/fista-*.log 2>/dev/null
