@@ -174,29 +174,29 @@ if want latency; then
       "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
   done
 fi
-# ---- waits for short tasks (docs/gpu.md#waiting-for-short-tasks): polling waits against sleeping ones, each
-# pair run twice in turn on the same node; forced CUDA with 1 GiB chunks except the CG without variables ----
+# ---- waits for short tasks (docs/gpu.md#waiting-for-short-tasks): the benchmarks WAITS_BENCHES (all of
+# cg-default, cg-cuda, stencil, vec, fft, nsconv) under each of WAITS_CONFIGS ("label:VAR=value VAR=value;..."; the
+# default waits against polling ones), the configurations in turn, WAITS_REPS times (2); forced CUDA with 1 GiB
+# chunks except cg-default (no variables set) ----
 if want waits; then
-  for rep in 1 2; do
-    for cfg in "sleep:" "poll:STARLOPS_CUDA_WORKER_SPIN=1 STARLOPS_WAIT_SPIN_US=${WAITS_SPIN_US:-100}"; do
+  IFS=';' read -r -a wcfgs <<< "${WAITS_CONFIGS:-sleep:STARLOPS_CUDA_WORKER_SPIN=0 STARLOPS_WAIT_SPIN_US=0;poll:STARLOPS_CUDA_WORKER_SPIN=1 STARLOPS_WAIT_SPIN_US=100}"
+  wb=",${WAITS_BENCHES:-cg-default,cg-cuda,stencil,vec,fft,nsconv},"
+  cuda1g="STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30))"
+  for rep in $(seq "${WAITS_REPS:-2}"); do
+    for cfg in "${wcfgs[@]}"; do
       label=${cfg%%:*}-$rep envs=${cfg#*:}
-      STEP_TIMEOUT=60 step "bench_setup CG, no variables, $label" "waits-cg-default-$label.log" env $envs \
-        mpirun -n 1 --bind-to none "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
-      STEP_TIMEOUT=60 step "bench_setup CG, forced CUDA, $label" "waits-cg-cuda-$label.log" env $envs \
-        STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) \
-        mpirun -n 1 --bind-to none "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
-      STEP_TIMEOUT=90 step "bench_stencil 8000,12000, forced CUDA, $label" "waits-stencil-$label.log" env $envs \
-        STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) \
-        mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 8000,12000 --reps 7
-      STEP_TIMEOUT=60 step "bench_vec 256, forced CUDA, $label" "waits-vec-$label.log" env $envs \
-        STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) \
-        mpirun -n 1 --bind-to none "$B/build/bench/bench_vec" --sizes 256 --reps 10
-      STEP_TIMEOUT=60 step "bench_fft 2048, forced CUDA, $label" "waits-fft-$label.log" env $envs \
-        STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) \
-        mpirun -n 1 --bind-to none "$B/build/bench/bench_fft" --sizes 2048 --reps 5
-      STEP_TIMEOUT=60 step "bench_nsconv 4096, forced CUDA, $label" "waits-nsconv-$label.log" env $envs \
-        STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 34)) \
-        mpirun -n 1 --bind-to none "$B/build/bench/bench_nsconv" --sizes 4096 --taps 31
+      [[ $wb == *,cg-default,* ]] && STEP_TIMEOUT=60 step "bench_setup CG, no variables, $label" "waits-cg-default-$label.log" \
+        env $envs mpirun -n 1 --bind-to none "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
+      [[ $wb == *,cg-cuda,* ]] && STEP_TIMEOUT=60 step "bench_setup CG, forced CUDA, $label" "waits-cg-cuda-$label.log" \
+        env $envs $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
+      [[ $wb == *,stencil,* ]] && STEP_TIMEOUT=90 step "bench_stencil 8000,12000, forced CUDA, $label" "waits-stencil-$label.log" \
+        env $envs $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 8000,12000 --reps 7
+      [[ $wb == *,vec,* ]] && STEP_TIMEOUT=60 step "bench_vec 256, forced CUDA, $label" "waits-vec-$label.log" \
+        env $envs $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_vec" --sizes 256 --reps 10
+      [[ $wb == *,fft,* ]] && STEP_TIMEOUT=60 step "bench_fft 2048, forced CUDA, $label" "waits-fft-$label.log" \
+        env $envs $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_fft" --sizes 2048 --reps 5
+      [[ $wb == *,nsconv,* ]] && STEP_TIMEOUT=60 step "bench_nsconv 4096, forced CUDA, $label" "waits-nsconv-$label.log" \
+        env $envs $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_nsconv" --sizes 4096 --taps 31
     done
   done
 fi

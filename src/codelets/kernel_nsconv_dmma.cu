@@ -87,172 +87,165 @@ __device__ inline void dmma_store(double *yo, const double (&acc)[2 * C - 1][2],
   }
 }
 
-/* ---- along the last axis: groups of 8 rows, a block 4 KB 8 samples (each warp KB blocks of 8) ---- */
-template <int NS, int C> struct last_tile {
+/* The walk of a block: for its tile of S samples (each warp KB blocks of 8 from first(w)), the groups of lines g =
+ * blockIdx.y, + gridDim.y, ... below groups(), each copied by load() into shared memory (planes of PL values, rows
+ * of LD), its products read at frag() + at(kb, s) and its outputs written by store(). WA: the weights are the
+ * products' A operand. */
+
+/* ---- along the last axis: a group is 8 rows; a block 4 KB 8 samples (warp w: the w-th KB blocks of 8) ---- */
+template <typename I, int NS, int C> struct last_geo {
   enum { KB = DMMA_KB / C, S = 8 * KB * DMMA_WARPS, /* samples a block */
          W = S - 8 + 4 * NS,                         /* inputs a row: the last block of 8 reads up to S - 8 + 4 NS */
          LD = (W + 15) / 16 * 16 + 4, PL = 8 * LD };
+  static constexpr bool WA = false;
+  I outer, n;
+  __device__ I groups() const { return (outer + 7) / 8; }
+  __device__ static int first(int w) { return 8 * KB * w; }
+  __device__ void load(double *dst, const double *x, I g, I j0) const
+  {
+    for (int e = (int)threadIdx.x; e < 8 * W; e += 32 * DMMA_WARPS) {
+      const int r = e / W, jl = e - r * W;
+      const I o = 8 * g + r, j = j0 + jl;
+      const bool in = o < outer && j >= 0 && j < n;
+#pragma unroll
+      for (int p = 0; p < C; p++) {
+        double *d = dst + p * PL + r * LD + jl;
+        if (in) __pipeline_memcpy_async(d, x + ((size_t)o * n + j) * C + p, sizeof(double));
+        else *d = 0.0;
+      }
+    }
+    __pipeline_commit();
+  }
+  /* A: X[row r][input 4 s + q of block kb] */
+  __device__ static const double *frag(const double *xs, int w, int q, int r) { return xs + r * LD + 8 * KB * w + q; }
+  __device__ static int at(int kb, int s) { return 8 * kb + 4 * s; }
+  /* C[row r][samples 2 q, 2 q + 1 of block kb] */
+  __device__ void store(double *y, const double (&acc)[KB][2 * C - 1][2], I g, I kw, int w, int q, int r, int vec) const
+  {
+    const I o = 8 * g + r;
+    if (o < outer)
+#pragma unroll
+      for (int kb = 0; kb < KB; kb++) {
+        const I k = kw + 8 * kb + 2 * q;
+        if (k < n) dmma_store<C>(y + ((size_t)o * n + k) * C, acc[kb], k + 1 < n, vec);
+      }
+  }
 };
 
-template <typename I, int NS, int C>
-__device__ inline void last_load(double *dst, const double *x, I o0, I outer, I n, I j0)
-{
-  typedef last_tile<NS, C> t;
-  for (int e = (int)threadIdx.x; e < 8 * t::W; e += 32 * DMMA_WARPS) {
-    const int r = e / t::W, jl = e - r * t::W;
-    const I o = o0 + r, j = j0 + jl;
-    const bool in = o < outer && j >= 0 && j < n;
-#pragma unroll
-    for (int p = 0; p < C; p++) {
-      double *d = dst + p * t::PL + r * t::LD + jl;
-      if (in) __pipeline_memcpy_async(d, x + ((size_t)o * n + j) * C + p, sizeof(double));
-      else *d = 0.0;
-    }
-  }
-  __pipeline_commit();
-}
-
-template <typename I, int NS, int C>
-__global__ void __launch_bounds__(32 * DMMA_WARPS, NS > 6 ? 3 : 4)
-nsconv_dmma_last_k(int adjoint, I outer, I n, I L, const double *h, const double *x, double *y, int vec)
-{
-  typedef last_tile<NS, C> t;
-  constexpr int KB = t::KB, NA = 2 * C - 1;
-  __shared__ __align__(16) double xs[2][C * t::PL];
-  const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5, q = lane & 3, r = lane >> 2;
-  const I c = L / 2, step = (I)gridDim.y * 8;
-  for (I b0 = (I)blockIdx.x * t::S; b0 < n; b0 += (I)gridDim.x * t::S) {
-    const I kw = b0 + 8 * KB * w; /* this warp's first sample */
-    double wb[C][KB][NS];
-    dmma_weights<I, NS, C, KB>(wb, h, kw, n, L, adjoint);
-    __syncthreads(); /* the previous tile's readers are done with both buffers */
-    I o0 = (I)blockIdx.y * 8;
-    if (o0 < outer) last_load<I, NS, C>(xs[0], x, o0, outer, n, b0 - c);
-    for (int buf = 0; o0 < outer; o0 += step, buf ^= 1) {
-      const I o1 = o0 + step;
-      if (o1 < outer) {
-        last_load<I, NS, C>(xs[buf ^ 1], x, o1, outer, n, b0 - c);
-        __pipeline_wait_prior(1);
-      } else {
-        __pipeline_wait_prior(0);
-      }
-      __syncthreads();
-      double acc[KB][NA][2] = {};
-      const double *a = xs[buf] + r * t::LD + 8 * KB * w + q; /* A: X[row r][input 4 s + q of block kb] */
-#pragma unroll
-      for (int s = 0; s < NS; s++)
-#pragma unroll
-        for (int kb = 0; kb < KB; kb++)
-          dmma_step<C, false>(acc[kb], a[8 * kb + 4 * s], C == 2 ? a[t::PL + 8 * kb + 4 * s] : 0.0, wb[0][kb][s], wb[C - 1][kb][s]);
-      const I o = o0 + r;
-      if (o < outer)
-#pragma unroll
-        for (int kb = 0; kb < KB; kb++) { /* C[row r][samples 2 q, 2 q + 1 of block kb] */
-          const I k = kw + 8 * kb + 2 * q;
-          if (k < n) dmma_store<C>(y + ((size_t)o * n + k) * C, acc[kb], k + 1 < n, vec);
-        }
-      __syncthreads(); /* every warp is done with this buffer: it takes the group after next */
-    }
-  }
-}
-
-/* ---- along a middle axis: groups of 16 consecutive inner values of one outer index, a block 2 KB 8 samples by
+/* ---- along a middle axis: a group is 16 consecutive inner values of one outer index; a block 2 KB 8 samples by
  * the 16 values (warp w: samples part w / 2, values part w % 2) ---- */
-template <int NS, int C> struct mid_tile {
+template <typename I, int NS, int C> struct mid_geo {
   enum { KB = DMMA_KB / C, S = 16 * KB, /* samples a block */
          R = S - 8 + 4 * NS,             /* input rows */
          CW = 16, LD = CW + 4, PL = R * LD };
+  static constexpr bool WA = true;
+  I outer, n, inner, gpo; /* gpo: groups an outer index */
+  __device__ I groups() const { return outer * gpo; }
+  __device__ static int first(int w) { return 8 * KB * (w >> 1); }
+  __device__ void load(double *dst, const double *x, I g, I j0) const
+  {
+    const I o = g / gpo, i0 = g % gpo * CW;
+    for (int e = (int)threadIdx.x; e < R * CW; e += 32 * DMMA_WARPS) {
+      const int jl = e / CW, il = e - jl * CW;
+      const I j = j0 + jl, i = i0 + il;
+      const bool in = j >= 0 && j < n && i < inner;
+#pragma unroll
+      for (int p = 0; p < C; p++) {
+        double *d = dst + p * PL + jl * LD + il;
+        if (in) __pipeline_memcpy_async(d, x + (((size_t)o * n + j) * inner + i) * C + p, sizeof(double));
+        else *d = 0.0;
+      }
+    }
+    __pipeline_commit();
+  }
+  /* B: X[input 4 s + q of block kb][value r] */
+  __device__ static const double *frag(const double *xs, int w, int q, int r)
+  {
+    return xs + (8 * KB * (w >> 1) + q) * LD + 8 * (w & 1) + r;
+  }
+  __device__ static int at(int kb, int s) { return (8 * kb + 4 * s) * LD; }
+  /* C[sample r of block kb][values 2 q, 2 q + 1] */
+  __device__ void store(double *y, const double (&acc)[KB][2 * C - 1][2], I g, I kw, int w, int q, int r, int vec) const
+  {
+    const I o = g / gpo, i = g % gpo * CW + 8 * (w & 1) + 2 * q;
+    if (i < inner)
+#pragma unroll
+      for (int kb = 0; kb < KB; kb++) {
+        const I k = kw + 8 * kb + r;
+        if (k < n) dmma_store<C>(y + (((size_t)o * n + k) * inner + i) * C, acc[kb], i + 1 < inner, vec);
+      }
+  }
 };
 
-template <typename I, int NS, int C>
-__device__ inline void mid_load(double *dst, const double *x, I o, I i0, I n, I inner, I j0)
-{
-  typedef mid_tile<NS, C> t;
-  for (int e = (int)threadIdx.x; e < t::R * t::CW; e += 32 * DMMA_WARPS) {
-    const int jl = e / t::CW, il = e - jl * t::CW;
-    const I j = j0 + jl, i = i0 + il;
-    const bool in = j >= 0 && j < n && i < inner;
-#pragma unroll
-    for (int p = 0; p < C; p++) {
-      double *d = dst + p * t::PL + jl * t::LD + il;
-      if (in) __pipeline_memcpy_async(d, x + (((size_t)o * n + j) * inner + i) * C + p, sizeof(double));
-      else *d = 0.0;
-    }
-  }
-  __pipeline_commit();
-}
-
-template <typename I, int NS, int C>
+/* Each block walks its tiles of samples (the warps' weights loaded once a tile) and, per tile, its groups of lines:
+ * the next group's copy in flight during the current group's products. */
+template <typename I, int NS, int C, template <typename, int, int> class G>
 __global__ void __launch_bounds__(32 * DMMA_WARPS, NS > 6 ? 3 : 4)
-nsconv_dmma_mid_k(int adjoint, I outer, I n, I inner, I L, const double *h, const double *x, double *y, int vec)
+nsconv_dmma_k(int adjoint, G<I, NS, C> geo, I L, const double *h, const double *x, double *y, int vec)
 {
-  typedef mid_tile<NS, C> t;
+  typedef G<I, NS, C> t;
   constexpr int KB = t::KB, NA = 2 * C - 1;
   __shared__ __align__(16) double xs[2][C * t::PL];
   const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5, q = lane & 3, r = lane >> 2;
-  const int ws = w >> 1, wi = w & 1;
-  const I c = L / 2, gpo = (inner + t::CW - 1) / t::CW, groups = outer * gpo;
+  const I c = L / 2, n = geo.n, groups = geo.groups();
   for (I b0 = (I)blockIdx.x * t::S; b0 < n; b0 += (I)gridDim.x * t::S) {
-    const I kw = b0 + 8 * KB * ws; /* this warp's first sample */
+    const I kw = b0 + t::first(w); /* this warp's first sample */
     double wb[C][KB][NS];
     dmma_weights<I, NS, C, KB>(wb, h, kw, n, L, adjoint);
     __syncthreads(); /* the previous tile's readers are done with both buffers */
     I g = (I)blockIdx.y;
-    if (g < groups) mid_load<I, NS, C>(xs[0], x, g / gpo, g % gpo * t::CW, n, inner, b0 - c);
+    if (g < groups) geo.load(xs[0], x, g, b0 - c);
     for (int buf = 0; g < groups; g += (I)gridDim.y, buf ^= 1) {
       const I g1 = g + (I)gridDim.y;
       if (g1 < groups) {
-        mid_load<I, NS, C>(xs[buf ^ 1], x, g1 / gpo, g1 % gpo * t::CW, n, inner, b0 - c);
+        geo.load(xs[buf ^ 1], x, g1, b0 - c);
         __pipeline_wait_prior(1);
       } else {
         __pipeline_wait_prior(0);
       }
       __syncthreads();
       double acc[KB][NA][2] = {};
-      const double *b = xs[buf] + (8 * KB * ws + q) * t::LD + 8 * wi + r; /* B: X[input 4 s + q of block kb][value r] */
+      const double *f = t::frag(xs[buf], w, q, r);
 #pragma unroll
       for (int s = 0; s < NS; s++)
 #pragma unroll
         for (int kb = 0; kb < KB; kb++) {
-          const int at = (8 * kb + 4 * s) * t::LD;
-          dmma_step<C, true>(acc[kb], b[at], C == 2 ? b[t::PL + at] : 0.0, wb[0][kb][s], wb[C - 1][kb][s]);
+          const int at = t::at(kb, s);
+          dmma_step<C, t::WA>(acc[kb], f[at], C == 2 ? f[t::PL + at] : 0.0, wb[0][kb][s], wb[C - 1][kb][s]);
         }
-      const I o = g / gpo, i = g % gpo * t::CW + 8 * wi + 2 * q;
-      if (i < inner)
-#pragma unroll
-        for (int kb = 0; kb < KB; kb++) { /* C[sample r of block kb][values 2 q, 2 q + 1] */
-          const I k = kw + 8 * kb + r;
-          if (k < n) dmma_store<C>(y + (((size_t)o * n + k) * inner + i) * C, acc[kb], i + 1 < inner, vec);
-        }
+      geo.store(y, acc, g, kw, w, q, r, vec);
       __syncthreads(); /* every warp is done with this buffer: it takes the group after next */
     }
   }
+}
+
+/* One wave of blocks: the tiles of samples across, the groups of lines shared out down. */
+template <typename I, int NS, int C, template <typename, int, int> class G>
+static int launch_geo(int adjoint, G<I, NS, C> geo, int64_t groups, int64_t L, const double *h, const double *x,
+                      double *y, int vec, cudaStream_t s)
+{
+  void (*k)(int, G<I, NS, C>, I, const double *, const double *, double *, int) = nsconv_dmma_k<I, NS, C, G>;
+  dim3 grid;
+  int rc = sl_cuda_wave_grid((const void *)k, 32 * DMMA_WARPS, 0, ((int64_t)geo.n + G<I, NS, C>::S - 1) / G<I, NS, C>::S,
+                             groups, &grid);
+  if (rc != cudaSuccess) return rc;
+  k<<<grid, 32 * DMMA_WARPS, 0, s>>>(adjoint, geo, (I)L, h, x, y, vec);
+  return cudaGetLastError();
 }
 
 template <typename I, int NS, int C>
 static int launch_ns(int adjoint, int64_t outer, int64_t n, int64_t inner, int64_t L, const double *h, const double *x,
                      double *y, cudaStream_t s)
 {
-  dim3 grid;
-  int rc;
   if (inner == 1) {
-    typedef last_tile<NS, C> t;
-    void (*k)(int, I, I, I, const double *, const double *, double *, int) = nsconv_dmma_last_k<I, NS, C>;
-    /* one wave of blocks: the tiles of samples across, the groups of rows shared out down */
-    if ((rc = sl_cuda_wave_grid((const void *)k, 32 * DMMA_WARPS, 0, (n + t::S - 1) / t::S, (outer + 7) / 8, &grid)) != cudaSuccess)
-      return rc;
     int vec = (uintptr_t)y % 16 == 0 && (C == 2 || n % 2 == 0); /* every output pair 16-byte aligned */
-    k<<<grid, 32 * DMMA_WARPS, 0, s>>>(adjoint, (I)outer, (I)n, (I)L, h, x, y, vec);
-  } else {
-    typedef mid_tile<NS, C> t;
-    void (*k)(int, I, I, I, I, const double *, const double *, double *, int) = nsconv_dmma_mid_k<I, NS, C>;
-    if ((rc = sl_cuda_wave_grid((const void *)k, 32 * DMMA_WARPS, 0, (n + t::S - 1) / t::S,
-                                outer * ((inner + t::CW - 1) / t::CW), &grid)) != cudaSuccess)
-      return rc;
-    int vec = (uintptr_t)y % 16 == 0 && (C == 2 || inner % 2 == 0);
-    k<<<grid, 32 * DMMA_WARPS, 0, s>>>(adjoint, (I)outer, (I)n, (I)inner, (I)L, h, x, y, vec);
+    last_geo<I, NS, C> geo = {(I)outer, (I)n};
+    return launch_geo(adjoint, geo, (outer + 7) / 8, L, h, x, y, vec, s);
   }
-  return cudaGetLastError();
+  int vec = (uintptr_t)y % 16 == 0 && (C == 2 || inner % 2 == 0);
+  const int64_t gpo = (inner + mid_geo<I, NS, C>::CW - 1) / mid_geo<I, NS, C>::CW;
+  mid_geo<I, NS, C> geo = {(I)outer, (I)n, (I)inner, (I)gpo};
+  return launch_geo(adjoint, geo, outer * gpo, L, h, x, y, vec, s);
 }
 
 template <typename I, int C>
