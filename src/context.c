@@ -281,6 +281,11 @@ int sl_info_print(FILE *out)
             sl_ctx.where == STARPU_CUDA ? "CUDA workers" : (sl_ctx.where == STARPU_CPU ? "CPU workers" : "any worker"),
             sl_ctx.set.where == SL_WHERE_AUTO ? " (auto)" : " (STARLOPS_CODELET_WHERE)");
     fprintf(out, "  chunk bytes:  %zu (at most %d chunks per block)\n", sl_ctx.chunk_bytes, sl_ctx.max_chunks);
+    /* rank 0's (docs/gpu.md#waiting-for-short-tasks) */
+    fprintf(out, "  waits:        ");
+    if (sl_ctx.ncuda > 0) fprintf(out, "idle CUDA workers %s; ", sl_ctx.set.cuda_worker_spin > 0 ? "poll" : "sleep");
+    if (sl_ctx.set.wait_spin_s > 0) fprintf(out, "the main thread polls %.0f us, then sleeps\n", sl_ctx.set.wait_spin_s * 1e6);
+    else fprintf(out, "the main thread sleeps at once\n");
 #ifdef SL_HAVE_CUDA
     const char *cuda = "yes";
 #else

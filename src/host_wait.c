@@ -1,7 +1,9 @@
 /* How the rank's threads wait for short tasks on a GPU. With StarPU's blocking drivers an idle worker sleeps
  * on a condition variable and the main thread sleeps in every wait, so a task that takes 0.1 ms on the GPU
  * pays two thread wake-ups besides StarPU's dispatch: the CUDA worker's when the task is submitted, and the
- * main thread's when it ends. Both can be polled instead (off by default, docs/gpu.md#waiting-for-short-tasks):
+ * main thread's when it ends. By default both poll instead on ranks whose compute codelets run on CUDA workers
+ * (the CUDA worker on any rank that has one), and neither on CPU-only ranks, where a polling main thread takes a
+ * core from the workers that run the tasks it waits for (docs/gpu.md#waiting-for-short-tasks):
  *  - STARLOPS_CUDA_WORKER_SPIN=1: a CUDA worker never sleeps, while CPU workers keep sleeping. Where the rank
  *    has a core for each CUDA driver besides its CPU workers, polling the scheduler costs them nothing; where
  *    it has fewer cores, the polling thread shares a core with a CPU worker;
@@ -36,9 +38,18 @@ static unsigned cuda_worker_may_sleep(void *arg)
 
 static int hook = -1;
 
+/* The main thread's poll where STARLOPS_WAIT_SPIN_US is unset on a rank with a CUDA worker: longer than the
+ * round trip of a short GPU task (about 0.07 ms), short enough that a long wait costs little. */
+#define WAIT_SPIN_DEFAULT_S 100e-6
+
 int sl_host_wait_start(void)
 {
-  if (sl_ctx.ncuda == 0 || !sl_ctx.set.cuda_worker_spin || hook >= 0) return SL_SUCCESS;
+  sl_settings *s = &sl_ctx.set;
+  if (s->cuda_worker_spin < 0) s->cuda_worker_spin = sl_ctx.ncuda > 0;
+  /* the main thread polls by default only where the compute runs on the GPUs: with CPU workers running the
+   * tasks it waits for, it would take a core from them */
+  if (s->wait_spin_s < 0) s->wait_spin_s = sl_ctx.ncuda > 0 && sl_ctx.where == STARPU_CUDA ? WAIT_SPIN_DEFAULT_S : 0;
+  if (sl_ctx.ncuda == 0 || !s->cuda_worker_spin || hook >= 0) return SL_SUCCESS;
   hook = starpu_progression_hook_register(cuda_worker_may_sleep, NULL);
   if (hook < 0)
     return sl_error(SL_E_RUNTIME, "sl_init: STARLOPS_CUDA_WORKER_SPIN=1 needs a StarPU progression hook, and all of "

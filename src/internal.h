@@ -84,8 +84,10 @@ typedef struct {
   int comm_shm_fail_rank;    /* STARLOPS_COMM_SHM_FAIL_RANK (test hook): this rank + 1 makes no segment; 0 none */
   int comm_spin_set;
   double comm_spin_s;        /* STARLOPS_COMM_SPIN_US, in seconds */
-  int cuda_worker_spin;      /* STARLOPS_CUDA_WORKER_SPIN=1: a CUDA worker polls instead of sleeping */
-  double wait_spin_s;        /* STARLOPS_WAIT_SPIN_US, in seconds (0: the main thread sleeps at once) */
+  int cuda_worker_spin;      /* STARLOPS_CUDA_WORKER_SPIN=1: a CUDA worker polls instead of sleeping (unset: 1 where
+                                the rank has a CUDA worker, set by sl_host_wait_start) */
+  double wait_spin_s;        /* STARLOPS_WAIT_SPIN_US, in seconds (0: the main thread sleeps at once; unset: 100 us
+                                where the compute codelets run on CUDA workers, else 0, set by sl_host_wait_start) */
   int64_t comm_blocking_bytes; /* STARLOPS_COMM_BLOCKING_BYTES: host-MPI collectives from this size block
                                   on their channel's thread; 0 never */
   int64_t comm_ring_bytes;   /* STARLOPS_COMM_RING_BYTES: host-MPI allreduce and reduce-scatter of this size

@@ -133,10 +133,11 @@ int sl_settings_read(const sl_options *o)
   double us = 0;
   SL_TRY(parse_real("STARLOPS_COMM_SPIN_US", "microseconds", 0, 1e6, &us, &s->comm_spin_set));
   s->comm_spin_s = us * 1e-6;
-  SL_TRY(parse_flag("STARLOPS_CUDA_WORKER_SPIN", &s->cuda_worker_spin));
-  us = 0;
+  /* unset (-1): decided once the rank's workers are known (sl_host_wait_start) */
+  SL_TRY(parse_flag_or("STARLOPS_CUDA_WORKER_SPIN", -1, &s->cuda_worker_spin));
+  us = -1;
   SL_TRY(parse_real("STARLOPS_WAIT_SPIN_US", "microseconds", 0, 1e6, &us, NULL));
-  s->wait_spin_s = us * 1e-6;
+  s->wait_spin_s = us < 0 ? -1 : us * 1e-6;
   SL_TRY(parse_real("STARLOPS_TIMEOUT", "seconds (0: off)", 0, 1e7, &s->timeout_s, NULL));
   v = getenv("STARLOPS_COMM");
   snprintf(s->comm, sizeof s->comm, "%s", v && *v ? v : "auto");

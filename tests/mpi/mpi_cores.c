@@ -198,6 +198,23 @@ int main(int argc, char **argv)
     CHECK(distinct, "rank %d (cores %d-%d): two of its %d CPU workers share a core", rank, lo, hi - 1, ncpu);
   if (!strcmp(mode, "starpu"))
     CHECK(on_first, "rank %d: under STARLOPS_PLACEMENT=starpu its first CPU worker is not on the node's first core", rank);
+  /* how the main thread waits, as starlops_info prints it: STARLOPS_WAIT_SPIN_US where set; unset, 100 us where
+   * the compute codelets run on CUDA workers, else it sleeps at once */
+  char *info = NULL;
+  size_t info_len = 0;
+  FILE *f = open_memstream(&info, &info_len);
+  CHECK(f && sl_info_print(f) == SL_SUCCESS, "sl_info_print: %s", sl_last_error());
+  if (f) fclose(f);
+  if (rank == 0 && info) {
+    const char *us = getenv("STARLOPS_WAIT_SPIN_US"), *where = getenv("STARLOPS_CODELET_WHERE");
+    int on_gpu = sl_ncuda_workers() > 0 && (!where || !*where || !strcmp(where, "auto") || !strcmp(where, "cuda"));
+    double poll = us && *us ? atof(us) : on_gpu ? 100 : 0;
+    char want[64];
+    if (poll > 0) snprintf(want, sizeof want, "the main thread polls %.0f us, then sleeps", poll);
+    else snprintf(want, sizeof want, "the main thread sleeps at once");
+    CHECK(strstr(info, want), "starlops_info's waits: '%s' not in\n%s", want, info);
+  }
+  free(info);
   if (rank == 0)
     printf("mpi_cores %s: %d rank(s) on the node, %d cores; rank 0 has %d CPU workers on cores %d-%d\n", mode, k, cores,
            ncpu, lo, hi - 1);

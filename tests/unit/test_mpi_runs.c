@@ -261,11 +261,14 @@ Test(mpi, collectives_as_tasks, .timeout = 600)
 }
 
 /* Waits that poll before they sleep (host_wait.c): the scalars, the solvers' convergence tests and sl_wait read
- * the same values as the waits that sleep at once (the CUDA-worker setting is accepted and unused without one). */
+ * the same values as the waits that sleep at once (the CUDA-worker setting is accepted and unused without one);
+ * starlops_info reports the setting. */
 Test(mpi, waits_that_poll_first, .timeout = 600)
 {
   cr_expect_eq(run_env("STARLOPS_WAIT_SPIN_US=50 STARLOPS_CUDA_WORKER_SPIN=1", 2, "mpi_solvers", scratch_dir()), 0);
   cr_expect_eq(run_env("STARLOPS_WAIT_SPIN_US=1000", 3, "mpi_arrays", scratch_dir()), 0);
+  /* the setting as starlops_info reports it (unset, the same program checks the default) */
+  cr_expect_eq(run_env("STARLOPS_WAIT_SPIN_US=250", 2, "mpi_cores", "nobind"), 0);
 }
 
 Test(mpi, mpi_comm_under_dmdas_2_ranks, .timeout = 400)
