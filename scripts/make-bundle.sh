@@ -21,6 +21,9 @@ for d in lib bin tests examples bench; do
   [ -d "$build/$d" ] && cp -a "$build/$d" "$stage/build/"
 done
 rm -rf "$stage"/build/tests/tmp-* "$stage"/build/tests/*.log
+# the node runs the shared library (build/lib on LD_LIBRARY_PATH); the static one only makes the bundle larger
+# than a device call carries (64 MiB with the tree)
+rm -f "$stage/build/lib/libstarlops.a"
 cp tests/npy_check.py "$stage/tests/"
 cp -a python "$stage/" && find "$stage/python" -name __pycache__ -prune -exec rm -rf {} +
 cp -a include "$stage/"  # the exports test reads the public headers from the tree root
@@ -63,6 +66,8 @@ while [ "$changed" = 1 ]; do
       # default launcher needs (same names, different builds)
       case "$path" in "$ompi_cuda"/*) continue ;; esac
       [[ "$name" =~ $system ]] && continue
+      # starlops itself stays in build/lib, once
+      [[ "$name" == libstarlops.so* ]] && continue
       [ -e "$stage/lib/$name" ] || { cp -L "$path" "$stage/lib/$name"; echo "$name"; }
     done
   done < <(find "$stage" -type f \( -perm -u+x -o -name '*.so*' \) ! -name '*.py' ! -name '*.sh' | sort) \
