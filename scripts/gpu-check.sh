@@ -182,21 +182,28 @@ if want waits; then
   IFS=';' read -r -a wcfgs <<< "${WAITS_CONFIGS:-sleep:STARLOPS_CUDA_WORKER_SPIN=0 STARLOPS_WAIT_SPIN_US=0;poll:STARLOPS_CUDA_WORKER_SPIN=1 STARLOPS_WAIT_SPIN_US=100}"
   wb=",${WAITS_BENCHES:-cg-default,cg-cuda,stencil,vec,fft,nsconv},"
   cuda1g="STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30))"
+  # one benchmark under the configuration in hand, when WAITS_BENCHES names it: key, time limit, title, command
+  waits_step() {
+    local key=$1 limit=$2 title=$3
+    shift 3
+    [[ $wb == *,$key,* ]] || return 0
+    STEP_TIMEOUT=$limit step "$title, $label" "waits-$key-$label.log" env $envs "$@"
+  }
   for rep in $(seq "${WAITS_REPS:-2}"); do
     for cfg in "${wcfgs[@]}"; do
       label=${cfg%%:*}-$rep envs=${cfg#*:}
-      [[ $wb == *,cg-default,* ]] && STEP_TIMEOUT=60 step "bench_setup CG, no variables, $label" "waits-cg-default-$label.log" \
-        env $envs mpirun -n 1 --bind-to none "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
-      [[ $wb == *,cg-cuda,* ]] && STEP_TIMEOUT=60 step "bench_setup CG, forced CUDA, $label" "waits-cg-cuda-$label.log" \
-        env $envs $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
-      [[ $wb == *,stencil,* ]] && STEP_TIMEOUT=90 step "bench_stencil 8000,12000, forced CUDA, $label" "waits-stencil-$label.log" \
-        env $envs $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 8000,12000 --reps 7
-      [[ $wb == *,vec,* ]] && STEP_TIMEOUT=60 step "bench_vec 256, forced CUDA, $label" "waits-vec-$label.log" \
-        env $envs $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_vec" --sizes 256 --reps 10
-      [[ $wb == *,fft,* ]] && STEP_TIMEOUT=60 step "bench_fft 2048, forced CUDA, $label" "waits-fft-$label.log" \
-        env $envs $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_fft" --sizes 2048 --reps 5
-      [[ $wb == *,nsconv,* ]] && STEP_TIMEOUT=60 step "bench_nsconv 4096, forced CUDA, $label" "waits-nsconv-$label.log" \
-        env $envs $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_nsconv" --sizes 4096 --taps 31
+      waits_step cg-default 60 "bench_setup CG, no variables" \
+        mpirun -n 1 --bind-to none "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
+      waits_step cg-cuda 60 "bench_setup CG, forced CUDA" \
+        $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
+      waits_step stencil 90 "bench_stencil 8000,12000, forced CUDA" \
+        $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes 8000,12000 --reps 7
+      waits_step vec 60 "bench_vec 256, forced CUDA" \
+        $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_vec" --sizes 256 --reps 10
+      waits_step fft 60 "bench_fft 2048, forced CUDA" \
+        $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_fft" --sizes 2048 --reps 5
+      waits_step nsconv 60 "bench_nsconv 4096, forced CUDA" \
+        $cuda1g mpirun -n 1 --bind-to none "$B/build/bench/bench_nsconv" --sizes 4096 --taps 31
     done
   done
 fi

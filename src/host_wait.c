@@ -38,8 +38,8 @@ static unsigned cuda_worker_may_sleep(void *arg)
 
 static int hook = -1;
 
-/* The main thread's poll where STARLOPS_WAIT_SPIN_US is unset on a rank with a CUDA worker: longer than the
- * round trip of a short GPU task (about 0.07 ms), short enough that a long wait costs little. */
+/* The main thread's poll where STARLOPS_WAIT_SPIN_US is unset and the compute codelets run on CUDA workers:
+ * longer than the round trip of a short GPU task (about 0.07 ms), short enough that a long wait costs little. */
 #define WAIT_SPIN_DEFAULT_S 100e-6
 
 int sl_host_wait_start(void)
