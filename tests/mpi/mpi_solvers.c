@@ -52,15 +52,19 @@ static cplx *gram(sl_dtype dt, int64_t m, int64_t n, double c, int seed) /* M = 
 
 static void solve_dense(int64_t n, const cplx *M, const cplx *b, cplx *x) /* x = M^-1 b */
 {
-  /* OpenBLAS's complex gemv kernels may read a vector past the end of a column: a few spare elements */
-  cplx *A = calloc((size_t)(n * n + 4), sizeof *A);
-  memcpy(A, M, sizeof *A * (size_t)(n * n));
-  memcpy(x, b, sizeof *x * (size_t)n);
+  /* OpenBLAS's complex gemv kernels (inside its triangular solves) may read a vector past its end: the matrix
+   * and the right-hand side get a few spare elements */
+  cplx *A = calloc((size_t)(n * n + 4), sizeof *A), *xb = calloc((size_t)(n + 4), sizeof *xb);
   lapack_int *ipiv = malloc(sizeof *ipiv * (size_t)n);
+  CHECK(A && xb && ipiv, "solve_dense: out of memory");
+  memcpy(A, M, sizeof *A * (size_t)(n * n));
+  memcpy(xb, b, sizeof *xb * (size_t)n);
   int info = LAPACKE_zgesv(LAPACK_COL_MAJOR, (lapack_int)n, 1, (lapack_complex_double *)A, (lapack_int)n, ipiv,
-                           (lapack_complex_double *)x, (lapack_int)n);
+                           (lapack_complex_double *)xb, (lapack_int)n);
   CHECK(info == 0, "LAPACKE_zgesv failed (%d)", info);
+  memcpy(x, xb, sizeof *x * (size_t)n);
   free(A);
+  free(xb);
   free(ipiv);
 }
 
