@@ -446,7 +446,8 @@ int sl_array_destroy(sl_array **pa)
     if (a->ghost_handle[s]) starpu_data_unregister(a->ghost_handle[s]);
     if (a->ghost[s]) starpu_free(a->ghost[s]);
   }
-  if (a->owns_data) starpu_free(a->data);
+  /* with its size, so that the host allocation cache (host_cache.c) can keep it for the next block of that size */
+  if (a->owns_data) starpu_free_flags(a->data, (size_t)a->nlocal * a->elsize, STARPU_MALLOC_PINNED);
   free(a->partials);
   free(a->counts);
   free(a);

@@ -134,6 +134,7 @@ static void teardown(void)
     starpu_cublas_shutdown();
   }
   starpu_mpi_shutdown();
+  sl_host_cache_stop();
   MPI_Comm_free(&sl_ctx.comm);
   if (sl_ctx.own_mpi) MPI_Finalize();
   sl_ctx.initialized = 0;
@@ -180,6 +181,7 @@ int sl_init(int *argc, char ***argv, const sl_options *opts)
   }
   SL_TRY(start_starpu(argc, argv, o));
   sl_settings_place();
+  sl_host_cache_start(s->host_cache_mb);
   rc = sl_agree(sl_ctx.comm, sl_host_wait_start());
   if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, sl_codelets_init());
   if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, sl_watch_start(s->timeout_s));
@@ -286,6 +288,9 @@ int sl_info_print(FILE *out)
     if (sl_ctx.ncuda > 0) fprintf(out, "idle CUDA workers %s; ", sl_ctx.set.cuda_worker_spin > 0 ? "poll" : "sleep");
     if (sl_ctx.set.wait_spin_s > 0) fprintf(out, "the main thread polls %.0f us, then sleeps\n", sl_ctx.set.wait_spin_s * 1e6);
     else fprintf(out, "the main thread sleeps at once\n");
+    if (sl_ctx.host_cache_bytes > 0)
+      fprintf(out, "  host cache:   freed blocks of 1 MiB and more kept up to %.0f MiB\n", sl_ctx.host_cache_bytes / 1048576.0);
+    else fprintf(out, "  host cache:   off%s\n", sl_ctx.ncuda > 0 ? " (StarPU's allocator: a CUDA worker)" : "");
 #ifdef SL_HAVE_CUDA
     const char *cuda = "yes";
 #else

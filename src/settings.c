@@ -138,6 +138,7 @@ int sl_settings_read(const sl_options *o)
   us = -1;
   SL_TRY(parse_real("STARLOPS_WAIT_SPIN_US", "microseconds", 0, 1e6, &us, NULL));
   s->wait_spin_s = us < 0 ? -1 : us * 1e-6;
+  SL_TRY(parse_whole("STARLOPS_HOST_CACHE_MB", -1, 0, 1ULL << 40, &s->host_cache_mb));
   SL_TRY(parse_real("STARLOPS_TIMEOUT", "seconds (0: off)", 0, 1e7, &s->timeout_s, NULL));
   v = getenv("STARLOPS_COMM");
   snprintf(s->comm, sizeof s->comm, "%s", v && *v ? v : "auto");

@@ -12,10 +12,12 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <hwloc.h>
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpi_check.h"
 #include <starpu.h>
@@ -213,6 +215,15 @@ int main(int argc, char **argv)
     if (poll > 0) snprintf(want, sizeof want, "the main thread polls %.0f us, then sleeps", poll);
     else snprintf(want, sizeof want, "the main thread sleeps at once");
     CHECK(strstr(info, want), "starlops_info's waits: '%s' not in\n%s", want, info);
+    /* the host allocation cache: STARLOPS_HOST_CACHE_MB where set, unset an eighth of the node's memory over
+     * the ranks on it; off on a rank with a CUDA worker and with 0 */
+    const char *mb = getenv("STARLOPS_HOST_CACHE_MB");
+    double cap = mb && *mb ? atof(mb)
+                           : floor((double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 8.0 / k) / 1048576.0;
+    if (sl_ncuda_workers() == 0 && cap >= 1)
+      snprintf(want, sizeof want, "host cache:   freed blocks of 1 MiB and more kept up to %.0f MiB", cap);
+    else snprintf(want, sizeof want, "host cache:   off");
+    CHECK(strstr(info, want), "starlops_info's host cache: '%s' not in\n%s", want, info);
   }
   free(info);
   if (rank == 0)

@@ -271,6 +271,16 @@ Test(mpi, waits_that_poll_first, .timeout = 600)
   cr_expect_eq(run_env("STARLOPS_WAIT_SPIN_US=250", 2, "mpi_cores", "nobind"), 0);
 }
 
+/* The host allocation cache (host_cache.c) off, and with a cap that holds one vector of mpi_memory's on 2 ranks
+ * (the oldest blocks dropped as others come): the results stay right; starlops_info reports the cap. */
+Test(mpi, host_cache_settings, .timeout = 600)
+{
+  cr_expect_eq(run_env("STARLOPS_HOST_CACHE_MB=0", 2, "mpi_memory", scratch_dir()), 0);
+  cr_expect_eq(run_env("STARLOPS_HOST_CACHE_MB=100", 2, "mpi_memory", scratch_dir()), 0);
+  cr_expect_eq(run_env("STARLOPS_HOST_CACHE_MB=0", 2, "mpi_cores", "nobind"), 0);
+  cr_expect_eq(run_env("STARLOPS_HOST_CACHE_MB=64", 2, "mpi_cores", "nobind"), 0);
+}
+
 Test(mpi, mpi_comm_under_dmdas_2_ranks, .timeout = 400)
 {
   cr_expect_eq(run_env("STARPU_SCHED=dmdas", 2, "mpi_comm", NULL), 0);
