@@ -290,7 +290,10 @@ int sl_info_print(FILE *out)
     else fprintf(out, "the main thread sleeps at once\n");
     if (sl_ctx.host_cache_bytes > 0)
       fprintf(out, "  host cache:   freed blocks of 1 MiB and more kept up to %.0f MiB\n", sl_ctx.host_cache_bytes / 1048576.0);
-    else fprintf(out, "  host cache:   off%s\n", sl_ctx.ncuda > 0 ? " (StarPU's allocator: a CUDA worker)" : "");
+    else
+      fprintf(out, "  host cache:   off%s\n",
+              sl_ctx.ncuda > 0 ? " (StarPU's allocator: a CUDA worker)"
+              : starpu_memory_nodes_get_numa_count() > 1 ? " (StarPU's allocator: several NUMA nodes)" : "");
 #ifdef SL_HAVE_CUDA
     const char *cuda = "yes";
 #else

@@ -6,11 +6,15 @@
  * host blocks of the arrays starlops allocates) go
  * through these hooks, which keep freed blocks of at least 1 MiB, up to the cap, and hand the most recent one
  * of the same size and memory node to the next allocation; the oldest go when the cap is passed. Ranks with a
- * CUDA worker keep StarPU's own allocator (it pins host memory through CUDA). The cap: STARLOPS_HOST_CACHE_MB,
- * unset an eighth of the node's memory over the ranks sharing it; 0 turns the cache off. Everything cached is
- * freed when an allocation fails (then the allocation is tried again) and at sl_finalize. */
+ * CUDA worker (StarPU pins host memory through CUDA) or several NUMA memory nodes (StarPU binds blocks to
+ * them) keep StarPU's own allocator. The cap: STARLOPS_HOST_CACHE_MB, unset an eighth of the node's memory (the
+ * job's cgroup limit where lower) over the ranks sharing it; 0 turns the cache off. Everything cached is freed
+ * when an allocation fails (then the allocation is tried again) and at sl_finalize; nothing else gives it
+ * back early (with overcommit an allocation rarely fails: the cap is the bound). A reused block holds its old
+ * contents: starlops zero-fills every block it allocates. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -106,22 +110,42 @@ size_t sl_host_cache_bytes(void)
   return b;
 }
 
-/* The default cap: an eighth of the node's memory over the ranks sharing it. */
+/* A cgroup's memory limit in bytes (v2 memory.max, else v1), 0 where there is none. */
+static size_t cgroup_limit(void)
+{
+  const char *files[] = {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
+  for (int i = 0; i < 2; i++) {
+    FILE *f = fopen(files[i], "r");
+    if (!f) continue;
+    unsigned long long v = 0;
+    int got = fscanf(f, "%llu", &v); /* "max" (no limit) reads nothing */
+    fclose(f);
+    if (got == 1 && v > 0) return (size_t)v;
+  }
+  return 0;
+}
+
+/* The default cap: an eighth of the node's memory (the job's cgroup limit where it is lower) over the ranks
+ * sharing it. */
 static size_t default_cap(void)
 {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return 0;
+  size_t mem = (size_t)pages * (size_t)page, lim = cgroup_limit();
+  if (lim > 0 && lim < mem) mem = lim;
   int k = sl_ctx.node_ranks > 0 ? sl_ctx.node_ranks : 1;
-  return (size_t)pages * (size_t)page / 8 / (size_t)k;
+  return mem / 8 / (size_t)k;
 }
 
 void sl_host_cache_start(int64_t cap_mb)
 {
   cap = cap_mb < 0 ? default_cap() : (size_t)cap_mb << 20;
-  sl_ctx.host_cache_bytes = sl_ctx.ncuda == 0 ? cap : 0;
-  if (sl_ctx.ncuda > 0 || cap < MIN_BYTES) return;
+  sl_ctx.host_cache_bytes = 0;
+  /* with several NUMA memory nodes StarPU binds its host blocks to them (hwloc's allocator): left to it */
+  if (sl_ctx.ncuda > 0 || starpu_memory_nodes_get_numa_count() > 1 || cap < MIN_BYTES) return;
   starpu_malloc_set_hooks(sl_host_cache_malloc, sl_host_cache_free);
   installed = 1;
+  sl_ctx.host_cache_bytes = cap;
 }
 
 void sl_host_cache_stop(void)

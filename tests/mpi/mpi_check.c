@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int mc_failures;
 
@@ -159,4 +160,27 @@ int64_t mc_share(int64_t n)
 {
   int p = sl_size(), r = sl_rank(), users = p == 4 ? 3 : p;
   return r < users ? n / users + (r < n % users) : 0;
+}
+
+double mc_host_cache_default_bytes(void)
+{
+  double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  const char *files[] = {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
+  for (int i = 0; i < 2; i++) {
+    FILE *f = fopen(files[i], "r");
+    unsigned long long v = 0;
+    if (!f) continue;
+    int got = fscanf(f, "%llu", &v);
+    fclose(f);
+    if (got == 1 && v > 0) {
+      if ((double)v < mem) mem = (double)v;
+      break;
+    }
+  }
+  MPI_Comm node;
+  int k = 1;
+  MPI_Comm_split_type(sl_comm(), MPI_COMM_TYPE_SHARED, sl_rank(), MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &k);
+  MPI_Comm_free(&node);
+  return floor(mem / 8.0 / k);
 }

@@ -49,6 +49,9 @@ sl_array *mc_array(int ndim, const int64_t *dims, sl_dtype dt, const sl_dist *di
 double complex *mc_gather(sl_array *a);
 /** This rank's share of n split over the ranks as the tests do: on 4 ranks the last owns nothing. */
 int64_t mc_share(int64_t n);
+/** The host allocation cache's default cap on this rank, as docs/install.md states it: an eighth of the node's
+ *  memory (the cgroup's limit where lower) over the communicator's ranks on the node. Collective. */
+double mc_host_cache_default_bytes(void);
 /** 1 if every rank passes the same nonzero code and the same message. */
 int mc_same_error_everywhere(int rc, int expected);
 

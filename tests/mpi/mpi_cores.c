@@ -202,6 +202,7 @@ int main(int argc, char **argv)
     CHECK(on_first, "rank %d: under STARLOPS_PLACEMENT=starpu its first CPU worker is not on the node's first core", rank);
   /* how the main thread waits, as starlops_info prints it: STARLOPS_WAIT_SPIN_US where set; unset, 100 us where
    * the compute codelets run on CUDA workers, else it sleeps at once */
+  double dflt_cache = mc_host_cache_default_bytes(); /* collective */
   char *info = NULL;
   size_t info_len = 0;
   FILE *f = open_memstream(&info, &info_len);
@@ -218,8 +219,7 @@ int main(int argc, char **argv)
     /* the host allocation cache: STARLOPS_HOST_CACHE_MB where set, unset an eighth of the node's memory over
      * the ranks on it; off on a rank with a CUDA worker and with 0 */
     const char *mb = getenv("STARLOPS_HOST_CACHE_MB");
-    double cap = mb && *mb ? atof(mb)
-                           : floor((double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 8.0 / k) / 1048576.0;
+    double cap = mb && *mb ? atof(mb) : dflt_cache / 1048576.0;
     if (sl_ncuda_workers() == 0 && cap >= 1)
       snprintf(want, sizeof want, "host cache:   freed blocks of 1 MiB and more kept up to %.0f MiB", cap);
     else snprintf(want, sizeof want, "host cache:   off");

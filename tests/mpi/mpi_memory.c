@@ -144,17 +144,20 @@ int main(int argc, char **argv)
    * the C library may or may not hand the same pages back: one rank here took a vector's pages and more.) */
   const char *cache = getenv("STARLOPS_HOST_CACHE_MB"), *pre = getenv("LD_PRELOAD");
   long vector_pages = (long)(local_bytes / (double)sysconf(_SC_PAGESIZE));
-  /* the cap as host_cache.c takes it (unset: an eighth of the node's memory over its ranks) */
-  MPI_Comm node;
-  int node_ranks = 1;
-  MPI_Comm_split_type(sl_comm(), MPI_COMM_TYPE_SHARED, sl_rank(), MPI_INFO_NULL, &node);
-  MPI_Comm_size(node, &node_ranks);
-  MPI_Comm_free(&node);
-  double cap = cache && *cache ? atof(cache) * 1048576.0
-                               : (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 8.0 / node_ranks;
+  double dflt = mc_host_cache_default_bytes(), cap = cache && *cache ? atof(cache) * 1048576.0 : dflt;
   int roomy = cap >= 8 * local_bytes;
   if (sl_ncuda_workers() == 0 && roomy && !(pre && strstr(pre, "vgpreload")))
     CHECK(faults < vector_pages / 4, "new work vectors from the host cache took %ld page faults (one vector: %ld pages)",
+          faults, vector_pages);
+  /* an array's host block, destroyed and made again at the same size, comes from the cache too */
+  sl_array_destroy(&d);
+  f0 = minor_faults();
+  CHECK_OK(sl_array_create(&d, 1, &n, SL_FLOAT64, NULL));
+  CHECK_OK(sl_array_fill(d, SL_REAL(3.0)));
+  CHECK_OK(sl_wait());
+  faults = minor_faults() - f0;
+  if (sl_ncuda_workers() == 0 && roomy && !(pre && strstr(pre, "vgpreload")))
+    CHECK(faults < vector_pages / 4, "an array made again from the host cache took %ld page faults (its block: %ld pages)",
           faults, vector_pages);
   sl_op_destroy(&D);
   sl_op_destroy(&Id);
