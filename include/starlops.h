@@ -311,7 +311,9 @@ const sl_array *sl_op_range(const sl_op *op);
 int sl_op_destroy(sl_op **op);
 /** A solve keeps its work vectors on the operator it solves with, so the next solve on it allocates
  *  nothing (at most 8 per side, laid out like the domain or range); this frees them now (sl_op_destroy
- *  also does). Not collective. */
+ *  also does). On a rank without a CUDA worker their blocks go to the host allocation cache, for the next
+ *  allocations of their size, until its cap pushes them out or sl_finalize (STARLOPS_HOST_CACHE_MB=0: back
+ *  to the system at once; docs/arrays.md). Not collective. */
 int sl_op_free_workspace(sl_op *op);
 
 /* Elementary operators: domain and range are laid out like the given arrays (dims, dtype, distribution;
