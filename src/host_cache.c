@@ -35,14 +35,16 @@ static slot slots[SLOTS];
 static int nslots;
 static size_t cached, cap;
 static unsigned long clock_;
-static int installed;
-
-static void drop(int i) /* lock held */
+/* Takes slot i's block out of the cache (lock held). */
+static void *take(int i)
 {
-  free(slots[i].p);
+  void *p = slots[i].p;
   cached -= slots[i].n;
   slots[i] = slots[--nslots];
+  return p;
 }
+
+static void drop(int i) { free(take(i)); } /* lock held */
 
 static void flush(void)
 {
@@ -60,9 +62,7 @@ int sl_host_cache_malloc(unsigned node, void **A, size_t dim, int flags)
     for (int i = 0; i < nslots; i++)
       if (slots[i].n == dim && slots[i].node == node && (best < 0 || slots[i].stamp > slots[best].stamp)) best = i;
     if (best >= 0) {
-      *A = slots[best].p;
-      cached -= slots[best].n;
-      slots[best] = slots[--nslots];
+      *A = take(best);
       pthread_mutex_unlock(&lock);
       return 0;
     }
@@ -144,14 +144,13 @@ void sl_host_cache_start(int64_t cap_mb)
   /* with several NUMA memory nodes StarPU binds its host blocks to them (hwloc's allocator): left to it */
   if (sl_ctx.ncuda > 0 || starpu_memory_nodes_get_numa_count() > 1 || cap < MIN_BYTES) return;
   starpu_malloc_set_hooks(sl_host_cache_malloc, sl_host_cache_free);
-  installed = 1;
-  sl_ctx.host_cache_bytes = cap;
+  sl_ctx.host_cache_bytes = cap; /* nonzero: the hooks are installed */
 }
 
 void sl_host_cache_stop(void)
 {
-  if (installed) starpu_malloc_set_hooks(NULL, NULL);
-  installed = 0;
+  if (sl_ctx.host_cache_bytes > 0) starpu_malloc_set_hooks(NULL, NULL);
+  sl_ctx.host_cache_bytes = 0;
   flush();
 }
 

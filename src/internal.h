@@ -86,7 +86,8 @@ typedef struct {
   double comm_spin_s;        /* STARLOPS_COMM_SPIN_US, in seconds */
   int cuda_worker_spin;      /* STARLOPS_CUDA_WORKER_SPIN=1: a CUDA worker polls instead of sleeping (unset: 1 where
                                 the rank has a CUDA worker, set by sl_host_wait_start) */
-  int64_t host_cache_mb;     /* STARLOPS_HOST_CACHE_MB (-1 unset: an eighth of the node's memory over its ranks) */
+  int64_t host_cache_mb;     /* STARLOPS_HOST_CACHE_MB (-1 unset: an eighth of the node's memory, or of the cgroup's
+                                limit where lower, over its ranks) */
   double wait_spin_s;        /* STARLOPS_WAIT_SPIN_US, in seconds (0: the main thread sleeps at once; unset: 100 us
                                 where the compute codelets run on CUDA workers, else 0, set by sl_host_wait_start) */
   int64_t comm_blocking_bytes; /* STARLOPS_COMM_BLOCKING_BYTES: host-MPI collectives from this size block
@@ -112,8 +113,9 @@ int sl_host_wait_start(void);
 void sl_host_wait_stop(void);
 
 /* ---- host allocation cache (host_cache.c): freed main-memory blocks kept for the next of the same size ---- */
-/** After StarPU starts, on a rank without a CUDA worker: StarPU's main-memory allocations through the cache's
- *  hooks, up to cap_mb MiB kept (-1: an eighth of the node's memory over its ranks; 0: off). */
+/** After StarPU starts, on a rank without a CUDA worker and with one NUMA memory node: StarPU's main-memory
+ *  allocations through the cache's hooks, up to cap_mb MiB kept (-1: an eighth of the node's memory, or of the
+ *  cgroup's limit where lower, over its ranks; 0: off). Sets sl_ctx.host_cache_bytes (0 when not installed). */
 void sl_host_cache_start(int64_t cap_mb);
 /** After StarPU stops: StarPU's allocator again, every cached block freed. */
 void sl_host_cache_stop(void);
@@ -144,7 +146,7 @@ struct sl_context {
   int rank, size;
   int ncpu, ncuda;
   int node_rank, node_ranks; /* this rank among the communicator's ranks on its node */
-  size_t host_cache_bytes; /* the host allocation cache's cap on this rank (0: off; host_cache.c) */
+  size_t host_cache_bytes; /* the host allocation cache's cap on this rank, its hooks installed (0: off; host_cache.c) */
   int core_lo, core_hi;    /* the node's cores [lo, hi) this rank's threads are bound to (-1: StarPU's choice) */
   sl_settings set;
   uint32_t where;          /* the workers compute codelets may run on (STARPU_CPU, STARPU_CUDA or both) */

@@ -12,12 +12,10 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <hwloc.h>
-#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "mpi_check.h"
 #include <starpu.h>
