@@ -598,7 +598,9 @@ int sl_prox_l1(sl_prox **p, double sigma);
 /** f(x) = sigma / 2 ||Op x - b||^2 with Op an operator (NULL: the identity) and b laid out like its range
  *  (NULL: zero; copied). With an operator the prox solves (I + tau sigma Op^H Op) z = x + tau sigma Op^H b
  *  by CG (cg_niter iterations at most, warm-started from x; pyproximal's L2 does the same with 10);
- *  without one it is (x + tau sigma b) / (1 + tau sigma). Smooth: gradient sigma Op^H (Op x - b). */
+ *  without one it is (x + tau sigma b) / (1 + tau sigma). Smooth: gradient sigma Op^H (Op x - b). A NaN or
+ *  an Inf in b is refused here (SL_E_NUMERIC; one reduction), as are an allocation failing on any rank and,
+ *  with an operator, cg_niter outside [1, INT_MAX / 4). */
 int sl_prox_l2(sl_prox **p, sl_op *Op, const sl_array *b, double sigma, int cg_niter);
 /** f(x) = sigma sum_j ||x_j||_2 over the groups of a stacked array x (sl_array_stack): group j holds element
  *  j of every part (pyproximal's L21 on a Gradient's range, the isotropic total variation); prox: each
@@ -608,8 +610,8 @@ int sl_prox_l21(sl_prox **p, double sigma);
  *  of the 2-norm of the line along axis (pyproximal's L21 on an array of ndim lines). Built as L21 on V x
  *  with V the stack of the planes along the axis (a permutation): one task per plane each way, meant for
  *  short axes. When axis is the distributed one (its lines span ranks), V starts with a redistribution along
- *  the longest other axis (two all-to-alls per prox); a distributed 1-D array (or one with a mask) is refused
- *  then (SL_E_DIST). */
+ *  the longest other axis (two all-to-alls per prox); an array with a mask (replicas) along it is refused
+ *  then (SL_E_DIST). A 1-D array is one line: f is sigma times its 2-norm, distributed or not. */
 int sl_prox_l21_axis(sl_prox **p, const sl_array *like, int axis, double sigma);
 /** The indicator of the box lower <= x <= upper (0 inside, +Inf outside; complex: the real and imaginary
  *  parts each); prox: clipping. lower <= upper; either may be infinite. */
@@ -619,7 +621,10 @@ int sl_prox_box(sl_prox **p, double lower, double upper);
 int sl_prox_precompose(sl_prox **g, sl_prox *f, double a, double b);
 /** g(x) = a f(x) + b with a > 0 (postcomposition): prox_(tau g) = prox_(a tau f). */
 int sl_prox_postcompose(sl_prox **g, sl_prox *f, double a, double b);
-/** Collective. y = prox_(tau f)(x), tau > 0 (agreed). */
+/** Collective. y = prox_(tau f)(x), tau > 0 (agreed). Here and in the solvers every rank must pass a
+ *  proximal object of the same kind and parameters (agreed through a digest: kind, weights, bounds,
+ *  composition factors, inner iterations, its operator's name and shapes); a step that overflows (tau sigma,
+ *  a precomposition's a^2 tau, Moreau's 1 / tau) is refused with SL_E_INVALID. */
 int sl_prox_apply(sl_prox *p, double tau, const sl_array *x, sl_array *y);
 /** Collective. y = prox_(tau f*)(x), the prox of the convex conjugate: a projection for L1 and L21, a closed
  *  form for L2 without an operator, else Moreau's identity x - tau prox_(f / tau)(x / tau). */

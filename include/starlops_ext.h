@@ -27,8 +27,8 @@ typedef int (*sl_shell_apply_fn)(void *ctx, sl_op_mode mode, const sl_array *x, 
  *  adjoint(ctx, SL_ADJOINT, x, y); adjoint may be NULL, then forward is called for both modes. Its domain
  *  and range are laid out like domain_like and range_like (not kept); its dtype is the domain's. ctx is the
  *  user's; ctx_destroy(ctx) runs when the last reference goes (NULL: nothing runs). On failure the
- *  operator is not made and ctx stays the caller's. forward must be given and whether adjoint is given must
- *  be the same on every rank. */
+ *  operator is not made and ctx stays the caller's. forward must be given; name and whether adjoint is given
+ *  must be the same on every rank (the solvers agree their operator by its name and shapes). */
 int sl_op_shell(sl_op **op, const char *name, const sl_array *domain_like, const sl_array *range_like,
                 sl_shell_apply_fn forward, sl_shell_apply_fn adjoint, void *ctx, void (*ctx_destroy)(void *ctx));
 /** The ctx given to sl_op_shell (NULL when op is not a shell operator). */

@@ -87,3 +87,13 @@ int sl_agree_same(MPI_Comm comm, const char *fn, int code, int n, const sl_same 
 }
 
 int sl_agree(MPI_Comm comm, int code) { return sl_agree_same(comm, "sl_agree", code, 0, NULL); }
+
+uint64_t sl_array_layout_key(uint64_t h, const sl_array *a)
+{
+  if (!a) return sl_fnv1a(h, "-", 1);
+  const int64_t v[] = {a->ndim, (int64_t)a->dtype, (int64_t)a->partition, a->axis, a->nparts};
+  h = sl_fnv1a(h, v, sizeof v);
+  h = sl_fnv1a(h, a->dims, sizeof a->dims[0] * (size_t)a->ndim);
+  for (int i = 0; i < a->nparts; i++) h = sl_array_layout_key(h, a->parts[i]);
+  return h;
+}

@@ -33,6 +33,9 @@ sl_same sl_same_s(const char *name, const char *text);
  *  from the rank that raised it), else SL_E_INVALID naming the first of vals[0..n) that is not the same on
  *  every rank (fn names the call). Every rank returns the same code. */
 int sl_agree_same(MPI_Comm comm, const char *fn, int code, int n, const sl_same *vals);
+/** A 64-bit digest (sl_array_layout_key, sl_op_key, ...) that must be the same on every rank; an error names it
+ *  without its values. */
+#define SL_SAME_KEY(name, key) ((sl_same){(name), (int64_t)(key), SL_SAME_TEXT})
 /** sl_agree_same over the whole communicator with the values listed: SL_AGREE(fn, rc, SL_SAME_I(...), ...). */
 #define SL_AGREE(fn, code, ...)                                                                       \
   sl_agree_same(sl_ctx.comm, (fn), (code), (int)(sizeof((sl_same[]){__VA_ARGS__}) / sizeof(sl_same)), \
@@ -253,6 +256,11 @@ static inline uint64_t sl_fnv1a(uint64_t h, const void *p, size_t n)
   for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
   return h;
 }
+/** h continued with a digest of a's layout (dims, dtype, partition, axis, parts; not its values), for agreements;
+ *  a NULL array has its own digest. */
+uint64_t sl_array_layout_key(uint64_t h, const sl_array *a);
+/** A digest of an operator for agreements: its name, dtype and the layouts of its domain and range (0 for NULL). */
+uint64_t sl_op_key(const sl_op *op);
 /** Refuses a stacked array where only plain ones work. */
 #define SL_CHECK_PLAIN(fn, a)                                                                         \
   SL_CHECK_ARG(!(a) || (a)->nparts == 0, SL_E_INVALID, "%s: a stacked array is not accepted here (use its parts: sl_array_stack_part)", fn)
@@ -396,6 +404,9 @@ int sl_array_scale_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int
  *  ||x[i]||^2). The arrays must share a group; one allreduce of all results. */
 /** sl_array_norm without the agreement (the library's own calls, arguments already valid). */
 int sl_array_norm_p(const sl_array *x, double ord, sl_scalar *s);
+/** Collective: SL_E_NUMERIC naming argument `an` of call fn when x holds a NaN or an Inf (its 1-norm, one
+ *  allreduced reduction and a host wait, carries them; the same verdict on every rank). */
+int sl_array_check_finite(const sl_array *x, const char *fn, const char *an);
 int sl_array_vdots_fused(int n, const sl_array *const *x, const sl_array *const *y, sl_scalar *const *s);
 
 /* ---- block coordinates in traces (context.c) ----------------------------------------------------- */

@@ -127,6 +127,14 @@ int64_t sl_op_ncols(const sl_op *op) { return op ? sl_array_global_size(op->dom)
 sl_dtype sl_op_dtype(const sl_op *op) { return op ? op->dtype : SL_FLOAT64; }
 const char *sl_op_name(const sl_op *op) { return op ? op->name : NULL; }
 
+uint64_t sl_op_key(const sl_op *op)
+{
+  if (!op) return 0;
+  uint64_t h = sl_fnv1a(SL_FNV1A_START, op->name, strlen(op->name));
+  h = sl_fnv1a(h, &op->dtype, sizeof op->dtype);
+  return sl_array_layout_key(sl_array_layout_key(h, op->dom), op->rng);
+}
+
 int sl_op_chunks(const sl_array *a, starpu_data_handle_t **h, int *n)
 {
   *n = sl_array_nchunks(a);

@@ -77,13 +77,21 @@ int sl_op_nonstationary_convolve1d(sl_op **op, const sl_array *like, const void 
   else if (hsize < 1 || hsize % 2 == 0)
     rc = sl_error(SL_E_INVALID, "%s: argument 5 (hsize) must be odd and >= 1 (filters centred on their middle sample), got %lld",
                   fn, (long long)hsize);
+  else if (nfilt > INT64_MAX / 16 / hsize)
+    rc = sl_error(SL_E_DIMS, "%s: arguments 4 and 5 (nfilt %lld, hsize %lld): nfilt x hsize overflows", fn, (long long)nfilt,
+                  (long long)hsize);
   if (rc == SL_SUCCESS && axis < 0) axis += like->ndim;
-  if (rc == SL_SUCCESS && 2 * like->dims[axis] * hsize > (int64_t)UINT32_MAX) /* the table is one StarPU vector */
+  /* the table is one StarPU vector (written so that the product cannot overflow) */
+  if (rc == SL_SUCCESS && like->dims[axis] > 0 && hsize > (int64_t)(UINT32_MAX / 2) / like->dims[axis])
     rc = sl_error(SL_E_DIMS, "%s: the filter table, two copies of %lld samples x %lld taps (arguments 2 and 5: the length "
                   "along axis %d and hsize), is above 2^32 elements", fn, (long long)like->dims[axis], (long long)hsize, axis);
   if (rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1)
     rc = sl_error(SL_E_DIST, "%s: argument 7 (axis = %d) is the axis argument 2 (like) is distributed along; convolve along "
                   "another axis, or move the data first (sl_op_redistribute)", fn, axis);
+  for (int64_t f = 0; rc == SL_SUCCESS && f < nfilt; f++)
+    if (ih[f] < -(INT64_MAX / 4) || ih[f] > INT64_MAX / 4)
+      rc = sl_error(SL_E_INVALID, "%s: argument 6 (ih): ih[%lld] = %lld is out of range (|ih| <= 2^61)", fn, (long long)f,
+                    (long long)ih[f]);
   for (int64_t f = 1; rc == SL_SUCCESS && f < nfilt; f++)
     if (ih[f] - ih[f - 1] != ih[1] - ih[0] || ih[1] <= ih[0])
       rc = sl_error(SL_E_INVALID, "%s: argument 6 (ih) must be increasing and regularly spaced (pylops' rule); ih[%lld] - "

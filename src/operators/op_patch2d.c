@@ -49,6 +49,16 @@ int sl_patch_moved(const sl_array *like, int a0, int a1)
   return notfirst || like->axis != lo;
 }
 
+/* An error of the Sliding1D along axes[a] (agreed there) restated with Patch2D's arguments for that axis. */
+static int along_error(const char *fn, int a, int rc)
+{
+  if (rc == SL_SUCCESS) return rc;
+  char was[400];
+  snprintf(was, sizeof was, "%s", sl_last_error());
+  return sl_error(rc, "%s: along axes[%d] (arguments %d-%d: M%d, nop%d, nwin%d, nover%d), the windows refuse: %s", fn, a, a ? 8 : 4,
+                  a ? 11 : 7, a, a, a, a, was);
+}
+
 int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const void *M0, int64_t nop0, int64_t nwin0,
                   int64_t nover0, const void *M1, int64_t nop1, int64_t nwin1, int64_t nover1, sl_taper taper)
 {
@@ -77,9 +87,9 @@ int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const voi
     return rc;
   }
   sl_op *s0 = NULL, *s1 = NULL, *p = NULL;
-  rc = sl_op_sliding1d(&s0, like, a0, M0, nop0, nwin0, nover0, taper);
+  rc = along_error(fn, 0, sl_op_sliding1d(&s0, like, a0, M0, nop0, nwin0, nover0, taper));
   /* in the intermediate array axis0 is (nwins0, nop0): axis1 moves one place when it comes after */
-  if (rc == SL_SUCCESS) rc = sl_op_sliding1d(&s1, sl_op_domain(s0), a1 + (a1 > a0), M1, nop1, nwin1, nover1, taper);
+  if (rc == SL_SUCCESS) rc = along_error(fn, 1, sl_op_sliding1d(&s1, sl_op_domain(s0), a1 + (a1 > a0), M1, nop1, nwin1, nover1, taper));
   if (rc == SL_SUCCESS) rc = sl_op_product(&p, s0, s1);
   sl_op_destroy(&s0);
   sl_op_destroy(&s1);

@@ -52,7 +52,8 @@ int sl_op_shell(sl_op **op, const char *name, const sl_array *domain_like, const
   SL_CHECK_INIT();
   /* validate, agree, build, finish */
   int rc = shell_check(op, name, domain_like, range_like, forward);
-  SL_TRY(SL_AGREE("sl_op_shell", rc, SL_SAME_I("argument 6 (adjoint given or NULL)", adjoint != NULL)));
+  SL_TRY(SL_AGREE("sl_op_shell", rc, SL_SAME_I("argument 6 (adjoint given or NULL)", adjoint != NULL),
+                  sl_same_s("argument 2 (name)", name)));
   shell_t *c = calloc(1, sizeof *c);
   if (!c) rc = sl_error(SL_E_NOMEM, "sl_op_shell: out of memory");
   sl_op *o = NULL;

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "prox/prox_internal.h"
 
@@ -18,6 +19,25 @@ int prox_new(sl_prox **p, const sl_prox_ops *ops, const char *fmt, ...)
   vsnprintf(q->name, sizeof q->name, fmt, ap);
   va_end(ap);
   *p = q;
+  return SL_SUCCESS;
+}
+
+int prox_make(sl_prox **p, const sl_prox_ops *ops, const char *name)
+{
+  sl_prox *q = NULL;
+  int rc = sl_agree(sl_ctx.comm, prox_new(&q, ops, "%s", name));
+  if (rc != SL_SUCCESS) {
+    free(q);
+    return rc;
+  }
+  *p = q;
+  return SL_SUCCESS;
+}
+
+int prox_weighted_step(const sl_prox *p, double tau, double *t)
+{
+  *t = tau * p->sigma;
+  SL_CHECK_ARG(isfinite(*t), SL_E_INVALID, "%s: tau sigma = %g (tau = %g, sigma = %g) is not finite", p->name, *t, tau, p->sigma);
   return SL_SUCCESS;
 }
 
@@ -58,6 +78,9 @@ int prox_apply_p(sl_prox *p, double tau, const sl_array *x, sl_array *y) { retur
 int prox_dual_p(sl_prox *p, double tau, const sl_array *x, sl_array *y)
 {
   if (p->ops->dual) return p->ops->dual(p, tau, x, y);
+  if (!isfinite(1.0 / tau))
+    return sl_error(SL_E_INVALID, "%s: the step tau = %g is too small for the conjugate's prox (Moreau's identity divides by it)",
+                    p->name, tau);
   sl_array *t = NULL;
   SL_TRY(prox_scratch(p, PROX_NSCRATCH - 1, x, &t));
   SL_TRY(sl_array_axpby(t, SL_REAL(1.0 / tau), x, SL_REAL(0)));
@@ -67,6 +90,18 @@ int prox_dual_p(sl_prox *p, double tau, const sl_array *x, sl_array *y)
 }
 
 int prox_value_p(sl_prox *p, const sl_array *x, sl_scalar *s) { return p->ops->value(p, x, s); }
+
+uint64_t prox_key(const sl_prox *p)
+{
+  if (!p) return 0;
+  uint64_t h = sl_fnv1a(SL_FNV1A_START, p->name, strlen(p->name));
+  /* + 0.0: -0 and +0 agree */
+  const double v[] = {p->sigma + 0.0, p->lo + 0.0, p->hi + 0.0, p->a + 0.0, p->shift + 0.0};
+  const int64_t k[] = {p->cg_niter, (int64_t)sl_op_key(p->op), p->b != NULL, p->layout != NULL, (int64_t)prox_key(p->f)};
+  h = sl_fnv1a(sl_fnv1a(h, v, sizeof v), k, sizeof k);
+  if (p->b) h = sl_array_layout_key(h, p->b);
+  return p->layout ? sl_array_layout_key(h, p->layout) : h;
+}
 
 int prox_smooth(const sl_prox *p) { return p->ops->grad != NULL && (!p->f || prox_smooth(p->f)); }
 
@@ -91,26 +126,30 @@ int prox_check_p(const sl_prox *p, const sl_array *x, const char *an)
 
 /* ---- the public calls ------------------------------------------------------------------------------ */
 
-/* The local checks shared by the applies: p, tau, x, y alike. */
+/* The local checks shared by the applies: p, tau, x, y alike. With need_tau the call is (p, tau, x, y), else
+ * (p, x, g): the arguments' numbers and names in errors follow. */
 static int check_apply(const char *fn, const sl_prox *p, double tau, const sl_array *x, const sl_array *y, int need_tau)
 {
+  const int xi = need_tau ? 3 : 2;
+  const char *yn = need_tau ? "y" : "g";
   SL_CHECK_INIT();
   SL_CHECK_ARG(p != NULL, SL_E_INVALID, "%s: argument 1 (p) is NULL", fn);
   SL_CHECK_ARG(!need_tau || (tau > 0 && isfinite(tau)), SL_E_INVALID, "%s: argument 2 (tau) must be finite and > 0, got %g",
                fn, tau);
-  SL_CHECK_ARG(x != NULL, SL_E_INVALID, "%s: argument 3 (x) is NULL", fn);
-  SL_CHECK_ARG(y != NULL, SL_E_INVALID, "%s: argument 4 is NULL", fn);
+  SL_CHECK_ARG(x != NULL, SL_E_INVALID, "%s: argument %d (x) is NULL", fn, xi);
+  SL_CHECK_ARG(y != NULL, SL_E_INVALID, "%s: argument %d (%s) is NULL", fn, xi + 1, yn);
   SL_CHECK_ARG(!x->acquired && !y->acquired, SL_E_STATE, "%s: an argument is acquired by the host; release it first", fn);
-  char an[96];
-  snprintf(an, sizeof an, "%s: argument 3 (x)", fn);
-  SL_TRY(sl_array_check_same(y, "argument 4", x, an));
+  char an[96], yname[32];
+  snprintf(an, sizeof an, "%s: argument %d (x)", fn, xi);
+  snprintf(yname, sizeof yname, "argument %d (%s)", xi + 1, yn);
+  SL_TRY(sl_array_check_same(y, yname, x, an));
   return prox_check_p(p, x, an);
 }
 
 int sl_prox_apply(sl_prox *p, double tau, const sl_array *x, sl_array *y)
 {
   int rc = check_apply("sl_prox_apply", p, tau, x, y, 1);
-  SL_TRY(SL_AGREE("sl_prox_apply", rc, sl_same_d("argument 2 (tau)", tau), sl_same_s("argument 1 (p)", p ? p->name : "")));
+  SL_TRY(SL_AGREE("sl_prox_apply", rc, sl_same_d("argument 2 (tau)", tau), SL_SAME_KEY("argument 1 (p: its kind and parameters)", prox_key(p))));
   return prox_apply_p(p, tau, x, y);
 }
 
@@ -118,7 +157,7 @@ int sl_prox_apply_dual(sl_prox *p, double tau, const sl_array *x, sl_array *y)
 {
   int rc = check_apply("sl_prox_apply_dual", p, tau, x, y, 1);
   SL_TRY(SL_AGREE("sl_prox_apply_dual", rc, sl_same_d("argument 2 (tau)", tau),
-                  sl_same_s("argument 1 (p)", p ? p->name : "")));
+                  SL_SAME_KEY("argument 1 (p: its kind and parameters)", prox_key(p))));
   return prox_dual_p(p, tau, x, y);
 }
 
@@ -128,7 +167,7 @@ int sl_prox_gradient(sl_prox *p, const sl_array *x, sl_array *g)
   if (rc == SL_SUCCESS && x == g) rc = sl_error(SL_E_INVALID, "sl_prox_gradient: arguments 2 (x) and 3 (g) must differ");
   if (rc == SL_SUCCESS && !prox_smooth(p))
     rc = sl_error(SL_E_INVALID, "sl_prox_gradient: argument 1 (%s) is not smooth: it has no gradient", p->name);
-  SL_TRY(SL_AGREE("sl_prox_gradient", rc, sl_same_s("argument 1 (p)", p ? p->name : "")));
+  SL_TRY(SL_AGREE("sl_prox_gradient", rc, SL_SAME_KEY("argument 1 (p: its kind and parameters)", prox_key(p))));
   return prox_grad_p(p, x, g);
 }
 
@@ -141,7 +180,7 @@ int sl_prox_value(sl_prox *p, const sl_array *x, sl_scalar *s)
   else if (!s) rc = sl_error(SL_E_INVALID, "sl_prox_value: argument 3 (s) is NULL");
   else if (x->acquired) rc = sl_error(SL_E_STATE, "sl_prox_value: argument 2 (x) is acquired by the host; release it first");
   else rc = prox_check_p(p, x, "sl_prox_value: argument 2 (x)");
-  SL_TRY(SL_AGREE("sl_prox_value", rc, sl_same_s("argument 1 (p)", p ? p->name : "")));
+  SL_TRY(SL_AGREE("sl_prox_value", rc, SL_SAME_KEY("argument 1 (p: its kind and parameters)", prox_key(p))));
   return prox_value_p(p, x, s);
 }
 
@@ -173,6 +212,10 @@ static int affine(sl_array *t, double a, const sl_array *x, double b)
 
 static int pre_prox(sl_prox *p, double tau, const sl_array *x, sl_array *y)
 {
+  const double step = p->a * p->a * tau;
+  if (!(step > 0 && isfinite(step)))
+    return sl_error(SL_E_INVALID, "%s: the inner step a^2 tau = %g (a = %g, tau = %g) is not finite and > 0", p->name, step,
+                    p->a, tau);
   sl_array *t = NULL;
   SL_TRY(prox_scratch(p, 0, x, &t));
   SL_TRY(affine(t, p->a, x, p->shift));
@@ -251,8 +294,10 @@ static int compose(const char *fn, sl_prox **g, sl_prox *f, double a, double b, 
     rc = sl_error(SL_E_INVALID, "%s: argument 3 (a) must be finite and %s, got %g", fn, post ? "> 0" : "nonzero", a);
   else if (!isfinite(b)) rc = sl_error(SL_E_INVALID, "%s: argument 4 (b) must be finite, got %g", fn, b);
   SL_TRY(SL_AGREE(fn, rc, sl_same_d("argument 3 (a)", a), sl_same_d("argument 4 (b)", b),
-                  sl_same_s("argument 2 (f)", f ? f->name : "")));
-  SL_TRY(prox_new(g, post ? &post_ops : &pre_ops, "%s %.40s", post ? "postcomposed" : "precomposed", f->name));
+                  SL_SAME_KEY("argument 2 (f: its kind and parameters)", prox_key(f))));
+  char name[64];
+  snprintf(name, sizeof name, "%s %.40s", post ? "postcomposed" : "precomposed", f->name);
+  SL_TRY(prox_make(g, post ? &post_ops : &pre_ops, name));
   (*g)->f = f;
   f->refs++;
   (*g)->a = a;

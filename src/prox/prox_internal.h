@@ -42,6 +42,11 @@ struct sl_prox {
   sl_array *scratch[PROX_NSCRATCH];
 };
 
+/** prox_new in a collective constructor, after its arguments' agreement: the ranks agree the allocation (one
+ *  failing fails all); *p is set only on success. */
+int prox_make(sl_prox **p, const sl_prox_ops *ops, const char *name);
+/** *t = tau p->sigma (a threshold or a weighted step), which must be finite; the error names p. */
+int prox_weighted_step(const sl_prox *p, double tau, double *t);
 /** Scratch array i of p laid out like `like` (kept between calls). */
 int prox_scratch(sl_prox *p, int i, const sl_array *like, sl_array **out);
 /** A new object of the given kind (refs 1); name printf-style. */
@@ -56,6 +61,9 @@ int prox_grad_p(sl_prox *p, const sl_array *x, sl_array *g);
 int prox_lipschitz_p(sl_prox *p, const sl_array *like, double *L);
 /** The layout checks of p for x (an names x in errors); local. */
 int prox_check_p(const sl_prox *p, const sl_array *x, const char *an);
+/** A digest of what p computes, agreed across ranks where p is an argument: its kind (name), weights, bounds,
+ *  composition factors, inner CG iterations, its operator and data layouts, and what it composes. */
+uint64_t prox_key(const sl_prox *p);
 /** 1 when p (or what it composes) has a gradient. */
 int prox_smooth(const sl_prox *p);
 

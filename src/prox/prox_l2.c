@@ -1,5 +1,6 @@
 /* L2: f(x) = sigma / 2 ||Op x - b||^2, with an operator (the prox by CG on I + tau sigma Op^H Op, the
  * operator built once per tau) or without one (closed forms for the prox and its conjugate's prox). */
+#include <limits.h>
 #include <math.h>
 
 #include "prox/prox_internal.h"
@@ -33,7 +34,8 @@ static int normal_op(sl_prox *p, double tau)
 
 static int l2_prox(sl_prox *p, double tau, const sl_array *x, sl_array *y)
 {
-  double ts = tau * p->sigma;
+  double ts;
+  SL_TRY(prox_weighted_step(p, tau, &ts));
   if (!p->op) { /* (x + tau sigma b) / (1 + tau sigma) */
     SL_TRY(sl_array_axpby(y, SL_REAL(1.0 / (1.0 + ts)), x, SL_REAL(0)));
     return p->b ? sl_array_axpby(y, SL_REAL(ts / (1.0 + ts)), p->b, SL_REAL(1)) : SL_SUCCESS;
@@ -133,24 +135,29 @@ int sl_prox_l2(sl_prox **p, sl_op *Op, const sl_array *b, double sigma, int cg_n
   if (!sl_ctx.initialized) rc = sl_error(SL_E_STATE, "%s: starlops is not initialised", fn);
   else if (!p) rc = sl_error(SL_E_INVALID, "%s: argument 1 (p) is NULL", fn);
   else if (!(sigma >= 0 && isfinite(sigma))) rc = sl_error(SL_E_INVALID, "%s: argument 4 (sigma) must be finite and >= 0, got %g", fn, sigma);
-  else if (Op && cg_niter < 1) rc = sl_error(SL_E_INVALID, "%s: argument 5 (cg_niter) must be >= 1 with an operator, got %d", fn, cg_niter);
+  else if (Op && (cg_niter < 1 || cg_niter >= INT_MAX / 4))
+    rc = sl_error(SL_E_INVALID, "%s: argument 5 (cg_niter) must be >= 1 and < %d with an operator, got %d", fn, INT_MAX / 4, cg_niter);
   else if (b && b->acquired) rc = sl_error(SL_E_STATE, "%s: argument 3 (b) is acquired by the host; release it first", fn);
   else if (Op && b) rc = sl_array_check_same(b, "sl_prox_l2: argument 3 (b)", sl_op_range(Op), "the range of argument 2 (Op)");
   SL_TRY(SL_AGREE(fn, rc, sl_same_d("argument 4 (sigma)", sigma), SL_SAME_I("argument 5 (cg_niter)", Op ? cg_niter : 0),
                   SL_SAME_I("argument 2 (Op: given or NULL)", Op != NULL), SL_SAME_I("argument 3 (b: given or NULL)", b != NULL)));
   sl_array *bc = NULL;
   if (b) {
+    /* a NaN or an Inf in b would pass unseen where a Box or an indicator clips what it reaches */
+    SL_TRY(sl_array_check_finite(b, fn, "argument 3 (b)"));
     SL_TRY(sl_agree(sl_ctx.comm, sl_array_clone(&bc, b, SL_STORE_TEMP)));
-    SL_TRY(sl_array_copy(bc, b));
+    rc = sl_agree(sl_ctx.comm, sl_array_copy(bc, b));
   }
-  rc = prox_new(p, Op ? &l2_ops : &l2_plain_ops, "L2%s", Op ? "(Op)" : "");
+  sl_prox *q = NULL;
+  if (rc == SL_SUCCESS) rc = prox_make(&q, Op ? &l2_ops : &l2_plain_ops, Op ? "L2(Op)" : "L2");
   if (rc != SL_SUCCESS) {
     sl_array_destroy(&bc);
     return rc;
   }
-  (*p)->sigma = sigma;
-  (*p)->op = Op ? sl_op_ref(Op) : NULL;
-  (*p)->b = bc;
-  (*p)->cg_niter = cg_niter;
+  q->sigma = sigma;
+  q->op = Op ? sl_op_ref(Op) : NULL;
+  q->b = bc;
+  q->cg_niter = cg_niter;
+  *p = q;
   return SL_SUCCESS;
 }

@@ -84,7 +84,12 @@ static int whole_scale(sl_prox *p, const sl_array *x, sl_array *y, double t, int
   return sl_array_axpby_h(y, SL_REAL(1), p->gs->handle, 0, x, SL_REAL(0), NULL, 0);
 }
 
-static int whole_prox(sl_prox *p, double tau, const sl_array *x, sl_array *y) { return whole_scale(p, x, y, tau * p->sigma, 0); }
+static int whole_prox(sl_prox *p, double tau, const sl_array *x, sl_array *y)
+{
+  double t;
+  SL_TRY(prox_weighted_step(p, tau, &t));
+  return whole_scale(p, x, y, t, 0);
+}
 
 static int whole_dual(sl_prox *p, double tau, const sl_array *x, sl_array *y)
 {
@@ -174,7 +179,9 @@ int sl_prox_l21_axis(sl_prox **p, const sl_array *like, int axis, double sigma)
   sl_array_destroy(&lines);
   sl_prox *inner = NULL;
   if (rc == SL_SUCCESS) rc = sl_prox_l21(&inner, sigma);
-  if (rc == SL_SUCCESS) rc = prox_new(p, &axis_ops, "L21(axis %d)", axis);
+  char name[32];
+  snprintf(name, sizeof name, "L21(axis %d)", axis);
+  if (rc == SL_SUCCESS) rc = prox_make(p, &axis_ops, name);
   if (rc != SL_SUCCESS) {
     sl_op_destroy(&v);
     sl_prox_destroy(&inner);

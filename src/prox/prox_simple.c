@@ -19,7 +19,7 @@ static int weighted_new(const char *fn, sl_prox **p, double sigma, const sl_prox
   int rc = sigma >= 0 && isfinite(sigma) ? SL_SUCCESS
                                          : sl_error(SL_E_INVALID, "%s: argument 2 (sigma) must be finite and >= 0, got %g", fn, sigma);
   SL_TRY(begin(fn, p, rc, sigma, "argument 2 (sigma)", 0, "-"));
-  SL_TRY(prox_new(p, ops, "%s", name));
+  SL_TRY(prox_make(p, ops, name));
   (*p)->sigma = sigma;
   return SL_SUCCESS;
 }
@@ -27,7 +27,9 @@ static int weighted_new(const char *fn, sl_prox **p, double sigma, const sl_prox
 /* ---- L1 ------------------------------------------------------------------------------------------- */
 static int l1_prox(sl_prox *p, double tau, const sl_array *x, sl_array *y)
 {
-  return sl_array_threshold(y, x, SL_THRESH_SOFT, tau * p->sigma);
+  double t;
+  SL_TRY(prox_weighted_step(p, tau, &t));
+  return sl_array_threshold(y, x, SL_THRESH_SOFT, t);
 }
 
 /* f* is the indicator of |x_i| <= sigma: the projection onto that disc */
@@ -80,7 +82,12 @@ static int l21_apply(sl_prox *p, const sl_array *x, sl_array *y, int kind, doubl
   return SL_SUCCESS;
 }
 
-static int l21_prox(sl_prox *p, double tau, const sl_array *x, sl_array *y) { return l21_apply(p, x, y, SL_KGROUP_SOFT, tau * p->sigma); }
+static int l21_prox(sl_prox *p, double tau, const sl_array *x, sl_array *y)
+{
+  double t;
+  SL_TRY(prox_weighted_step(p, tau, &t));
+  return l21_apply(p, x, y, SL_KGROUP_SOFT, t);
+}
 /* f* is the indicator of ||x_j|| <= sigma for every group: the projection onto those balls */
 static int l21_dual(sl_prox *p, double tau, const sl_array *x, sl_array *y) { return l21_apply(p, x, y, SL_KGROUP_BALL, p->sigma); }
 
@@ -123,7 +130,7 @@ int sl_prox_box(sl_prox **p, double lower, double upper)
     rc = sl_error(SL_E_INVALID, "sl_prox_box: arguments 2 and 3 (lower, upper) must satisfy lower <= upper with a non-empty box, got %g and %g",
                   lower, upper);
   SL_TRY(begin("sl_prox_box", p, rc, lower, "argument 2 (lower)", upper, "argument 3 (upper)"));
-  SL_TRY(prox_new(p, &box_ops, "Box"));
+  SL_TRY(prox_make(p, &box_ops, "Box"));
   (*p)->lo = lower;
   (*p)->hi = upper;
   return SL_SUCCESS;

@@ -86,6 +86,7 @@ int sl_solve_admm_l2(sl_prox *g, sl_op *Op, const sl_array *b, sl_op *A, sl_arra
   else if (!Op) rc = sl_error(SL_E_INVALID, "%s: argument 2 (Op) is NULL", name);
   else if (!b) rc = sl_error(SL_E_INVALID, "%s: argument 3 (b) is NULL", name);
   else if (!x) rc = sl_error(SL_E_INVALID, "%s: argument 5 (x) is NULL", name);
+  else if (x == b) rc = sl_error(SL_E_INVALID, "%s: arguments 3 (b) and 5 (x) are the same array", name);
   else if (b->acquired) rc = sl_error(SL_E_STATE, "%s: argument 3 (b) is acquired by the host; release it first", name);
   else if ((rc = sl_array_check_same(b, "ADMM-L2: argument 3 (b)", sl_op_range(Op), "the range of argument 2 (Op)")) != SL_SUCCESS) {
   } else if ((rc = sl_array_check_same(x, "ADMM-L2: argument 5 (x)", sl_op_domain(Op), "the domain of argument 2 (Op)")) != SL_SUCCESS) {
@@ -101,7 +102,10 @@ int sl_solve_admm_l2(sl_prox *g, sl_op *Op, const sl_array *b, sl_op *A, sl_arra
   sl_solver sv;
   rc = solver_begin_prox(&sv, name, rc, desc, x, o, info);
   if (rc == SL_SUCCESS)
-    rc = SL_AGREE(name, SL_SUCCESS, sl_same_s("argument 1 (g)", g->name), SL_SAME_I("argument 4 (A: given or NULL)", A != NULL));
+    rc = SL_AGREE(name, SL_SUCCESS, SL_SAME_KEY("argument 1 (g: its kind and parameters)", prox_key(g)),
+                  SL_SAME_KEY("argument 2 (Op: its name and shapes)", sl_op_key(Op)),
+                  SL_SAME_KEY("argument 4 (A: given or NULL, its name and shapes)", A ? sl_op_key(A) : 1));
+  if (rc == SL_SUCCESS) rc = sl_array_check_finite(b, name, "argument 3 (b)");
   if (rc == SL_SUCCESS && !A) rc = sl_op_identity(&id, x);
   if (rc == SL_SUCCESS) rc = run(&sv, g, Op, b, A ? A : id, x);
   sl_op_destroy(&id);

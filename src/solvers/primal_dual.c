@@ -28,6 +28,9 @@ static int run(sl_solver *sv, sl_prox *f, sl_prox *g, sl_op *A, sl_array *x)
     if (!(tau > 0) && !(mu > 0)) tau = mu = 0.95 / L;
     else if (!(mu > 0)) mu = 0.95 / (tau * L * L);
     else tau = 0.95 / (mu * L * L);
+    if (rc == SL_SUCCESS && !(tau > 0 && isfinite(tau) && mu > 0 && isfinite(mu)))
+      rc = sl_error(SL_E_INVALID, "PrimalDual: the steps derived from options.tau = %g, options.mu = %g and ||A|| = %g are tau = %g, "
+                    "mu = %g, not finite and > 0: give both options.tau and options.mu", o->tau, o->mu, L, tau, mu);
   }
   sv->info->alpha = tau;
   sl_array *d[2] = {NULL}, *r[2] = {NULL}; /* domain: xold (then the update), t (A^H y, then xhat); range: y, Axhat */
@@ -94,7 +97,9 @@ int sl_solve_primal_dual(sl_prox *f, sl_prox *g, sl_op *A, sl_array *x, const sl
   sl_solver sv;
   rc = solver_begin_prox(&sv, name, rc, desc, x, o, info);
   if (rc == SL_SUCCESS)
-    rc = SL_AGREE(name, SL_SUCCESS, sl_same_s("argument 1 (f)", f->name), sl_same_s("argument 2 (g)", g->name));
+    rc = SL_AGREE(name, SL_SUCCESS, SL_SAME_KEY("argument 1 (f: its kind and parameters)", prox_key(f)),
+                  SL_SAME_KEY("argument 2 (g: its kind and parameters)", prox_key(g)),
+                  SL_SAME_KEY("argument 3 (A: its name and shapes)", sl_op_key(A)));
   if (rc == SL_SUCCESS) rc = run(&sv, f, g, A, x);
   return solver_end(&sv, rc);
 }

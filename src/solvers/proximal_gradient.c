@@ -39,7 +39,11 @@ static int backtrack(sl_solver *sv, sl_prox *f, sl_prox *g, sl_array *z, sl_arra
     SL_TRY(host_value(sv->sc[3], &fx));
     if (!isfinite(fx) || !isfinite(gd) || !isfinite(dd))
       return sl_error(SL_E_NUMERIC, "ProximalGradient: a non-finite value in the backtracking (f = %g): check the data", fx);
-    if (fx <= fz + gd + dd / (2.0 * *tau) || t == o->inner_niter - 1) break;
+    /* the values are allreduced, but a rank's rounding may still differ (its partial sums on another kind of
+     * worker): the ranks agree the decision, so that every rank makes the same number of tries */
+    int accept = fx <= fz + gd + dd / (2.0 * *tau);
+    SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &accept, 1, MPI_INT, MPI_MIN, sl_ctx.comm));
+    if (accept || t == o->inner_niter - 1) break;
     *tau *= o->beta;
   }
   return SL_SUCCESS;
@@ -119,7 +123,8 @@ int sl_solve_proximal_gradient(sl_prox *f, sl_prox *g, sl_array *x, const sl_sol
   sl_solver sv;
   rc = solver_begin_prox(&sv, name, rc, desc, x, o, info);
   if (rc == SL_SUCCESS)
-    rc = SL_AGREE(name, SL_SUCCESS, sl_same_s("argument 1 (f)", f->name), sl_same_s("argument 2 (g)", g->name));
+    rc = SL_AGREE(name, SL_SUCCESS, SL_SAME_KEY("argument 1 (f: its kind and parameters)", prox_key(f)),
+                  SL_SAME_KEY("argument 2 (g: its kind and parameters)", prox_key(g)));
   if (rc == SL_SUCCESS) rc = run(&sv, f, g, x);
   return solver_end(&sv, rc);
 }

@@ -129,7 +129,11 @@ static int options_check(const char *name, const sl_solver_options *q, const sl_
   SL_CHECK_ARG(q->accel >= SL_ACCEL_NONE && q->accel <= SL_ACCEL_VANDENBERGHE, SL_E_INVALID, "%s: options.accel is invalid (%d)",
                name, (int)q->accel);
   if (strstr(name, "ADMM") || (q->backtrack && strstr(name, "ProximalGradient")))
-    SL_CHECK_ARG(q->inner_niter >= 1, SL_E_INVALID, "%s: options.inner_niter must be >= 1, got %d", name, q->inner_niter);
+    SL_CHECK_ARG(q->inner_niter >= 1 && q->inner_niter < INT_MAX / 4, SL_E_INVALID, "%s: options.inner_niter must be >= 1 and < %d, got %d",
+                 name, INT_MAX / 4, q->inner_niter);
+  if (!strcmp(name, "PrimalDual") && (!(q->tau > 0) || !(q->mu > 0)))
+    SL_CHECK_ARG(q->power_niter >= 1, SL_E_INVALID, "%s: options.power_niter must be >= 1 where options.tau or options.mu is "
+                 "0 (the steps come from ||A||), got %d", name, q->power_niter);
   if (q->backtrack)
     SL_CHECK_ARG(q->beta > 0 && q->beta < 1, SL_E_INVALID, "%s: options.beta must be in (0, 1), got %g", name, q->beta);
   return SL_SUCCESS;
@@ -157,7 +161,7 @@ static int begin_check(sl_solver *sv, const char *name, sl_op *A, const sl_array
 /* What solver_begin and solver_begin_prox share once the local checks gave rc: the history, one agreement
  * (the verdict and the options), the state, the header (desc: the problem), x = x0 or 0. */
 static int begin_common(sl_solver *sv, const char *name, int rc, const char *desc, sl_dtype dt, sl_array *x,
-                        sl_solver_info *info)
+                        uint64_t akey, sl_solver_info *info)
 {
   const sl_solver_options *q = &sv->o;
   if (rc == SL_SUCCESS) {
@@ -170,7 +174,8 @@ static int begin_common(sl_solver *sv, const char *name, int rc, const char *des
                     "cannot be allocated; use a smaller niter", name, q->niter, ((double)q->niter + 1) * 24e-9);
   }
   uint64_t decay_digest = q->decay && rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, q->decay, sizeof(double) * (size_t)q->niter) : 0;
-  SL_TRY(SL_AGREE(strncmp(name, "CG (", 4) ? name : "CG", rc, SL_SAME_I("options.decay (its values)", decay_digest), SL_SAME_I("options.niter", q->niter), sl_same_d("options.tol", q->tol),
+  SL_TRY(SL_AGREE(strncmp(name, "CG (", 4) ? name : "CG", rc, SL_SAME_I("options.decay (its values)", decay_digest),
+                  SL_SAME_KEY("argument 1 (A: its name and shapes)", akey), SL_SAME_I("options.niter", q->niter), sl_same_d("options.tol", q->tol),
                   SL_SAME_I("options.tol_rule", q->tol_rule), SL_SAME_I("options.check_every", q->check_every),
                   SL_SAME_I("options.x0 (given or NULL)", q->x0 != NULL), SL_SAME_I("options.var (given or NULL)", q->var != NULL), sl_same_d("options.damp", q->damp),
                   SL_SAME_I("options.pipelined", q->pipelined != 0), sl_same_d("options.atol", q->atol),
@@ -219,7 +224,7 @@ int solver_begin(sl_solver *sv, const char *name, sl_op *A, const sl_array *y, s
   char desc[160] = "A = ?";
   if (rc == SL_SUCCESS)
     snprintf(desc, sizeof desc, "A = %s (%lld x %lld)", sl_op_name(A), (long long)sl_op_nrows(A), (long long)sl_op_ncols(A));
-  return begin_common(sv, name, rc, desc, A ? sl_op_dtype(A) : SL_FLOAT64, x, info);
+  return begin_common(sv, name, rc, desc, A ? sl_op_dtype(A) : SL_FLOAT64, x, sl_op_key(A), info);
 }
 
 int solver_begin_prox(sl_solver *sv, const char *name, int rc, const char *desc, sl_array *x, const sl_solver_options *o,
@@ -234,7 +239,7 @@ int solver_begin_prox(sl_solver *sv, const char *name, int rc, const char *desc,
   else sl_solver_options_default(&sv->o);
   if (rc == SL_SUCCESS && !x) rc = sl_error(SL_E_INVALID, "%s: the solution argument (x) is NULL", name);
   if (rc == SL_SUCCESS) rc = options_check(name, &sv->o, x, x, "the solution x");
-  return begin_common(sv, name, rc, desc, x ? x->dtype : SL_FLOAT64, x, info);
+  return begin_common(sv, name, rc, desc, x ? x->dtype : SL_FLOAT64, x, 0, info);
 }
 
 int solver_step(sl_solver *sv, sl_stask_fn fn, const void *arg, size_t size, int ns, sl_scalar *const *s)

@@ -144,6 +144,13 @@ static void test_bad_input(void)
   rc = sl_op_nonstationary_convolve1d(&op, xw, long_h, 1, 65537, ih, 1);
   CHECK(mc_same_error_everywhere(rc, SL_E_DIMS) && strstr(sl_last_error(), "2^32"), "a filter table above 2^32 elements: %s",
         sl_last_error());
+  /* sizes whose products overflow 64 bits, and centres far outside any axis: refused before hs is read */
+  rc = sl_op_nonstationary_convolve1d(&op, xw, long_h, 8, ((int64_t)1 << 61) + 1, ih, 1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_DIMS) && strstr(sl_last_error(), "overflows"), "nfilt x hsize past 2^63: %s",
+        sl_last_error());
+  int64_t far[2] = {0, INT64_MAX / 2};
+  rc = sl_op_nonstationary_convolve1d(&op, x, hs, 2, 3, far, 1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "ih[1]"), "a centre at 2^62: %s", sl_last_error());
   free(long_h);
   sl_array_destroy(&xw);
   sl_array_destroy(&x);

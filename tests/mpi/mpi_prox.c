@@ -595,6 +595,15 @@ static void serial_tv(int64_t n0, int64_t n1, const cplx *b, double lam, double 
   free(y0), free(y1), free(xh), free(t), free(a0), free(a1), free(xo);
 }
 
+/* element i of x's local block set to v (i < 0: nothing), float64 */
+static void poke(sl_array *x, int64_t i, double v)
+{
+  double *p = NULL;
+  CHECK_OK(sl_array_acquire(x, SL_READ_WRITE, (void **)&p));
+  if (p && i >= 0 && i < sl_array_local_size(x)) p[i] = v;
+  CHECK_OK(sl_array_release(x));
+}
+
 static void test_primal_dual(sl_dtype dt)
 {
   const int64_t n0 = 9, n1 = 7, n = n0 * n1;
@@ -639,22 +648,18 @@ static void test_primal_dual(sl_dtype dt)
   CHECK_OK(sl_solve_primal_dual(f, g, G, x, &o, &info));
   CHECK(info.alpha > 0.95 / sqrt(8.0) && info.alpha < 0.95 / sqrt(7.0), "PrimalDual default tau %g (%s)", info.alpha,
         sl_dtype_name(dt));
-  /* NaN in the data: SL_E_NUMERIC on every rank */
+  /* NaN in the start: SL_E_NUMERIC on every rank (NaN data is refused by sl_prox_l2: test_hostile) */
   if (dt == SL_FLOAT64) {
-    sl_array *bn = NULL;
-    sl_prox *fn = NULL;
-    CHECK_OK(sl_array_create_like(&bn, ab));
-    CHECK_OK(sl_array_copy(bn, ab));
-    double *p = NULL;
-    CHECK_OK(sl_array_acquire(bn, SL_READ_WRITE, (void **)&p));
-    if (p && R == 0) p[0] = NAN;
-    CHECK_OK(sl_array_release(bn));
-    CHECK_OK(sl_prox_l2(&fn, NULL, bn, 1.0, 0));
+    sl_array *xn = NULL;
+    CHECK_OK(sl_array_create_like(&xn, ab));
+    CHECK_OK(sl_array_copy(xn, ab));
+    poke(xn, R == 0 ? 0 : -1, NAN);
     o.niter = 5;
-    int rc = sl_solve_primal_dual(fn, g, G, x, &o, &info);
-    CHECK(mc_same_error_everywhere(rc, SL_E_NUMERIC), "PrimalDual on NaN data: %s", sl_last_error());
-    sl_prox_destroy(&fn);
-    sl_array_destroy(&bn);
+    o.x0 = xn;
+    int rc = sl_solve_primal_dual(f, g, G, x, &o, &info);
+    CHECK(mc_same_error_everywhere(rc, SL_E_NUMERIC), "PrimalDual from a NaN start: %s", sl_last_error());
+    o.x0 = NULL;
+    sl_array_destroy(&xn);
   }
   free(cost);
   sl_prox_destroy(&f);
@@ -664,6 +669,111 @@ static void test_primal_dual(sl_dtype dt)
   sl_array_destroy(&x);
   free(b);
   free(ref);
+}
+
+/* hostile input to the proximal layer and its solvers (float64): non-finite data, arguments that differ
+ * between ranks, steps that overflow; every rank gets the same error, which names the argument */
+static void test_hostile(void)
+{
+  const sl_dtype dt = SL_FLOAT64;
+  const int64_t n0 = 12, n1 = 3;
+  cplx *b = NULL, *d = NULL;
+  sl_array *ab = make(dt, n0, n1, 7, 1.0, 0.0, &b), *x = NULL, *bad = NULL;
+  CHECK_OK(sl_array_create_like(&x, ab));
+  CHECK_OK(sl_array_create_like(&bad, ab));
+  sl_op *D = diag_op(dt, n0, n1, &d);
+  sl_prox *f = NULL, *g = NULL, *h = NULL, *q = NULL;
+  CHECK_OK(sl_prox_l2(&f, D, ab, 1.0, 6));
+  CHECK_OK(sl_prox_l1(&g, 0.3));
+  sl_solver_options o;
+  sl_solver_info info;
+  /* NaN or Inf in L2's data, on rank 0 only (on 4 ranks the last owns nothing): refused where L2 is made (a
+   * Box after it would hide an Inf) */
+  const double nonfinite[2] = {NAN, INFINITY};
+  for (int k = 0; k < 2; k++) {
+    CHECK_OK(sl_array_copy(bad, ab));
+    poke(bad, R == 0 ? 0 : -1, nonfinite[k]);
+    int rc = sl_prox_l2(&h, NULL, bad, 1.0, 0);
+    CHECK(mc_same_error_everywhere(rc, SL_E_NUMERIC) && strstr(sl_last_error(), "sl_prox_l2: argument 3 (b) holds NaN or Inf"),
+          "L2 with %g in b: %s", nonfinite[k], sl_last_error());
+    CHECK(h == NULL, "a refused L2 is not made");
+    rc = sl_prox_l2(&h, D, bad, 1.0, 4);
+    CHECK(mc_same_error_everywhere(rc, SL_E_NUMERIC), "L2(Op) with %g in b: %s", nonfinite[k], sl_last_error());
+    sl_solver_options_default(&o);
+    o.niter = 3;
+    rc = sl_solve_admm_l2(g, D, bad, NULL, x, &o, &info);
+    CHECK(mc_same_error_everywhere(rc, SL_E_NUMERIC) && strstr(sl_last_error(), "ADMM-L2: argument 3 (b)"), "ADMM with %g in b: %s",
+          nonfinite[k], sl_last_error());
+  }
+  /* ADMM writing its solution over its data */
+  CHECK_OK(sl_array_copy(bad, ab));
+  int rc = sl_solve_admm_l2(g, D, bad, NULL, bad, NULL, NULL);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "arguments 3 (b) and 5 (x) are the same"),
+        "ADMM with x = b: %s", sl_last_error());
+  /* proximal objects of one kind made alike on every rank but passed differently: their parameters are agreed */
+  CHECK_OK(sl_prox_l1(&h, 0.6));
+  rc = sl_prox_apply(R == P - 1 ? h : g, 1.0, ab, x);
+  CHECK(P == 1 ? rc == SL_SUCCESS
+               : mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 1 (p: its kind and parameters) differs"),
+        "L1 objects of different sigma on different ranks: %s", sl_last_error());
+  sl_solver_options_default(&o);
+  o.niter = 3;
+  o.tau = 0.1;
+  rc = sl_solve_proximal_gradient(f, R == P - 1 ? h : g, x, &o, &info);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 2 (g"),
+        "ProximalGradient with g differing between ranks: %s", sl_last_error());
+  sl_prox_destroy(&h);
+  CHECK_OK(sl_prox_l2(&h, D, ab, 1.0, 9)); /* another number of inner CG iterations: a hang if not caught */
+  rc = sl_solve_proximal_gradient(R == P - 1 ? h : f, g, x, &o, &info);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 1 (f"),
+        "ProximalGradient with f differing between ranks: %s", sl_last_error());
+  sl_prox_destroy(&h);
+  sl_op *D2 = NULL; /* the same shapes, another operator */
+  CHECK_OK(sl_op_scaled(&D2, D, SL_REAL(2.0)));
+  CHECK_OK(sl_prox_l2(&h, NULL, ab, 1.0, 0));
+  rc = sl_solve_primal_dual(h, g, R == P - 1 ? D2 : D, x, &o, &info);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 3 (A"),
+        "PrimalDual with A differing between ranks: %s", sl_last_error());
+  rc = sl_solve_cg(R == P - 1 ? D2 : D, ab, x, &o, &info);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 1 (A"),
+        "CG with A differing between ranks: %s", sl_last_error());
+  /* PrimalDual's steps from ||A|| need power iterations */
+  sl_solver_options_default(&o);
+  o.niter = 3;
+  o.power_niter = 0;
+  rc = sl_solve_primal_dual(h, g, D, x, &o, &info);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "power_niter"), "PrimalDual, power_niter 0: %s",
+        sl_last_error());
+  sl_prox_destroy(&h);
+  /* steps that overflow: the threshold tau sigma, a precomposition's a^2 tau, Moreau's 1 / tau */
+  CHECK_OK(sl_prox_l1(&h, 1e300));
+  rc = sl_prox_apply(h, 1e10, ab, x);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "tau sigma"), "L1 threshold past DBL_MAX: %s",
+        sl_last_error());
+  sl_prox_destroy(&h);
+  CHECK_OK(sl_prox_precompose(&q, g, 1e200, 0));
+  rc = sl_prox_apply(q, 1.0, ab, x);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "a^2 tau"), "precomposed step past DBL_MAX: %s",
+        sl_last_error());
+  sl_prox_destroy(&q);
+  CHECK_OK(sl_prox_box(&h, -1, 1));
+  rc = sl_prox_apply_dual(h, 1e-310, ab, x);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "too small"), "Box's conjugate with tau 1e-310: %s",
+        sl_last_error());
+  sl_prox_destroy(&h);
+  /* the gradient's arguments by their numbers */
+  rc = sl_prox_gradient(f, ab, NULL);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 3 (g) is NULL"), "gradient into NULL: %s",
+        sl_last_error());
+  sl_op_destroy(&D2);
+  sl_prox_destroy(&f);
+  sl_prox_destroy(&g);
+  sl_op_destroy(&D);
+  sl_array_destroy(&ab);
+  sl_array_destroy(&bad);
+  sl_array_destroy(&x);
+  free(b);
+  free(d);
 }
 
 int main(int argc, char **argv)
@@ -680,5 +790,6 @@ int main(int argc, char **argv)
     test_pg_admm(dts[i]);
     test_primal_dual(dts[i]);
   }
+  test_hostile();
   return mc_finish("mpi_prox");
 }

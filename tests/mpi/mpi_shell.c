@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "starlops_ext.h"
 #include "mpi_check.h"
@@ -262,6 +263,9 @@ int main(int argc, char **argv)
     if (sl_size() > 1) {
       rc = sl_op_shell(&D, "bad", x, x, diag_apply, sl_rank() == 0 ? diag_apply : NULL, &ctx, ctx_destroy);
       CHECK(rc != SL_SUCCESS && mc_same_error_everywhere(rc, rc), "the adjoint given on rank 0 only: %d (%s)", rc, sl_last_error());
+      rc = sl_op_shell(&D, sl_rank() == 0 ? "bad" : "other", x, x, diag_apply, diag_apply, &ctx, ctx_destroy);
+      CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 2 (name) differs between ranks"),
+            "a name differing between ranks: %s", sl_last_error());
     }
     CHECK(D == NULL && ctx.destroyed == 0, "failed calls made no operator and kept the ctx");
     CHECK(sl_codelet_init(&diag_cl, &diag_model, "none", NULL, NULL) == SL_E_INVALID, "a codelet without functions is refused");

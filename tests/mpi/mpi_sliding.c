@@ -385,6 +385,12 @@ static void test_patch2d_bad_input(void)
   rc = sl_op_patch2d(&op, x, ok, M0, 3, 6, 2, M1, 2, 11, 1, SL_TAPER_NONE);
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "nwin"), "patch longer than the axis: %s",
         sl_last_error());
+  /* an error of the second axis's windows names Patch2D's arguments for that axis */
+  M1[3] = NAN;
+  rc = sl_op_patch2d(&op, x, ok, M0, 3, 6, 2, M1, 2, 4, 1, SL_TAPER_NONE);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "sl_op_patch2d: along axes[1] (arguments 8-11: M1"),
+        "NaN in M1: %s", sl_last_error());
+  M1[3] = 0;
   CHECK(op == NULL, "a failed Patch2D leaves op NULL");
   /* the dense patch operator */
   double Md[6 * 4 * 3 * 2] = {0};
