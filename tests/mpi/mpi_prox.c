@@ -761,6 +761,47 @@ static void test_hostile(void)
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "too small"), "Box's conjugate with tau 1e-310: %s",
         sl_last_error());
   sl_prox_destroy(&h);
+  /* constructors' and solvers' arguments refused on every rank, one rank's NULL included */
+  rc = sl_prox_box(&h, 1, 0);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "lower <= upper") && !h, "Box(1, 0): %s", sl_last_error());
+  rc = sl_prox_box(&h, NAN, 1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && !h, "Box(NaN, 1): %s", sl_last_error());
+  rc = sl_prox_precompose(&h, g, 0, 1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 3 (a)") && !h, "precompose, a = 0: %s",
+        sl_last_error());
+  rc = sl_prox_postcompose(&h, g, -1, 0);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 3 (a)") && !h, "postcompose, a < 0: %s",
+        sl_last_error());
+  rc = sl_prox_precompose(&h, g, 1, INFINITY);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 4 (b)") && !h, "precompose, b = Inf: %s",
+        sl_last_error());
+  rc = sl_prox_l2(&h, D, ab, 1.0, 0);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 5 (cg_niter)") && !h, "L2(Op), cg_niter 0: %s",
+        sl_last_error());
+  rc = sl_prox_l21_axis(&h, ab, 2, 1.0);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 3 (axis)") && !h, "L21 along axis 2 of 2: %s",
+        sl_last_error());
+  rc = sl_prox_apply(g, 1.0, R == 0 ? NULL : ab, x);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 3 (x) is NULL"), "prox of NULL on rank 0: %s",
+        sl_last_error());
+  rc = sl_solve_primal_dual(f, g, NULL, x, NULL, NULL);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 3 (A) is NULL"), "PrimalDual, A NULL: %s",
+        sl_last_error());
+  sl_solver_options_default(&o);
+  o.niter = 3;
+  o.theta = R == P - 1 ? 0.5 : 1.0;
+  rc = sl_solve_primal_dual(f, g, D, x, &o, &info);
+  CHECK(P == 1 ? rc == SL_SUCCESS : mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "options.theta"),
+        "PrimalDual, theta differing between ranks: %s", sl_last_error());
+  o.theta = NAN;
+  rc = sl_solve_primal_dual(f, g, D, x, &o, &info);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "options.theta"), "PrimalDual, theta NaN: %s",
+        sl_last_error());
+  sl_solver_options_default(&o);
+  o.inner_niter = 0;
+  rc = sl_solve_admm_l2(g, D, ab, NULL, x, &o, &info);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "options.inner_niter"), "ADMM, inner_niter 0: %s",
+        sl_last_error());
   /* the gradient's arguments by their numbers */
   rc = sl_prox_gradient(f, ab, NULL);
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 3 (g) is NULL"), "gradient into NULL: %s",
