@@ -239,12 +239,12 @@ int sl_redist_share(sl_redist *p, const sl_array *from, const sl_array *to, int 
 
 int sl_redist_create(sl_redist **out, const sl_array *from, const sl_array *to, const char *fn)
 {
+  SL_CHECK_ARG(from->nparts == 0 && to->nparts == 0, SL_E_INVALID, "%s: stacked arrays are not accepted", fn);
   SL_CHECK_ARG(from->ndim == to->ndim && !memcmp(from->dims, to->dims, sizeof(int64_t) * (size_t)from->ndim) &&
                    from->dtype == to->dtype,
                SL_E_DIMS, "%s: the two layouts differ in dims or dtype", fn);
   SL_CHECK_ARG(from->partition == SL_SCATTER && to->partition == SL_SCATTER && !from->group->mask && !to->group->mask,
                SL_E_DIST, "%s: both layouts must be SL_SCATTER over the whole communicator (no mask)", fn);
-  SL_CHECK_ARG(from->nparts == 0 && to->nparts == 0, SL_E_INVALID, "%s: stacked arrays are not accepted", fn);
   int P = sl_ctx.size, me = sl_ctx.rank, nd = from->ndim, a = from->axis, b = to->axis;
   sl_redist *p = calloc(1, sizeof *p);
   if (!p) return sl_error(SL_E_NOMEM, "%s: out of memory", fn);

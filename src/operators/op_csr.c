@@ -38,7 +38,7 @@ static int csr_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 static const sl_op_ops csr_ops = {csr_apply, NULL, csr_free, NULL};
 
 /* Local checks of the CSR arrays. */
-static int check_csr(int64_t nr, int64_t nc, const int64_t *rp, const int64_t *ci, const void *v)
+static int check_csr(int64_t nr, int64_t nc, const int64_t *rp, const int64_t *ci, const void *v, sl_dtype dt)
 {
   const char *fn = "sl_op_csr";
   SL_CHECK_ARG(nr >= 0 && nc >= 0, SL_E_INVALID, "%s: arguments 2 (nrows) and 3 (ncols) must be >= 0", fn);
@@ -53,6 +53,8 @@ static int check_csr(int64_t nr, int64_t nc, const int64_t *rp, const int64_t *c
   for (int64_t p = 0; p < nnz; p++)
     SL_CHECK_ARG(ci[p] >= 0 && ci[p] < nc, SL_E_INVALID, "%s: argument 5 (colind) holds %lld, outside [0, %lld)", fn,
                  (long long)ci[p], (long long)nc);
+  int64_t bad = nnz > 0 ? sl_first_nonfinite(v, nnz, dt) : -1;
+  SL_CHECK_ARG(bad < 0, SL_E_INVALID, "%s: argument 6 (vals) holds a non-finite value at entry %lld", fn, (long long)bad);
   return SL_SUCCESS;
 }
 
@@ -62,7 +64,7 @@ int sl_op_csr(sl_op **op, int64_t nrows, int64_t ncols, const int64_t *rowptr, c
   SL_CHECK_INIT();
   int rc = op ? SL_SUCCESS : sl_error(SL_E_INVALID, "sl_op_csr: argument 1 (op) is NULL");
   if (rc == SL_SUCCESS && !sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "sl_op_csr: argument 7 (dt) is not a valid dtype");
-  if (rc == SL_SUCCESS) rc = check_csr(nrows, ncols, rowptr, colind, vals);
+  if (rc == SL_SUCCESS) rc = check_csr(nrows, ncols, rowptr, colind, vals, dt);
   SL_TRY(sl_agree(sl_ctx.comm, rc));
   int64_t tot[2] = {nrows, ncols};
   SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, tot, 2, MPI_INT64_T, MPI_SUM, sl_ctx.comm));

@@ -55,19 +55,21 @@ static const sl_op_ops diagonal_ops = {diagonal_apply, NULL, diagonal_free, NULL
 int sl_op_diagonal(sl_op **op, const sl_array *d)
 {
   SL_CHECK_INIT();
-  SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_op_diagonal: argument 1 (op) is NULL");
-  SL_CHECK_ARG(d != NULL, SL_E_INVALID, "sl_op_diagonal: argument 2 (d) is NULL");
+  /* a NULL on one rank fails every rank before the collective copies */
+  int rc = SL_SUCCESS;
+  if (!op) rc = sl_error(SL_E_INVALID, "sl_op_diagonal: argument 1 (op) is NULL");
+  else if (!d) rc = sl_error(SL_E_INVALID, "sl_op_diagonal: argument 2 (d) is NULL");
+  SL_TRY(sl_agree(sl_ctx.comm, rc));
   diagonal_t *c = calloc(1, sizeof *c);
-  if (!c) return sl_error(SL_E_NOMEM, "sl_op_diagonal: out of memory");
-  int rc = sl_array_create_like(&c->d, d);
+  rc = sl_agree(sl_ctx.comm, c ? SL_SUCCESS : sl_error(SL_E_NOMEM, "sl_op_diagonal: out of memory"));
+  if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->d, d);
   if (rc == SL_SUCCESS) rc = sl_array_copy(c->d, d);
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->dconj, d);
   if (rc == SL_SUCCESS) rc = sl_array_conj(c->dconj, d);
-  if (rc != SL_SUCCESS) {
-    diagonal_free(c);
-    return rc;
-  }
-  return sl_op_new(op, "Diagonal", d, d, &diagonal_ops, c);
+  sl_op *o = NULL;
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Diagonal", d, d, &diagonal_ops, c);
+  else if (c) diagonal_free(c);
+  return sl_op_finish(op, o, rc);
 }
 
 /* d along `axis` written out over like's local block: the factor of every element is d at its index along

@@ -11,13 +11,18 @@ int sl_op_fredholm1(sl_op **op, const void *G, int64_t nsl, int64_t nx, int64_t 
   SL_CHECK_INIT();
   const char *fn = "sl_op_fredholm1";
   int rc = SL_SUCCESS;
+  int64_t e = 0, bad = -1;
   if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   else if (nsl < 0 || nx < 1 || ny < 1 || nz < 1)
     rc = sl_error(SL_E_INVALID, "%s: nsl must be >= 0 and nx, ny, nz >= 1 (got %lld, %lld, %lld, %lld)", fn,
                   (long long)nsl, (long long)nx, (long long)ny, (long long)nz);
   else if (nsl > 0 && !G) rc = sl_error(SL_E_INVALID, "%s: argument 2 (G) is NULL for %lld slices", fn, (long long)nsl);
   else if (!sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "%s: argument 7 (dt) is not a valid dtype", fn);
-  else if (nsl * nx * ny > (int64_t)UINT32_MAX) rc = sl_error(SL_E_INVALID, "%s: this rank's G is too large for one handle", fn);
+  else if (__builtin_mul_overflow(nsl, nx, &e) || __builtin_mul_overflow(e, ny, &e) || e > (int64_t)UINT32_MAX)
+    rc = sl_error(SL_E_INVALID, "%s: this rank's G (arguments 3-5: %lld slices of %lld x %lld) is too large for one handle (2^32 "
+                  "elements)", fn, (long long)nsl, (long long)nx, (long long)ny);
+  else if (e > 0 && (bad = sl_first_nonfinite(G, e, dt)) >= 0)
+    rc = sl_error(SL_E_INVALID, "%s: argument 2 (G) holds a non-finite value at element %lld", fn, (long long)bad);
   SL_TRY(sl_agree(sl_ctx.comm, rc));
   int64_t lo[3] = {nx, ny, nz}, hi[3] = {nx, ny, nz}, tot = nsl;
   SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, lo, 3, MPI_INT64_T, MPI_MIN, sl_ctx.comm));

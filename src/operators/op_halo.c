@@ -253,6 +253,12 @@ static int halo_check(const char *fn, sl_op **op, int ndim, const int64_t dims[]
                  "%s: argument 5 (halo): a halo of %lld planes along axis %d is wider than the smallest block (%lld)", fn,
                  (long long)w, k, (long long)smallest);
   }
+  /* the whole array with every block's halos, in bytes, within 64 bits (a bound on every box and sum below) */
+  int64_t ext[SL_MAX_DIMS], bytes = 0;
+  for (int k = 0; k < ndim; k++)
+    ext[k] = dims[k] > INT64_MAX / 4 ? -1 : dims[k] + (int64_t)grid[k] * ((int64_t)halo[2 * k] + halo[2 * k + 1]);
+  SL_CHECK_ARG(sl_size_product(ndim, ext, (int64_t)sl_dtype_size(dt), &bytes) == SL_SUCCESS, SL_E_DIMS,
+               "%s: argument 3 (dims): the array with its halos overflows 64 bits in bytes", fn);
   return SL_SUCCESS;
 }
 
@@ -302,11 +308,11 @@ int sl_op_halo_split(sl_op **op, int ndim, const int64_t dims[], const int grid[
     int c = coord[k];
     h->lower[k] = c > 0 ? sl_ctx.rank - (int)stride : bnd == SL_HALO_PERIODIC ? sl_ctx.rank + (grid[k] - 1) * (int)stride : -1;
     h->upper[k] = c < grid[k] - 1 ? sl_ctx.rank + (int)stride : bnd == SL_HALO_PERIODIC ? sl_ctx.rank - (grid[k] - 1) * (int)stride : -1;
-    if (h->lo[k] + h->hi[k] == 0) continue;
+    if ((int64_t)h->lo[k] + h->hi[k] == 0) continue;
     int i = h->nsteps++;
     h->steps[i] = k;
     memcpy(h->box[i + 1], h->box[i], sizeof h->box[i]);
-    h->box[i + 1][k] += h->lo[k] + h->hi[k];
+    h->box[i + 1][k] += (int64_t)h->lo[k] + h->hi[k];
   }
   size_t el = sl_dtype_size(dt);
   rc = SL_SUCCESS;

@@ -83,12 +83,18 @@ static int matrix_of(sl_op **op, int kind, const void *A, int64_t nrows, int64_t
   SL_CHECK_INIT();
   const char *fn = kind == SL_STACK_V ? "sl_op_vstack_matrix" : (kind == SL_STACK_H ? "sl_op_hstack_matrix" : "sl_op_matrix");
   int rc = SL_SUCCESS;
+  int64_t e = 0, bad = -1;
   if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   else if (nrows < 0 || ncols < 0) rc = sl_error(SL_E_INVALID, "%s: arguments 3 (nrows) and 4 (ncols) must be >= 0, got %lld and %lld", fn, (long long)nrows, (long long)ncols);
+  else if (__builtin_mul_overflow(nrows, ncols, &e) || e > (int64_t)UINT32_MAX)
+    rc = sl_error(SL_E_INVALID, "%s: a %lld x %lld block (arguments 3 and 4) is too large for one handle (2^32 elements)", fn,
+                  (long long)nrows, (long long)ncols);
   else if (nrows * ncols > 0 && !A) rc = sl_error(SL_E_INVALID, "%s: argument 2 (A) is NULL for a %lld x %lld block", fn, (long long)nrows, (long long)ncols);
   else if (nrhs < 1) rc = sl_error(SL_E_INVALID, "%s: argument 5 (nrhs) is %lld, must be >= 1", fn, (long long)nrhs);
   else if (!sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "%s: argument 6 (dt) is not a valid dtype", fn);
-  else if (nrows * ncols > (int64_t)UINT32_MAX) rc = sl_error(SL_E_INVALID, "%s: a %lld x %lld block is too large for one handle", fn, (long long)nrows, (long long)ncols);
+  else if (e > 0 && (bad = sl_first_nonfinite(A, e, dt)) >= 0)
+    rc = sl_error(SL_E_INVALID, "%s: argument 2 (A) holds a non-finite value at (%lld, %lld)", fn, (long long)(bad / ncols),
+                  (long long)(bad % ncols));
   SL_TRY(sl_agree(sl_ctx.comm, rc));
   /* sums over ranks, and min/max of the replicated side's extent, which every rank must share */
   int64_t tot[2] = {nrows, ncols}, lo[2] = {nrows, ncols}, hi[2] = {nrows, ncols};

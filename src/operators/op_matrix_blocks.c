@@ -18,14 +18,21 @@ int sl_op_matrix_blocks(sl_op **op, int nblocks, const void *const *A, const int
   else if (nblocks < 0 || (nblocks > 0 && (!A || !nrows || !ncols)))
     rc = sl_error(SL_E_INVALID, "%s: argument 2 (nblocks) is %d%s", fn, nblocks, nblocks < 0 ? "" : " but A, nrows or ncols is NULL");
   for (int b = 0; rc == SL_SUCCESS && b < nblocks; b++) {
-    if (nrows[b] < 0 || ncols[b] < 0 || (nrows[b] * ncols[b] > 0 && !A[b]))
-      rc = sl_error(SL_E_INVALID, "%s: block %d is %lld x %lld%s", fn, b, (long long)nrows[b], (long long)ncols[b],
-                    nrows[b] < 0 || ncols[b] < 0 ? "" : " with A[b] NULL");
-    else {
-      nr += nrows[b];
-      nc += ncols[b];
-      nnz += nrows[b] * ncols[b];
-    }
+    int64_t e = 0, bad = -1;
+    if (nrows[b] < 0 || ncols[b] < 0)
+      rc = sl_error(SL_E_INVALID, "%s: arguments 4 and 5 (nrows, ncols): block %d is %lld x %lld", fn, b, (long long)nrows[b],
+                    (long long)ncols[b]);
+    /* the rank's blocks become one CSR block: at most 2^32 - 1 rows and 2^32 entries, the sums without overflow */
+    else if (__builtin_mul_overflow(nrows[b], ncols[b], &e) || __builtin_add_overflow(nnz, e, &nnz) ||
+             __builtin_add_overflow(nr, nrows[b], &nr) || __builtin_add_overflow(nc, ncols[b], &nc) ||
+             nnz > (int64_t)UINT32_MAX || nr >= (int64_t)UINT32_MAX)
+      rc = sl_error(SL_E_DIMS, "%s: arguments 4 and 5 (nrows, ncols): blocks 0-%d hold more than 2^32 entries or rows (%lld x "
+                    "%lld at block %d), past one sparse block's limit", fn, b, (long long)nrows[b], (long long)ncols[b], b);
+    else if (e > 0 && !A[b]) rc = sl_error(SL_E_INVALID, "%s: argument 3 (A): block %d (%lld x %lld) is NULL", fn, b,
+                                           (long long)nrows[b], (long long)ncols[b]);
+    else if (e > 0 && (bad = sl_first_nonfinite(A[b], e, dt)) >= 0)
+      rc = sl_error(SL_E_INVALID, "%s: argument 3 (A): block %d holds a non-finite value at (%lld, %lld)", fn, b,
+                    (long long)(bad / ncols[b]), (long long)(bad % ncols[b]));
   }
   size_t el = sl_dtype_size(dt);
   int64_t *rowptr = NULL, *colind = NULL;

@@ -50,8 +50,21 @@ static int mdc_build(const char *fn, int twosided, sl_op **op, const void *G, in
   int64_t nf = nt / 2 + 1, nsl = nfl + (sl_ctx.rank == sl_ctx.size - 1 ? nf - nfmax : 0);
   /* this rank's slices of c G, padded with zero slices above nfmax */
   double c = dt * dr * sqrt((double)nt);
-  void *g = calloc((size_t)(nsl * ns * nr) + 1, cel);
-  if (!g) return sl_agree(sl_ctx.comm, sl_error(SL_E_NOMEM, "%s: out of memory", fn));
+  int64_t cnt = 0, bad = -1;
+  void *g = NULL;
+  if (__builtin_mul_overflow(nsl, ns, &cnt) || __builtin_mul_overflow(cnt, nr, &cnt) || cnt > (int64_t)UINT32_MAX)
+    rc = sl_error(SL_E_DIMS, "%s: arguments 3, 5 and 6 (nfl, ns, nr): this rank's %lld frequency slices of %lld x %lld are past "
+                  "2^32 elements (one buffer)", fn, (long long)nsl, (long long)ns, (long long)nr);
+  else if (!isfinite(c))
+    rc = sl_error(SL_E_INVALID, "%s: arguments 9 and 10 (dt, dr): the scale dt dr sqrt(nt) = %g overflows", fn, c);
+  else if ((bad = sl_first_nonfinite(G, nfl * ns * nr, ct)) >= 0)
+    rc = sl_error(SL_E_INVALID, "%s: argument 2 (G) holds a non-finite value at element %lld", fn, (long long)bad);
+  else if (!(g = calloc((size_t)cnt + 1, cel)))
+    rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  if ((rc = sl_agree(sl_ctx.comm, rc)) != SL_SUCCESS) {
+    free(g);
+    return rc;
+  }
   for (int64_t i = 0; i < nfl * ns * nr; i++) {
     if (ct == SL_COMPLEX128) ((double *)g)[2 * i] = c * ((const double *)G)[2 * i], ((double *)g)[2 * i + 1] = c * ((const double *)G)[2 * i + 1];
     else ((float *)g)[2 * i] = (float)(c * ((const float *)G)[2 * i]), ((float *)g)[2 * i + 1] = (float)(c * ((const float *)G)[2 * i + 1]);

@@ -39,6 +39,7 @@ int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int6
   int rc = SL_SUCCESS;
   if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is NULL", fn);
+  else if (like->nparts) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is a stacked array; give one of its parts", fn);
   else if (like->partition != SL_SCATTER || like->group->mask)
     rc = sl_error(SL_E_DIST, "%s: argument 2 (like) must be SL_SCATTER without a mask", fn);
   else if (n < 0 || (n > 0 && !idx)) rc = sl_error(SL_E_INVALID, "%s: argument 4 (n) is %lld%s", fn, (long long)n, n > 0 ? " but argument 3 (idx) is NULL" : "");

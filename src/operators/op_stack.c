@@ -175,7 +175,9 @@ static int first_directional(const char *fn, sl_op **out, const sl_array *like, 
 {
   SL_CHECK_INIT();
   int rc = direction_check(fn, out, like, v, vfield);
-  uint64_t digest = v && rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, v, sizeof *v * (size_t)like->ndim) : 0;
+  double vz[SL_MAX_DIMS] = {0};
+  for (int k = 0; v && rc == SL_SUCCESS && k < like->ndim; k++) vz[k] = v[k] + 0.0; /* -0 and +0 agree */
+  uint64_t digest = v && rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, vz, sizeof *vz * (size_t)like->ndim) : 0;
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (v) given", v != NULL), SL_SAME_I("argument 3 (v): the values", (int64_t)digest)));
   int nd = like->ndim;
   sl_op *w[SL_MAX_DIMS] = {NULL}, *id = NULL, *G = NULL, *H = NULL;
@@ -205,7 +207,10 @@ int sl_op_second_directional_derivative(sl_op **out, const sl_array *like, const
                                         const double *sampling, int edge)
 {
   const char *fn = "sl_op_second_directional_derivative";
+  SL_CHECK_INIT();
   sl_op *D = NULL, *DH = NULL, *DHD = NULL;
+  /* out is not first_directional's: checked and agreed here, before anything is built */
+  SL_TRY(sl_agree(sl_ctx.comm, out ? SL_SUCCESS : sl_error(SL_E_INVALID, "%s: argument 1 (out) is NULL", fn)));
   int rc = first_directional(fn, &D, like, v, vfield, sampling, SL_DERIV_CENTERED, edge);
   if (rc == SL_SUCCESS) rc = sl_op_adjoint(&DH, D);
   if (rc == SL_SUCCESS) rc = sl_op_product(&DHD, DH, D);

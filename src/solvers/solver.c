@@ -85,7 +85,7 @@ static int options_check(const char *name, const sl_solver_options *q, const sl_
                "%s: argument 4 (options): tol_rule is invalid (%d)", name, (int)q->tol_rule);
   SL_CHECK_ARG(q->check_every >= 1, SL_E_INVALID, "%s: argument 4 (options): check_every must be >= 1, got %d", name,
                q->check_every);
-  SL_CHECK_ARG(q->damp >= 0 && isfinite(q->damp), SL_E_INVALID, "%s: argument 4 (options): damp must be finite and >= 0, got %g",
+  SL_CHECK_ARG(q->damp >= 0 && isfinite(q->damp * q->damp), SL_E_INVALID, "%s: argument 4 (options): damp must be >= 0 with a finite square, got %g",
                name, q->damp);
   if (q->x0) {
     snprintf(an, sizeof an, "%s: options.x0", name);
@@ -115,9 +115,15 @@ static int options_check(const char *name, const sl_solver_options *q, const sl_
     SL_CHECK_ARG(q->perc >= 0 && q->perc <= 100, SL_E_INVALID, "%s: argument 4 (options): perc must be in [0, 100] (0: off), got %g",
                  name, q->perc);
     SL_CHECK_ARG(q->perc == 0 || !x->nparts, SL_E_INVALID, "%s: argument 4 (options): perc needs a plain x, not a stacked one", name);
-    for (int k = 0; q->decay && k < q->niter; k++)
+    for (int k = 0; q->decay && k < q->niter; k++) {
       SL_CHECK_ARG(isfinite(q->decay[k]) && q->decay[k] >= 0, SL_E_INVALID,
                    "%s: argument 4 (options): decay[%d] must be finite and >= 0, got %g", name, k, q->decay[k]);
+      /* with perc, iteration k thresholds at the 100 - decay[k] (100 - perc)-th percentile, which must be >= 0 */
+      SL_CHECK_ARG(q->perc == 0 || q->decay[k] * (100.0 - q->perc) <= 100.0, SL_E_INVALID,
+                   "%s: argument 4 (options): decay[%d] = %g makes the percentile 100 - decay[k] (100 - perc) = %g negative "
+                   "(perc %g): decay[k] must be <= 100 / (100 - perc)", name, k, q->decay[k], 100.0 - q->decay[k] * (100.0 - q->perc),
+                   q->perc);
+    }
   }
   SL_CHECK_ARG(q->tau >= 0 && isfinite(q->tau), SL_E_INVALID, "%s: options.tau must be finite and >= 0, got %g", name, q->tau);
   SL_CHECK_ARG(q->mu >= 0 && isfinite(q->mu), SL_E_INVALID, "%s: options.mu must be finite and >= 0, got %g", name, q->mu);

@@ -448,6 +448,64 @@ static void nonfinite(sl_array *a2)
   sl_array_destroy(&x);
 }
 
+/* Host buffers with NaN, sizes whose products overflow, stacked arrays where plain ones are needed, a NULL on
+ * one rank, and arguments equal up to their normal form: refused on every rank naming the argument (or accepted
+ * alike), never a crash or a hang. */
+static void buffers_and_overflows(sl_array *a2)
+{
+  const int P = sl_size(), me = sl_rank();
+  double blk[4] = {1, 2, 3, 4}, nanblk[4] = {1, 2, NAN, 4};
+  int64_t rp[3] = {0, 1, 2}, ci[2] = {0, 1}, huge = (int64_t)1 << 32;
+  for (int m = ALL; m <= ONE; m++) {
+    int b = bad_here(m);
+    OP_CASE(SL_E_INVALID, "argument 2 (A) holds a non-finite", sl_op_matrix(&op, b ? nanblk : blk, 2, 2, 1, SL_FLOAT64));
+    OP_CASE(SL_E_INVALID, "too large", sl_op_matrix(&op, blk, b ? huge : 2, b ? huge : 2, 1, SL_FLOAT64));
+    OP_CASE(SL_E_INVALID, "argument 6 (vals)", sl_op_csr(&op, 2, 2, rp, ci, b ? nanblk + 1 : blk, SL_FLOAT64));
+    OP_CASE(SL_E_INVALID, "argument 2 (G)", sl_op_fredholm1(&op, b ? nanblk : blk, 1, 2, 2, 1, SL_FLOAT64));
+    OP_CASE(SL_E_INVALID, "too large", sl_op_fredholm1(&op, blk, 1, b ? huge : 2, b ? huge : 2, 1, SL_FLOAT64));
+    OP_CASE(SL_E_INVALID, "argument 2 (d)", sl_op_diagonal(&op, b ? NULL : a2));
+    const double v[2] = {1, 1};
+    sl_op **nul = NULL;
+    OP_CASE(SL_E_INVALID, "argument 1 (out)", sl_op_second_directional_derivative(b ? nul : &op, a2, v, NULL, NULL, 0));
+  }
+  /* MDC: G on rank 0 with a NaN; a scale dt dr sqrt(nt) past DBL_MAX */
+  const int64_t nt = 8, nfmax = 3, ns = 2, nr = 3, nv = 1, nfl = me == 0 ? nfmax : 0;
+  double complex *G = calloc((size_t)(nfmax * ns * nr), sizeof *G);
+  for (int64_t i = 0; i < nfmax * ns * nr; i++) G[i] = CMPLX(0.1 * (double)i, 0.2);
+  OP_CASE(SL_E_INVALID, "overflows", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 1e200, 1e200, SL_FLOAT64));
+  G[4] = CMPLX(0, NAN);
+  OP_CASE(SL_E_INVALID, "argument 2 (G)", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 0.004, 1.0, SL_FLOAT64));
+  free(G);
+  /* stacked arrays: refused by Restriction and Redistribute (they read a plain array's distribution) */
+  sl_array *parts[2] = {NULL, NULL}, *stk = NULL;
+  CHECK_OK(sl_array_create_like(&parts[0], a2));
+  CHECK_OK(sl_array_create_like(&parts[1], a2));
+  CHECK_OK(sl_array_stack(&stk, 2, parts));
+  int64_t idx[1] = {0};
+  OP_CASE(SL_E_INVALID, "stacked", sl_op_restriction(&op, stk, idx, sl_array_local_size(a2) > 0 ? 1 : 0));
+  OP_CASE(SL_E_INVALID, "stacked", sl_op_redistribute(&op, stk, stk));
+  sl_array_destroy(&stk);
+  /* Roll: axis -1 on some ranks and 1 on others, shifts 7 apart along an axis of 7: the same operator */
+  OP_CASE(SL_SUCCESS, NULL, sl_op_roll(&op, a2, me % 2 ? -1 : 1, 2));
+  OP_CASE(SL_SUCCESS, NULL, sl_op_roll(&op, a2, 0, me % 2 ? 3 : 10));
+  OP_CASE(differ_code(), "shift", sl_op_roll(&op, a2, 0, (int64_t)differ(3, 4)));
+  /* Halo: dims whose product (with the halos) overflows 64 bits */
+  int64_t hd[2] = {8 * (int64_t)P, (int64_t)1 << 62};
+  int grid[2] = {P, 1}, halo[4] = {0, 0, 0, 0};
+  OP_CASE(SL_E_DIMS, "overflows", sl_op_halo(&op, 2, hd, grid, halo, SL_HALO_ZERO, SL_FLOAT64));
+  /* CG: damp whose square overflows */
+  sl_array *x = NULL;
+  CHECK_OK(sl_array_create_like(&x, a2));
+  sl_op *eye = NULL;
+  CHECK_OK(sl_op_identity(&eye, a2));
+  sl_solver_options o;
+  sl_solver_options_default(&o);
+  o.damp = 1e200;
+  EXPECT(sl_solve_cg(eye, a2, x, &o, NULL), SL_E_INVALID, "damp");
+  sl_op_destroy(&eye);
+  sl_array_destroy(&x);
+}
+
 /* Local calls: refused, never a crash. */
 static void misuse(sl_array *a2)
 {
@@ -495,6 +553,7 @@ int main(int argc, char **argv)
   reductions_and_gathers(a2);
   sizes_and_files(a2, dir);
   nonfinite(a2);
+  buffers_and_overflows(a2);
   misuse(a2);
   /* the library still works after all of it */
   sl_scalar *s = NULL;

@@ -404,6 +404,20 @@ static void run_matrix_blocks(sl_dtype dt)
   int64_t neg = -1;
   int rc = sl_op_matrix_blocks(&A, 1, (const void *const *)blk, &neg, &neg, dt);
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID), "matrix blocks with a negative size: %s", sl_last_error());
+  /* sizes whose products overflow (or pass one CSR block's 2^32 entries) and a NaN on rank 0: refused before
+   * anything is read or allocated */
+  double buf[8] = {0};
+  const void *pb[1] = {buf};
+  int64_t one = 1, two = 2, huge = (int64_t)1 << 61, h32 = (int64_t)1 << 32;
+  rc = sl_op_matrix_blocks(&A, 1, pb, &one, &huge, dt);
+  CHECK(mc_same_error_everywhere(rc, SL_E_DIMS) && strstr(sl_last_error(), "2^32"), "a 1 x 2^61 block: %s", sl_last_error());
+  rc = sl_op_matrix_blocks(&A, 1, pb, &h32, &h32, dt);
+  CHECK(mc_same_error_everywhere(rc, SL_E_DIMS), "a 2^32 x 2^32 block (2^64 entries wrap to 0): %s", sl_last_error());
+  if (sl_rank() == 0) buf[0] = NAN; /* a NaN element in every dtype (float32: the second) */
+  rc = sl_op_matrix_blocks(&A, 1, pb, &two, &two, dt);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 3 (A): block 0 holds a non-finite"),
+        "a NaN in a block on rank 0: %s", sl_last_error());
+  CHECK(A == NULL, "no operator from refused blocks");
 }
 
 /* Fredholm1: rank r holds 1 + r % 2 slices (none on the last rank when P > 1); G of global slice k is

@@ -632,6 +632,17 @@ static void test_ista(sl_dtype dt)
       CHECK(info.iterations == 40 && info.stop == SL_STOP_NITER, "ISTA: %d iterations", info.iterations);
       free(xs);
     }
+  { /* a decay that would take the percentile below 0 (numpy refuses it): refused, naming decay[k] */
+    sl_solver_options o;
+    sl_solver_options_default(&o);
+    o.niter = 5;
+    o.perc = 70.0;
+    o.decay = decay;
+    decay[2] = 4.0; /* 100 - 4 x 30 = -20 */
+    int rc = sl_solve_ista(s.V, y, x, &o, NULL);
+    CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "decay[2]"), "ISTA, perc 70 with decay 4: %s",
+          sl_last_error());
+  }
   /* FISTA recovers the sparse model with the step from power iteration */
   sl_solver_options o;
   sl_solver_options_default(&o);
