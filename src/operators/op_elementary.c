@@ -104,16 +104,16 @@ int sl_op_diagonal_axis(sl_op **op, const sl_array *like, const void *d, int axi
     if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 3 (d): element %lld is not finite", fn, (long long)bad);
     digest = sl_fnv1a(SL_FNV1A_START, d, (size_t)len * sl_dtype_size(dt));
   }
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 4 (axis)", axis), SL_SAME_I("argument 3 (d): the values", (int64_t)digest)));
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 4 (axis)", axis), SL_SAME_I("argument 3 (d): the values", (int64_t)digest),
+                  SL_SAME_KEY("argument 2 (like: its layout)", rc == SL_SUCCESS ? sl_array_layout_key(SL_FNV1A_START, like) : 0)));
   diagonal_t *c = calloc(1, sizeof *c);
-  rc = c ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  rc = sl_agree(sl_ctx.comm, c ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn));
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->d, like);
   if (rc == SL_SUCCESS) rc = broadcast_fill(c->d, like, d, axis);
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->dconj, like);
   if (rc == SL_SUCCESS) rc = sl_array_conj(c->dconj, c->d);
-  if (rc != SL_SUCCESS) {
-    if (c) diagonal_free(c);
-    return rc;
-  }
-  return sl_op_new(op, "Diagonal", like, like, &diagonal_ops, c);
+  sl_op *o = NULL;
+  if (rc == SL_SUCCESS) rc = sl_op_new(&o, "Diagonal", like, like, &diagonal_ops, c);
+  else if (c) diagonal_free(c);
+  return sl_op_finish(op, o, rc);
 }

@@ -279,7 +279,10 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
   rc = sl_agree_same(sl_ctx.comm, fn, rc, SL_MAX_DIMS + 4, same);
   if (rc != SL_SUCCESS) return rc;
   fft_t *f = calloc(1, sizeof *f);
-  if (!f) return sl_agree(sl_ctx.comm, sl_error(SL_E_NOMEM, "%s: out of memory", fn));
+  if ((rc = sl_agree(sl_ctx.comm, f ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn))) != SL_SUCCESS) {
+    free(f);
+    return rc;
+  }
   int nd = sl_array_ndim(like), a = sl_array_axis(like);
   if (out_axis < 0) out_axis = a;
   /* one rank: every axis is local, and the layouts A and B hold the same block (no all-to-all) */

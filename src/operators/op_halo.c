@@ -322,6 +322,7 @@ int sl_op_halo_split(sl_op **op, int ndim, const int64_t dims[], const int grid[
     rc = codelet_vec_submit(SL_VEC_FILL, dt, h->buf[i], NULL, NULL, zero, zero);
   }
   int64_t nd = 1, nr = 1, ld = prod(h->box[0], 0, ndim), lr = prod(h->box[h->nsteps], 0, ndim);
+  rc = sl_agree(sl_ctx.comm, rc); /* a submission failing on one rank: every rank stops before the allreduces */
   if (rc == SL_SUCCESS)
     rc = MPI_Allreduce(&ld, &nd, 1, MPI_INT64_T, MPI_SUM, sl_ctx.comm) == MPI_SUCCESS &&
                MPI_Allreduce(&lr, &nr, 1, MPI_INT64_T, MPI_SUM, sl_ctx.comm) == MPI_SUCCESS

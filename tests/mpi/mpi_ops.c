@@ -575,6 +575,18 @@ static void run_diagonal_axis(sl_dtype dt)
   CHECK(mc_same_error_everywhere(sl_op_diagonal_axis(&D, st, raw, 0), SL_E_INVALID) && strstr(sl_last_error(), "stacked"),
         "a stacked like: %s", sl_last_error());
   sl_array_destroy(&st);
+  /* like laid out differently on the last rank (the same length along axis 2): refused, naming like */
+  if (sl_size() > 1) {
+    int64_t other[3] = {4, 3, 5};
+    sl_array *xo = NULL;
+    CHECK_OK(sl_array_create(&xo, 3, other, dt, NULL));
+    for (int i = 0; i < 5; i++) dv[i] = 1.0; /* d alike everywhere */
+    mc_to_dtype(dt, 5, dv, raw);
+    CHECK(mc_same_error_everywhere(sl_op_diagonal_axis(&D, sl_rank() == sl_size() - 1 ? xo : x, raw, 2), SL_E_INVALID) &&
+              strstr(sl_last_error(), "argument 2 (like: its layout) differs"),
+          "like differing on one rank: %s", sl_last_error());
+    sl_array_destroy(&xo);
+  }
   free(raw);
   free(ref);
   free(xg);
