@@ -20,3 +20,9 @@ starpu_data_handle_t sl_buffer(int64_t n, size_t el)
   if (n > 0) starpu_vector_data_register(&h, -1, 0, (uint32_t)n, el);
   return h;
 }
+
+starpu_data_handle_t sl_buffer_space(int64_t n, size_t el)
+{
+  const int64_t k = n / (int64_t)UINT32_MAX + 1; /* elements per registered element */
+  return sl_buffer((n + k - 1) / k, el * (size_t)k);
+}

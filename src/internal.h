@@ -348,6 +348,10 @@ void sl_redist_destroy(sl_redist *p);
 /* ---- copies (copy.c) ---------------------------------------------------------------------------- */
 /** A vector handle of n elements of el bytes, allocated where first used (NULL when n is 0). */
 starpu_data_handle_t sl_buffer(int64_t n, size_t el);
+/** Space for at least n elements of el bytes, for tasks that use only its pointer: past 2^32 - 1 elements (StarPU
+ *  1.3 counts a vector's elements in 32 bits) it is registered as fewer, larger elements, so its element count
+ *  is not n. */
+starpu_data_handle_t sl_buffer_space(int64_t n, size_t el);
 void sl_copy_rows(void *dst, int64_t dst_stride, const void *src, int64_t src_stride, int64_t rows,
                   int64_t row_len, size_t elsize);
 

@@ -338,7 +338,8 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
     /* a chunked transform's input and output, each at most the largest of the blocks (complex elements) */
     int64_t most = sl_array_local_size(f->la) > sl_array_local_size(like) ? sl_array_local_size(f->la) : sl_array_local_size(like);
     if (f->lb && sl_array_local_size(f->lb) > most) most = sl_array_local_size(f->lb);
-    f->scr = sl_buffer(2 * most + (int64_t)(64 / cel), cel); /* the output part starts at a 64-byte boundary */
+    /* (two blocks of up to 2^32 - 1 elements: only its pointer is used) */
+    f->scr = sl_buffer_space(2 * most + (int64_t)(64 / cel), cel); /* the output part starts at a 64-byte boundary */
     /* buffers written in parts (unpacks, in-place transforms) must hold values from the start (wb below) */
     if (f->wa) rc = codelet_vec_submit(SL_VEC_FILL, ct, f->wa, NULL, NULL, zero, zero);
   }
