@@ -106,12 +106,16 @@ int sl_op_restriction_axis(sl_op **op, const sl_array *like, const int64_t *iava
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; d++) outer *= like->ldims[d];
   for (int d = axis + 1; d < like->ndim; d++) inner *= like->ldims[d];
-  int64_t m = outer * cnt * inner, dims[SL_MAX_DIMS];
+  int64_t m = 0, dims[SL_MAX_DIMS];
   memcpy(dims, like->dims, sizeof dims);
   dims[axis] = n;
-  int64_t *idx = malloc(sizeof *idx * (size_t)(m ? m : 1));
-  restriction_t *c = calloc(1, sizeof *c);
-  if (!idx || !c) rc = sl_error(SL_E_NOMEM, "%s: out of memory for %lld indices", fn, (long long)m);
+  /* the rank's range block: one StarPU vector (fewer than 2^32 elements), checked before its index table */
+  if (__builtin_mul_overflow(outer, cnt, &m) || __builtin_mul_overflow(m, inner, &m) || m >= (int64_t)UINT32_MAX)
+    rc = sl_error(SL_E_DIMS, "%s: argument 4 (n = %lld): the selection gives this rank a block of more than 2^32 - 1 elements "
+                  "(StarPU 1.3's limit): use more ranks or fewer repeats", fn, (long long)n);
+  int64_t *idx = rc == SL_SUCCESS ? malloc(sizeof *idx * (size_t)(m ? m : 1)) : NULL;
+  restriction_t *c = rc == SL_SUCCESS ? calloc(1, sizeof *c) : NULL;
+  if (rc == SL_SUCCESS && (!idx || !c)) rc = sl_error(SL_E_NOMEM, "%s: out of memory for %lld indices", fn, (long long)m);
   for (int64_t o = 0; rc == SL_SUCCESS && o < outer; o++)
     for (int64_t k = 0; k < cnt; k++)
       for (int64_t i = 0; i < inner; i++) idx[(o * cnt + k) * inner + i] = (o * lax + (iava[first + k] - off)) * inner + i;
