@@ -130,14 +130,14 @@ int sl_array_norm(const sl_array *x, double ord, sl_scalar *s)
 int sl_array_check_finite(const sl_array *x, const char *fn, const char *an)
 {
   sl_scalar *s = NULL;
-  SL_TRY(sl_agree(sl_ctx.comm, sl_scalar_create(&s, x->dtype)));
+  int rc = sl_agree(sl_ctx.comm, sl_scalar_create(&s, x->dtype));
   sl_cscalar v = {0, 0};
-  int rc = sl_array_norm_p(x, 1.0, s);
+  if (rc == SL_SUCCESS) rc = sl_array_norm_p(x, 1.0, s);
   if (rc == SL_SUCCESS) rc = sl_scalar_get_c(s, &v);
   sl_scalar_destroy(&s);
   if (rc == SL_SUCCESS && !isfinite(v.re))
-    rc = sl_error(SL_E_NUMERIC, "%s: %s holds NaN or Inf (its 1-norm is %g)", fn, an, v.re);
-  return rc;
+    rc = sl_error(SL_E_NUMERIC, "%s: %s holds NaN or Inf, or values too large to sum (its 1-norm is %g)", fn, an, v.re);
+  return sl_agree(sl_ctx.comm, rc);
 }
 
 int sl_array_norm_p(const sl_array *x, double ord, sl_scalar *s)

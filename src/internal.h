@@ -409,7 +409,8 @@ int sl_array_scale_h(sl_array *y, sl_cscalar alpha, starpu_data_handle_t ha, int
 /** sl_array_norm without the agreement (the library's own calls, arguments already valid). */
 int sl_array_norm_p(const sl_array *x, double ord, sl_scalar *s);
 /** Collective: SL_E_NUMERIC naming argument `an` of call fn when x holds a NaN or an Inf (its 1-norm, one
- *  allreduced reduction and a host wait, carries them; the same verdict on every rank). */
+ *  allreduced reduction and a host wait, carries them; finite values whose sum overflows are refused too); the
+ *  verdict agreed on every rank. */
 int sl_array_check_finite(const sl_array *x, const char *fn, const char *an);
 int sl_array_vdots_fused(int n, const sl_array *const *x, const sl_array *const *y, sl_scalar *const *s);
 

@@ -63,7 +63,7 @@ int sl_op_diagonal(sl_op **op, const sl_array *d)
   diagonal_t *c = calloc(1, sizeof *c);
   rc = sl_agree(sl_ctx.comm, c ? SL_SUCCESS : sl_error(SL_E_NOMEM, "sl_op_diagonal: out of memory"));
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->d, d);
-  if (rc == SL_SUCCESS) rc = sl_array_copy(c->d, d);
+  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, sl_array_copy(c->d, d)); /* before the next collective */
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->dconj, d);
   if (rc == SL_SUCCESS) rc = sl_array_conj(c->dconj, d);
   sl_op *o = NULL;
@@ -109,7 +109,7 @@ int sl_op_diagonal_axis(sl_op **op, const sl_array *like, const void *d, int axi
   diagonal_t *c = calloc(1, sizeof *c);
   rc = sl_agree(sl_ctx.comm, c ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn));
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->d, like);
-  if (rc == SL_SUCCESS) rc = broadcast_fill(c->d, like, d, axis);
+  if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, broadcast_fill(c->d, like, d, axis)); /* before the next collective */
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->dconj, like);
   if (rc == SL_SUCCESS) rc = sl_array_conj(c->dconj, c->d);
   sl_op *o = NULL;

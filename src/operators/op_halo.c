@@ -289,7 +289,10 @@ int sl_op_halo_split(sl_op **op, int ndim, const int64_t dims[], const int grid[
   }
   SL_TRY(sl_agree_same(sl_ctx.comm, fn, rc, ns, same));
   halo_t *h = calloc(1, sizeof *h);
-  if (!h) return sl_agree(sl_ctx.comm, sl_error(SL_E_NOMEM, "%s: out of memory", fn));
+  if ((rc = sl_agree(sl_ctx.comm, h ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn))) != SL_SUCCESS) {
+    free(h);
+    return rc;
+  }
   h->ndim = ndim;
   h->reflect = bnd == SL_HALO_REFLECT;
   int64_t first[SL_MAX_DIMS], count[SL_MAX_DIMS];

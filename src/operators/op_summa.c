@@ -142,7 +142,10 @@ int sl_op_matmul_summa(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
   SL_TRY(sl_op_grid_check(fn, op, N, K, M, pr, pc, dt));
   int rc = SL_SUCCESS;
   summa_t *s = calloc(1, sizeof *s);
-  if (!s) return sl_agree(sl_ctx.comm, sl_error(SL_E_NOMEM, "%s: out of memory", fn));
+  if ((rc = sl_agree(sl_ctx.comm, s ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn))) != SL_SUCCESS) {
+    free(s);
+    return rc;
+  }
   *s = (summa_t){.pr = pr, .pc = pc, .i = sl_ctx.rank / pc, .j = sl_ctx.rank % pc, .N = N, .K = K, .M = M};
   s->nb = part_of(N, pr, s->i);
   s->ka = part_of(K, pc, s->j);

@@ -145,8 +145,8 @@ int sl_prox_l2(sl_prox **p, sl_op *Op, const sl_array *b, double sigma, int cg_n
   if (b) {
     /* a NaN or an Inf in b would pass unseen where a Box or an indicator clips what it reaches */
     SL_TRY(sl_array_check_finite(b, fn, "argument 3 (b)"));
-    SL_TRY(sl_agree(sl_ctx.comm, sl_array_clone(&bc, b, SL_STORE_TEMP)));
-    rc = sl_agree(sl_ctx.comm, sl_array_copy(bc, b));
+    rc = sl_agree(sl_ctx.comm, sl_array_clone(&bc, b, SL_STORE_TEMP));
+    if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, sl_array_copy(bc, b));
   }
   sl_prox *q = NULL;
   if (rc == SL_SUCCESS) rc = prox_make(&q, Op ? &l2_ops : &l2_plain_ops, Op ? "L2(Op)" : "L2");
@@ -157,7 +157,7 @@ int sl_prox_l2(sl_prox **p, sl_op *Op, const sl_array *b, double sigma, int cg_n
   q->sigma = sigma;
   q->op = Op ? sl_op_ref(Op) : NULL;
   q->b = bc;
-  q->cg_niter = cg_niter;
+  q->cg_niter = Op ? cg_niter : 0; /* unused (and not agreed) without an operator */
   *p = q;
   return SL_SUCCESS;
 }
