@@ -568,7 +568,11 @@ int main(int argc, char **argv)
   if (sl_rank() == 0) printf("mpi_hostile: %d cases on %d ranks\n", ncases, sl_size());
   /* after sl_finalize: refused, no abort inside StarPU; sl_init after MPI_Finalize: refused */
   int rc = mc_finish("mpi_hostile");
-  int late = sl_array_destroy(&a2), again = sl_init(NULL, NULL, NULL);
+  /* the array whose destruction after sl_finalize is refused stays the test's, reachable to the end (valgrind) */
+  static sl_array *kept;
+  kept = a2;
+  int late = sl_array_destroy(&kept), again = sl_init(NULL, NULL, NULL);
+  kept = a2;
   if (late != SL_E_STATE || again != SL_E_STATE) {
     fprintf(stderr, "after sl_finalize: sl_array_destroy gave %d, sl_init gave %d (both should be SL_E_STATE)\n", late, again);
     return 1;
