@@ -115,6 +115,9 @@ static int check_records(const struct create_record *recs, int64_t n_axis, int64
       if (!d->mask || d->mask[q] == d->mask[r]) {
         if (q == r) grank = gsize;
         gsize++;
+        if (recs[0].has_local && (recs[q].local_n < 0 || recs[q].local_n > n_axis)) /* (and the sum cannot wrap) */
+          return sl_error(SL_E_DIST, "sl_array_create: argument 5 (dist): local_n is %lld on rank %d, outside 0..%lld (the "
+                          "axis's length)", (long long)recs[q].local_n, q, (long long)n_axis);
         sum += recs[q].local_n;
       }
     if (recs[0].has_local) {
@@ -480,6 +483,15 @@ int sl_array_same_layout(const sl_array *a, const sl_array *b)
     if (!sl_array_same_layout(a->parts[i], b->parts[i])) return 0;
   return a->nparts || (same_dims(a, b) && a->dtype == b->dtype && sl_array_same_split(a, b) && a->group == b->group &&
                        a->nchunks == b->nchunks);
+}
+
+int sl_array_check_data(const char *fn, const sl_array *a, const char *an)
+{
+  if (!a) return SL_SUCCESS; /* the callers name a NULL themselves */
+  SL_CHECK_ARG(!a->layout_only, SL_E_INVALID, "%s: %s is a layout without storage (an operator's domain or range): make an "
+               "array like it (sl_array_create_like, sl_op_create_domain)", fn, an);
+  for (int i = 0; i < a->nparts; i++) SL_TRY(sl_array_check_data(fn, a->parts[i], an));
+  return SL_SUCCESS;
 }
 
 int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, const char *bn)

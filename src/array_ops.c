@@ -23,7 +23,7 @@ static int check_one(const char *fn, const sl_array *a)
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s: argument 1 is NULL", fn);
   SL_CHECK_ARG(!a->acquired, SL_E_STATE, "%s: argument 1 is acquired by the host; release it first", fn);
-  return SL_SUCCESS;
+  return sl_array_check_data(fn, a, "argument 1");
 }
 
 int sl_array_fill(sl_array *a, sl_cscalar value)
@@ -44,6 +44,7 @@ int sl_array_copy(sl_array *dst, const sl_array *src)
 {
   SL_TRY(check_one("sl_array_copy", dst));
   SL_TRY(sl_array_check_same(dst, "sl_array_copy: argument 1 (dst)", src, "argument 2 (src)"));
+  SL_TRY(sl_array_check_data("sl_array_copy", src, "argument 2 (src)"));
   if (dst == src) return SL_SUCCESS;
   return submit_chunks(SL_VEC_COPY, dst, src, NULL, SL_REAL(0), SL_REAL(0));
 }
@@ -52,6 +53,7 @@ int sl_array_axpby(sl_array *y, sl_cscalar alpha, const sl_array *x, sl_cscalar 
 {
   SL_TRY(check_one("sl_array_axpby", y));
   SL_TRY(sl_array_check_same(y, "sl_array_axpby: argument 1 (y)", x, "argument 3 (x)"));
+  SL_TRY(sl_array_check_data("sl_array_axpby", x, "argument 3 (x)"));
   int b0 = beta.re == 0.0 && beta.im == 0.0;
   if (x == y) /* y = (alpha + beta) y */
     return sl_array_scale(y, (sl_cscalar){alpha.re + beta.re, alpha.im + beta.im});
@@ -63,6 +65,8 @@ int sl_array_multiply(sl_array *z, const sl_array *x, const sl_array *y)
   SL_TRY(check_one("sl_array_multiply", z));
   SL_TRY(sl_array_check_same(z, "sl_array_multiply: argument 1 (z)", x, "argument 2 (x)"));
   SL_TRY(sl_array_check_same(z, "sl_array_multiply: argument 1 (z)", y, "argument 3 (y)"));
+  SL_TRY(sl_array_check_data("sl_array_multiply", x, "argument 2 (x)"));
+  SL_TRY(sl_array_check_data("sl_array_multiply", y, "argument 3 (y)"));
   return submit_chunks(SL_VEC_MUL, z, x, y, SL_REAL(0), SL_REAL(0));
 }
 
@@ -70,6 +74,7 @@ int sl_array_conj(sl_array *dst, const sl_array *src)
 {
   SL_TRY(check_one("sl_array_conj", dst));
   SL_TRY(sl_array_check_same(dst, "sl_array_conj: argument 1 (dst)", src, "argument 2 (src)"));
+  SL_TRY(sl_array_check_data("sl_array_conj", src, "argument 2 (src)"));
   if (!sl_dtype_is_complex(dst->dtype)) return sl_array_copy(dst, src);
   return submit_chunks(SL_VEC_CONJ, dst, src, NULL, SL_REAL(0), SL_REAL(0));
 }

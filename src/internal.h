@@ -295,6 +295,9 @@ int sl_array_ghost_fill(const sl_array *a, const int width[2], const starpu_data
 starpu_data_handle_t sl_array_chunk(const sl_array *a, int c);
 /** 0 if a and b agree in dims, dtype and distribution; else an error naming arguments an and bn. */
 int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, const char *bn);
+/** SL_E_INVALID naming `an` (fn: the call) when a, or one of its parts, is a layout without storage (an
+ *  operator's domain or range) where an array's values are read or written. */
+int sl_array_check_data(const char *fn, const sl_array *a, const char *an);
 /** Quiet twins of sl_array_check_same's tests: the same split of the elements over the ranks (partition,
  *  axis, counts; not the group), and the same layout and chunking (parts, dims, dtype, split, group, chunks:
  *  one array can stand for the other in a task). */

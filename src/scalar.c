@@ -31,6 +31,7 @@ sl_dtype sl_scalar_dtype(const sl_scalar *s) { return s ? s->dtype : (sl_dtype)-
 
 int sl_scalar_get_c(sl_scalar *s, sl_cscalar *value)
 {
+  SL_CHECK_INIT();
   SL_CHECK_ARG(s != NULL, SL_E_INVALID, "sl_scalar_get: argument 1 (s) is NULL");
   SL_CHECK_ARG(value != NULL, SL_E_INVALID, "sl_scalar_get: argument 2 (value) is NULL");
   sl_watch_begin("sl_scalar_get (the reduction writing the scalar, its allreduce included)");
@@ -91,6 +92,7 @@ static void sop_apply(double *const *v, const void *arg)
 
 int sl_scalar_set(sl_scalar *s, sl_cscalar value)
 {
+  SL_CHECK_INIT();
   SL_CHECK_ARG(s != NULL, SL_E_INVALID, "sl_scalar_set: argument 1 (s) is NULL");
   struct sop_args o = {.value = {value.re, sl_dtype_is_complex(s->dtype) ? value.im : 0.0}};
   return sl_stask_submit(sop_set, &o, sizeof o, 1, &s->handle, (enum starpu_data_access_mode[]){STARPU_W});
@@ -98,6 +100,7 @@ int sl_scalar_set(sl_scalar *s, sl_cscalar value)
 
 int sl_scalar_op(sl_scalar *out, sl_scalar_opkind kind, const sl_scalar *a, const sl_scalar *b)
 {
+  SL_CHECK_INIT();
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "sl_scalar_op: argument 1 (out) is NULL");
   SL_CHECK_ARG(kind >= SL_SOP_ADD && kind <= SL_SOP_ABS, SL_E_INVALID, "sl_scalar_op: argument 2 (kind) is invalid (%d)", (int)kind);
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_scalar_op: argument 3 (a) is NULL");

@@ -502,8 +502,27 @@ static void buffers_and_overflows(sl_array *a2)
   sl_solver_options_default(&o);
   o.damp = 1e200;
   EXPECT(sl_solve_cg(eye, a2, x, &o, NULL), SL_E_INVALID, "damp");
+  /* an operator's layout (no storage) where values are read: refused, not a NULL handle in a task */
+  sl_scalar *sc = NULL;
+  CHECK_OK(sl_scalar_create(&sc, SL_FLOAT64));
+  EXPECT(sl_array_sum(sl_op_domain(eye), sc), SL_E_INVALID, "layout without storage");
+  EXPECT(sl_array_copy(x, sl_op_domain(eye)), SL_E_INVALID, "argument 2 (src) is a layout");
+  /* a reduction of another array on one rank (a broadcast one: no allreduce there) */
+  sl_array *bc = NULL;
+  sl_dist bd = sl_dist_broadcast();
+  CHECK_OK(sl_array_create(&bc, 2, sl_array_dims(a2), SL_FLOAT64, &bd));
+  EXPECT(sl_array_norm(me == P - 1 ? bc : a2, 2.0, sc), differ_code(), P > 1 ? "argument 1 (x: its layout) differs" : NULL);
+  sl_array_destroy(&bc);
+  sl_scalar_destroy(&sc);
   sl_op_destroy(&eye);
   sl_array_destroy(&x);
+  /* local_n past the axis on one rank (the sum over the ranks wrapped around to the axis length) */
+  int64_t d2[2] = {10, 2}, ln = me == 0 ? INT64_MAX : 10;
+  sl_dist ld = sl_dist_default();
+  ld.local_n = &ln;
+  sl_array *bad = NULL;
+  EXPECT(sl_array_create(&bad, 2, d2, SL_FLOAT64, &ld), SL_E_DIST, "local_n");
+  CHECK(bad == NULL, "no array from a refused local_n");
 }
 
 /* Local calls: refused, never a crash. */
