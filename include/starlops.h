@@ -191,7 +191,8 @@ int sl_array_gather(sl_array *a, int root, void *global);
 int sl_array_scatter(sl_array *a, int root, const void *global);
 
 /** Collective. Fills the ghost layers from the neighbouring blocks along the distributed axis (zeros
- *  beyond the global edges). Works for any ghost width and for ranks that own nothing. */
+ *  beyond the global edges). Works for any ghost width, any number of ranks and for ranks that own nothing;
+ *  the array's layout and ghost widths are agreed across the ranks before any message. */
 int sl_array_exchange_ghosts(sl_array *a);
 /** Waits and gives the host pointers to the ghost layers (dims: local dims with ghost_lo or ghost_hi
  *  along axis); either may be NULL. Pair with sl_array_release_ghosts(). */

@@ -25,8 +25,6 @@ static void intersect(int64_t b0, int64_t e0, int64_t b1, int64_t e1, int64_t *b
   *e = e0 < e1 ? e0 : e1;
 }
 
-enum { MAX_MSG = 32 };
-
 typedef struct {
   int side;
   int64_t b, e;
@@ -38,12 +36,16 @@ static int submit_exchange(const sl_array *a, const int64_t *off, const int widt
   const sl_group *g = a->group;
   int P = g->size, me = g->rank;
   int64_t plane = a->inner, outer = a->outer, n = a->counts[g->members[me]];
-  message recv[MAX_MSG], send[MAX_MSG];
-  comm_pair pairs[MAX_MSG];
+  /* at most one receive and one send per member and side: any number of ranks, any ghost width */
+  message *recv = malloc(sizeof *recv * (size_t)(2 * P)), *send = malloc(sizeof *send * (size_t)(2 * P));
+  comm_pair *pairs = malloc(sizeof *pairs * (size_t)(4 * P));
   int nrecv = 0, nsend = 0, np = 0, rc = SL_SUCCESS;
   /* the packing tasks read the block's chunks (any number: dynamic handles past StarPU's fixed 16) */
   starpu_data_handle_t *chunks = malloc(sizeof *chunks * (size_t)(a->nchunks > 0 ? a->nchunks : 1));
-  if (!chunks) return sl_error(SL_E_NOMEM, "ghost exchange: out of memory");
+  if (!chunks || !recv || !send || !pairs) {
+    free(chunks), free(recv), free(send), free(pairs);
+    return sl_error(SL_E_NOMEM, "ghost exchange: out of memory");
+  }
   for (int c = 0; c < a->nchunks; c++) chunks[c] = sl_array_chunk(a, c);
   const double zero[2] = {0, 0};
   for (int s = 0; s < 2 && rc == SL_SUCCESS; s++)
@@ -56,10 +58,6 @@ static int submit_exchange(const sl_array *a, const int64_t *off, const int widt
       ghost_range(a, off, width, me, s, &gb, &ge);
       intersect(gb, ge, off[q], off[q] + a->counts[g->members[q]], &b, &e);
       if (b < e) {
-        if (np == MAX_MSG) {
-          rc = sl_error(SL_E_INVALID, "sl_array_exchange_ghosts: the ghost layers span more than %d messages", MAX_MSG);
-          break;
-        }
         message *m = &recv[nrecv++];
         *m = (message){s, b, e, NULL};
         starpu_vector_data_register(&m->h, -1, 0, (uint32_t)(outer * (e - b) * plane), a->elsize);
@@ -68,10 +66,6 @@ static int submit_exchange(const sl_array *a, const int64_t *off, const int widt
       ghost_range(a, off, width, q, s, &gb, &ge);
       intersect(gb, ge, off[me], off[me] + n, &b, &e);
       if (b < e) {
-        if (np == MAX_MSG) {
-          rc = sl_error(SL_E_INVALID, "sl_array_exchange_ghosts: the ghost layers span more than %d messages", MAX_MSG);
-          break;
-        }
         message *m = &send[nsend++];
         *m = (message){s, b, e, NULL};
         int64_t len = (e - b) * plane;
@@ -90,17 +84,24 @@ static int submit_exchange(const sl_array *a, const int64_t *off, const int widt
   }
   for (int k = 0; k < nrecv; k++) starpu_data_unregister_submit(recv[k].h);
   for (int k = 0; k < nsend; k++) starpu_data_unregister_submit(send[k].h);
-  free(chunks);
+  free(chunks), free(recv), free(send), free(pairs);
   return rc;
 }
 
 int sl_array_exchange_ghosts(sl_array *a)
 {
+  const char *fn = "sl_array_exchange_ghosts";
   SL_CHECK_INIT();
-  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_exchange_ghosts: argument 1 (a) is NULL");
-  SL_CHECK_PLAIN("sl_array_exchange_ghosts", a);
-  SL_CHECK_ARG(a->partition == SL_SCATTER, SL_E_DIST, "sl_array_exchange_ghosts: argument 1 (a) is not SL_SCATTER");
-  SL_CHECK_ARG(!a->acquired, SL_E_STATE, "sl_array_exchange_ghosts: argument 1 (a) is acquired by the host; release it first");
+  /* collective: the verdict and the array's layout agreed before any message (a rank refusing alone left the
+   * others waiting in the exchange) */
+  int rc = SL_SUCCESS;
+  if (!a) rc = sl_error(SL_E_INVALID, "%s: argument 1 (a) is NULL", fn);
+  else if (a->nparts) rc = sl_error(SL_E_INVALID, "%s: a stacked array is not accepted here (use its parts: sl_array_stack_part)", fn);
+  else if (a->partition != SL_SCATTER) rc = sl_error(SL_E_DIST, "%s: argument 1 (a) is not SL_SCATTER", fn);
+  else if (a->acquired) rc = sl_error(SL_E_STATE, "%s: argument 1 (a) is acquired by the host; release it first", fn);
+  else rc = sl_array_check_data(fn, a, "argument 1 (a)");
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_KEY("argument 1 (a: its layout)", rc == SL_SUCCESS ? sl_array_layout_key(SL_FNV1A_START, a) : 0),
+                  SL_SAME_I("argument 1 (a: its ghost widths)", rc == SL_SUCCESS ? (int64_t)a->ghost_lo << 32 | a->ghost_hi : -1)));
   return sl_array_ghost_fill(a, (int[2]){a->ghost_lo, a->ghost_hi}, a->ghost_handle);
 }
 

@@ -523,6 +523,19 @@ static void buffers_and_overflows(sl_array *a2)
   sl_array *bad = NULL;
   EXPECT(sl_array_create(&bad, 2, d2, SL_FLOAT64, &ld), SL_E_DIST, "local_n");
   CHECK(bad == NULL, "no array from a refused local_n");
+  /* the ghost exchange: a NULL or another array on one rank, refused everywhere (the others waited in it) */
+  sl_dist gd = sl_dist_scatter(0);
+  gd.ghost_lo = 2;
+  gd.ghost_hi = 1;
+  sl_array *ga = NULL, *gb = NULL;
+  CHECK_OK(sl_array_create(&ga, 2, sl_array_dims(a2), SL_FLOAT64, &gd));
+  gd.ghost_lo = 1;
+  CHECK_OK(sl_array_create(&gb, 2, sl_array_dims(a2), SL_FLOAT64, &gd));
+  EXPECT(sl_array_exchange_ghosts(me == P - 1 ? NULL : ga), SL_E_INVALID, "argument 1 (a) is NULL");
+  EXPECT(sl_array_exchange_ghosts(me == P - 1 ? gb : ga), differ_code(), P > 1 ? "ghost widths" : NULL);
+  EXPECT(sl_array_exchange_ghosts(ga), SL_SUCCESS, NULL);
+  sl_array_destroy(&ga);
+  sl_array_destroy(&gb);
 }
 
 /* Local calls: refused, never a crash. */
