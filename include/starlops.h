@@ -206,7 +206,7 @@ int sl_array_redistribute(sl_array *dst, const sl_array *src);
 
 /** Stacked arrays (pylops-mpi's StackedDistributedArray): *out becomes one vector made of the n arrays
  *  parts[0..n) (any dims, distributions and masks; one dtype). The stack takes them: parts[i] become NULL
- *  and sl_array_destroy(out) frees them. Fill, copy, scale, axpby, multiply, conj, threshold, random fill,
+ *  and sl_array_destroy(out) frees them (destroying a part alone is refused: SL_E_STATE). Fill, copy, scale, axpby, multiply, conj, threshold, random fill,
  *  dot, vdot, sum and norms work part by part (a reduction combines the parts'); so do the solvers. The
  *  host access, gather/scatter, .npy and ghost functions take the parts (sl_array_stack_part). */
 int sl_array_stack(sl_array **out, int n, sl_array **parts);

@@ -429,6 +429,9 @@ int sl_array_destroy(sl_array **pa)
   if (!sl_ctx.initialized) /* StarPU has stopped: its handles are gone with it */
     return sl_error(SL_E_STATE, "sl_array_destroy: called after sl_finalize; destroy arrays before it");
   sl_array *a = *pa;
+  if (a->in_stack)
+    return sl_error(SL_E_STATE, "sl_array_destroy: argument 1 is a part of a stacked array (sl_array_stack_part); destroy the "
+                    "stack, which frees its parts");
   if (a->nparts) {
     sl_stack_free(a);
     *pa = NULL;
@@ -490,7 +493,10 @@ int sl_array_check_data(const char *fn, const sl_array *a, const char *an)
   if (!a) return SL_SUCCESS; /* the callers name a NULL themselves */
   SL_CHECK_ARG(!a->layout_only, SL_E_INVALID, "%s: %s is a layout without storage (an operator's domain or range): make an "
                "array like it (sl_array_create_like, sl_op_create_domain)", fn, an);
-  for (int i = 0; i < a->nparts; i++) SL_TRY(sl_array_check_data(fn, a->parts[i], an));
+  for (int i = 0; i < a->nparts; i++) {
+    SL_CHECK_ARG(!a->parts[i]->acquired, SL_E_STATE, "%s: %s: its part %d is acquired by the host; release it first", fn, an, i);
+    SL_TRY(sl_array_check_data(fn, a->parts[i], an));
+  }
   return SL_SUCCESS;
 }
 

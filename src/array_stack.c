@@ -34,6 +34,7 @@ int sl_array_stack(sl_array **out, int n, sl_array **parts)
   s->ndim = 1;
   s->partition = SL_SCATTER;
   for (int i = 0; i < n; i++) {
+    parts[i]->in_stack = 1;
     s->parts[i] = parts[i];
     parts[i] = NULL; /* the stack owns them now */
     s->dims[0] += sl_array_global_size(s->parts[i]);
@@ -65,6 +66,7 @@ int sl_stack_clone(sl_array **a, const sl_array *like, int storage)
 void sl_stack_free(sl_array *a)
 {
   for (int i = 0; i < a->nparts; i++) {
+    if (a->parts[i]) a->parts[i]->in_stack = 0;
     sl_array_destroy(&a->parts[i]);
     sl_scalar_destroy(&a->pscal[i]);
   }

@@ -238,6 +238,7 @@ struct sl_array {
   int stage_mode;           /* the sl_access of that acquire */
   int device_home;          /* sl_array_wrap_device: 1 + the StarPU memory node of the device buffer (0 otherwise) */
   int nparts;               /* a stacked array (sl_array_stack): its parts, owned; 0 for a plain array */
+  int in_stack;             /* a part of a stacked array: the stack destroys it */
   struct sl_array **parts;
   struct sl_scalar **pscal; /* one reduction result per part (reused; StarPU orders the reuses) */
 };

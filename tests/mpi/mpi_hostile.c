@@ -484,6 +484,19 @@ static void buffers_and_overflows(sl_array *a2)
   int64_t idx[1] = {0};
   OP_CASE(SL_E_INVALID, "stacked", sl_op_restriction(&op, stk, idx, sl_array_local_size(a2) > 0 ? 1 : 0));
   OP_CASE(SL_E_INVALID, "stacked", sl_op_redistribute(&op, stk, stk));
+  /* a part is the stack's: destroying it alone is refused (the stack would use it after); a part acquired on
+   * rank 0 fails a reduction of the stack on every rank */
+  sl_array *part = sl_array_stack_part(stk, 0);
+  CHECK(sl_array_destroy(&part) == SL_E_STATE && part != NULL && strstr(sl_last_error(), "part of a stacked array"),
+        "destroying a stack's part: %s", sl_last_error());
+  void *pv = NULL;
+  if (me == 0) CHECK_OK(sl_array_acquire(part, SL_READ, &pv));
+  sl_scalar *ss = NULL;
+  CHECK_OK(sl_scalar_create(&ss, SL_FLOAT64));
+  EXPECT(sl_array_norm(stk, 2.0, ss), SL_E_STATE, "its part 0 is acquired");
+  if (me == 0) CHECK_OK(sl_array_release(part));
+  EXPECT(sl_array_norm(stk, 2.0, ss), SL_SUCCESS, NULL);
+  sl_scalar_destroy(&ss);
   sl_array_destroy(&stk);
   /* Roll: axis -1 on some ranks and 1 on others, shifts 7 apart along an axis of 7: the same operator */
   OP_CASE(SL_SUCCESS, NULL, sl_op_roll(&op, a2, me % 2 ? -1 : 1, 2));
