@@ -122,7 +122,7 @@ typedef struct {
   int axis;               /**< distributed axis for SL_SCATTER (may be negative: -1 is the last) */
   const int64_t *local_n; /**< optional: this rank's extent along axis; NULL: first n % P ranks get one more */
   const int *mask;        /**< optional: one int per rank; ranks with equal values hold a full replica */
-  int ghost_lo, ghost_hi; /**< optional ghost layers before and after the block along axis */
+  int ghost_lo, ghost_hi; /**< optional ghost layers before and after the block along axis (at most its length) */
 } sl_dist;
 
 /** Scatter along axis 0, default local dims, no mask, no ghosts. */

@@ -107,6 +107,13 @@ static int check_records(const struct create_record *recs, int64_t n_axis, int64
     for (int r = 0; r < P; r++) counts[r] = n_axis;
     return check_block_sizes(counts, n_axis, total);
   }
+  int ghost = d->ghost_lo > d->ghost_hi ? d->ghost_lo : d->ghost_hi;
+  if (ghost > n_axis)
+    return sl_error(SL_E_DIST, "sl_array_create: argument 5 (dist): ghost widths %d and %d exceed the axis's length "
+                    "%lld", d->ghost_lo, d->ghost_hi, (long long)n_axis);
+  if (total / n_axis * ghost >= (int64_t)UINT32_MAX)
+    return sl_error(SL_E_DIST, "sl_array_create: argument 5 (dist): a ghost layer of width %d has %lld elements; StarPU "
+                    "1.3 limits a block to 2^32 - 1", ghost, (long long)(total / n_axis * ghost));
   /* Ranks of one mask group tile the axis; without a mask, all ranks form one group. */
   for (int r = 0; r < P; r++) {
     int gsize = 0, grank = 0;
@@ -212,9 +219,9 @@ static int give_storage(sl_array **out, sl_array *a, void *buffer, int storage)
   return SL_SUCCESS;
 }
 
-/* storage: SL_STORE_LAYOUT or SL_STORE_HOST (give_storage). */
-static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist,
-                     int storage)
+/* storage: SL_STORE_LAYOUT or SL_STORE_HOST (give_storage); wrap: buffer is the user's (sl_array_wrap). */
+static int array_new(sl_array **out, void *buffer, int wrap, int ndim, const int64_t dims[], sl_dtype dt,
+                     const sl_dist *dist, int storage)
 {
   SL_CHECK_INIT();
   sl_dist dflt = sl_dist_default();
@@ -226,12 +233,19 @@ static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[
 
   int P = sl_ctx.size;
   struct create_record mine = make_record(code, ndim, dims, dt, d, axis);
-  struct create_record *recs = malloc(sizeof *recs * (size_t)P);
-  int64_t *counts = malloc(sizeof *counts * (size_t)P);
-  if (!recs || !counts) {
-    free(recs);
-    free(counts);
-    return sl_error(SL_E_NOMEM, "sl_array_create: out of memory");
+  /* The gathered records and the block table: on the stack up to 64 ranks; past that allocated, the ranks
+   * agreeing the allocation before the gather (a rank without them could not take part in it). */
+  struct create_record rstack[64], *recs = rstack;
+  int64_t cstack[64], *counts = cstack;
+  if (P > 64) {
+    recs = malloc(sizeof *recs * (size_t)P);
+    counts = malloc(sizeof *counts * (size_t)P);
+    int rc = sl_agree(sl_ctx.comm, recs && counts ? SL_SUCCESS : sl_error(SL_E_NOMEM, "sl_array_create: out of memory"));
+    if (rc != SL_SUCCESS) {
+      free(recs);
+      free(counts);
+      return rc;
+    }
   }
   sl_watch_begin("sl_array_create's agreement of the layout (a collective call)");
   int rc = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, recs, sizeof mine, MPI_BYTE, sl_ctx.comm);
@@ -252,26 +266,31 @@ static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[
     for (int i = 0; i < ndim; i++) total *= dims[i];
     code = check_records(recs, dims[axis], total, d, counts);
   }
-  free(recs);
+  if (recs != rstack) free(recs);
   sl_group *group = NULL;
   if (code == SL_SUCCESS) code = sl_group_get(d->partition == SL_SCATTER ? d->mask : NULL, &group);
   if (code != SL_SUCCESS) {
-    free(counts);
+    if (counts != cstack) free(counts);
     return code;
   }
 
+  /* From here on each rank's failures are its own (memory): the ranks agree the outcome at the end, or the
+   * others would go on to wait for this one. */
   sl_array *a = calloc(1, sizeof *a);
-  if (!a) {
-    free(counts);
-    return sl_error(SL_E_NOMEM, "sl_array_create: out of memory");
+  int64_t *table = counts != cstack ? counts : malloc(sizeof *counts * (size_t)P);
+  if (!a || !table) {
+    free(a);
+    free(table);
+    return sl_agree(sl_ctx.comm, sl_error(SL_E_NOMEM, "sl_array_create: out of memory"));
   }
+  if (table != counts) memcpy(table, counts, sizeof *counts * (size_t)P);
   a->ndim = ndim;
   a->dtype = dt;
   a->elsize = sl_dtype_size(dt);
   a->partition = d->partition;
   a->axis = axis;
   a->group = group;
-  a->counts = counts;
+  a->counts = table;
   a->ghost_lo = d->ghost_lo;
   a->ghost_hi = d->ghost_hi;
   a->outer = a->inner = 1;
@@ -280,38 +299,38 @@ static int array_new(sl_array **out, void *buffer, int ndim, const int64_t dims[
     if (i < axis) a->outer *= dims[i];
     if (i > axis) a->inner *= dims[i];
   }
-  a->ldims[axis] = counts[sl_ctx.rank];
-  for (int g = 0; g < group->rank && d->partition == SL_SCATTER; g++) a->offset += counts[group->members[g]];
+  a->ldims[axis] = table[sl_ctx.rank];
+  for (int g = 0; g < group->rank && d->partition == SL_SCATTER; g++) a->offset += table[group->members[g]];
   a->nlocal = a->outer * a->ldims[axis] * a->inner;
-  return give_storage(out, a, buffer, storage);
+  code = wrap && !buffer && a->nlocal > 0
+           ? sl_error(SL_E_INVALID, "sl_array_wrap: argument 2 (buffer) is NULL on rank %d, whose block has %lld "
+                      "elements", sl_ctx.rank, (long long)a->nlocal)
+           : SL_SUCCESS;
+  sl_array *made = NULL;
+  if (code == SL_SUCCESS) code = give_storage(&made, a, buffer, storage);
+  else sl_array_destroy(&a);
+  code = sl_agree(sl_ctx.comm, code);
+  if (code != SL_SUCCESS) {
+    sl_array_destroy(&made);
+    return code;
+  }
+  *out = made;
+  return SL_SUCCESS;
 }
 
 int sl_array_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
 {
-  return array_new(a, NULL, ndim, dims, dt, dist, SL_STORE_HOST);
+  return array_new(a, NULL, 0, ndim, dims, dt, dist, SL_STORE_HOST);
 }
 
 int sl_layout_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
 {
-  return array_new(a, NULL, ndim, dims, dt, dist, SL_STORE_LAYOUT);
+  return array_new(a, NULL, 0, ndim, dims, dt, dist, SL_STORE_LAYOUT);
 }
 
 int sl_array_wrap(sl_array **a, void *buffer, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
 {
-  sl_array *tmp = NULL;
-  SL_TRY(array_new(a ? &tmp : NULL, buffer, ndim, dims, dt, dist, SL_STORE_HOST));
-  /* A NULL buffer is legal only where the local block is empty; only this rank knows, so agree on it. */
-  int code = buffer || tmp->nlocal == 0
-               ? SL_SUCCESS
-               : sl_error(SL_E_INVALID, "sl_array_wrap: argument 2 (buffer) is NULL on rank %d, whose block has "
-                          "%lld elements", sl_ctx.rank, (long long)tmp->nlocal);
-  code = sl_agree(sl_ctx.comm, code);
-  if (code != SL_SUCCESS) {
-    sl_array_destroy(&tmp);
-    return code;
-  }
-  *a = tmp;
-  return SL_SUCCESS;
+  return array_new(a, buffer, 1, ndim, dims, dt, dist, SL_STORE_HOST);
 }
 
 int sl_array_wrap_device(sl_array **a, void *dev_ptr, int device, int ndim, const int64_t dims[], sl_dtype dt,
@@ -332,7 +351,7 @@ int sl_array_wrap_device(sl_array **a, void *dev_ptr, int device, int ndim, cons
   }
   SL_TRY(sl_agree(sl_ctx.comm, rc));
   sl_array *t = NULL;
-  SL_TRY(array_new(&t, NULL, ndim, dims, dt, dist, SL_STORE_LAYOUT));
+  SL_TRY(array_new(&t, NULL, 0, ndim, dims, dt, dist, SL_STORE_LAYOUT));
   rc = dev_ptr || t->nlocal == 0 ? SL_SUCCESS
                                  : sl_error(SL_E_INVALID, "%s: argument 2 (dev_ptr) is NULL on rank %d, whose block has %lld "
                                             "elements", fn, sl_ctx.rank, (long long)t->nlocal);

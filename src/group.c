@@ -38,6 +38,7 @@ int sl_group_get(const int *mask, sl_group **out)
   g->members = malloc(sizeof(int) * P);
   if (mask) g->mask = malloc(sizeof(int) * P);
   if (!g->members || (mask && !g->mask)) rc = sl_error(SL_E_NOMEM, "mask group: out of memory");
+  if (mask) rc = sl_agree(sl_ctx.comm, rc); /* every rank makes a new group of the same mask: all split, or none */
   if (rc == SL_SUCCESS && mask) {
     memcpy(g->mask, mask, sizeof(int) * P);
     int mpi = MPI_Comm_split(sl_ctx.comm, mask[sl_ctx.rank], sl_ctx.rank, &g->comm);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "mpi_check.h"
@@ -361,6 +362,55 @@ static void sizes_and_files(sl_array *a2, const char *dir)
   CHECK(a == NULL, "no array from a failed load");
 }
 
+/* This process's address space in bytes (VmSize), 0 if unknown. */
+static long long address_space(void)
+{
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long long kb = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "VmSize: %lld kB", &kb) == 1) break;
+  if (f) fclose(f);
+  return kb * 1024;
+}
+
+/* Memory that one rank cannot have: its address space capped (RLIMIT_AS) 64 MiB above what it uses, the
+ * array asks 256 MiB a rank; the others allocate theirs and must still fail with it (they went on, then
+ * waited for that rank in the next collective). Ghost widths past the axis. Not under valgrind (its own
+ * allocator) nor where the address space is unknown. */
+static void allocations(void)
+{
+  sl_array *a = NULL;
+  int64_t dims[2] = {6, 3};
+  sl_dist g = sl_dist_scatter(0);
+  g.ghost_lo = 7;
+  EXPECT(sl_array_create(&a, 2, dims, SL_FLOAT64, &g), SL_E_DIST, "ghost widths");
+  CHECK(a == NULL, "no array from a failed creation");
+  const char *pre = getenv("LD_PRELOAD");
+  int skip = (pre && strstr(pre, "vgpreload")) || address_space() == 0;
+  MPI_Allreduce(MPI_IN_PLACE, &skip, 1, MPI_INT, MPI_MAX, sl_comm());
+  if (skip) return;
+  struct rlimit old;
+  CHECK(getrlimit(RLIMIT_AS, &old) == 0, "getrlimit");
+  for (int m = ALL; m <= ONE; m++) {
+    int64_t big[1] = {(int64_t)sl_size() * ((1 << 25) + 12345)};
+    struct rlimit cap = old;
+    cap.rlim_cur = (rlim_t)(address_space() + (64LL << 20));
+    if (bad_here(m) && (old.rlim_cur == RLIM_INFINITY || cap.rlim_cur < old.rlim_cur))
+      CHECK(setrlimit(RLIMIT_AS, &cap) == 0, "setrlimit");
+    int rc = sl_array_create(&a, 1, big, SL_FLOAT64, NULL);
+    CHECK(setrlimit(RLIMIT_AS, &old) == 0, "setrlimit back");
+    expect(rc, SL_E_NOMEM, "cannot allocate", m == ALL ? "256 MiB a rank with 64 MiB left on every rank"
+                                                      : "256 MiB a rank with 64 MiB left on the last rank", __LINE__);
+    CHECK(a == NULL, "no array from a failed creation");
+    sl_array_destroy(&a);
+    double w[4];
+    int64_t n4[1] = {4 * (int64_t)sl_size()};
+    EXPECT(sl_array_wrap(&a, bad_here(m) ? NULL : w, 1, n4, SL_FLOAT64, NULL), SL_E_INVALID, "argument 2 (buffer)");
+    CHECK(a == NULL, "no array from a failed wrap");
+  }
+}
+
 /* Non-finite data: every solver stops with SL_E_NUMERIC and SL_STOP_NONFINITE, the same on every rank,
  * at the iteration that first sees it (check_every 1). */
 static void nonfinite(sl_array *a2)
@@ -597,6 +647,7 @@ int main(int argc, char **argv)
   solver_options(a2);
   reductions_and_gathers(a2);
   sizes_and_files(a2, dir);
+  allocations();
   nonfinite(a2);
   buffers_and_overflows(a2);
   misuse(a2);
