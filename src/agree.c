@@ -88,6 +88,15 @@ int sl_agree_same(MPI_Comm comm, const char *fn, int code, int n, const sl_same 
 
 int sl_agree(MPI_Comm comm, int code) { return sl_agree_same(comm, "sl_agree", code, 0, NULL); }
 
+void *sl_calloc_agreed(size_t size, const char *fn, int *rc)
+{
+  void *p = calloc(1, size);
+  *rc = sl_agree(sl_ctx.comm, p ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn));
+  if (*rc == SL_SUCCESS) return p;
+  free(p);
+  return NULL;
+}
+
 uint64_t sl_array_layout_key(uint64_t h, const sl_array *a)
 {
   if (!a) return sl_fnv1a(h, "-", 1);

@@ -121,9 +121,9 @@ int sl_array_scatter(sl_array *a, int root, const void *global)
     rc = sl_agree(sl_ctx.comm, rc);
     MPI_Datatype el = MPI_DATATYPE_NULL;
     if (rc == SL_SUCCESS) {
-      rc = sl_mpi_element_type(a->elsize, &el);
+      rc = sl_agree(sl_ctx.comm, sl_mpi_run_type(sl_array_global_size(a), a->elsize, &el)); /* any size, one count */
       int mpi = MPI_SUCCESS;
-      if (rc == SL_SUCCESS) mpi = MPI_Bcast((void *)src, (int)sl_array_global_size(a), el, root, sl_ctx.comm);
+      if (rc == SL_SUCCESS) mpi = MPI_Bcast((void *)src, 1, el, root, sl_ctx.comm);
       if (mpi != MPI_SUCCESS) rc = sl_error_mpi(mpi, "MPI_Bcast", __FILE__, __LINE__);
     }
     if (el != MPI_DATATYPE_NULL) MPI_Type_free(&el);

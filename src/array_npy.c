@@ -1,6 +1,7 @@
 /* Collective .npy read and write through MPI-IO: rank 0 handles the header, and every rank reads or
  * writes its own (outer, n, inner) slab through a subarray file view, so any P writes and any Q reads. */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -14,35 +15,51 @@
 
 #define NPY_PROBE 65536 /* header bytes rank 0 reads and broadcasts */
 
-/* Sets a view of this rank's slab in the file (an empty one when it transfers nothing). */
-static int set_view(MPI_File fh, const sl_array *a, size_t disp, int active, MPI_Datatype el, MPI_Datatype *ft)
+/* Sets a view of this rank's slab in the file (an empty one when it transfers nothing) and gives the memory
+ * type that moves the local block in one count: outer runs of ldims[axis] * inner elements, N * inner apart
+ * (one run where the block holds whole rows or there is one outer row), any size (sl_mpi_run_type). */
+static int set_view(MPI_File fh, const sl_array *a, size_t disp, int active, MPI_Datatype el, MPI_Datatype *ft,
+                    MPI_Datatype *mem)
 {
-  *ft = MPI_DATATYPE_NULL;
+  *ft = *mem = MPI_DATATYPE_NULL;
+  /* the same verdict on every rank (before the collective set_view): only global sizes */
+  SL_CHECK_ARG(a->partition != SL_SCATTER || a->group->size == 1 || a->outer <= INT_MAX, SL_E_INVALID,
+               "npy: the array has %lld rows before its distributed axis; slabs of at most %d rows are read or written",
+               (long long)a->outer, INT_MAX);
   MPI_Datatype view = el;
-  if (active && a->nlocal > 0 && a->partition == SL_SCATTER) {
-    int sizes[3] = {(int)a->outer, (int)a->dims[a->axis], (int)a->inner};
-    int sub[3] = {(int)a->outer, (int)a->ldims[a->axis], (int)a->inner};
-    int starts[3] = {0, (int)a->offset, 0};
-    SL_CHECK_MPI(MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C, el, ft));
-    SL_CHECK_MPI(MPI_Type_commit(ft));
-    view = *ft;
+  MPI_Offset at = (MPI_Offset)disp;
+  if (active && a->nlocal > 0) {
+    int64_t N = a->dims[a->axis], run = a->ldims[a->axis] * a->inner;
+    int whole = a->partition == SL_BROADCAST || a->ldims[a->axis] == N || a->outer == 1;
+    if (a->partition == SL_SCATTER) at += (MPI_Offset)(a->offset * a->inner) * (MPI_Offset)a->elsize;
+    SL_TRY(sl_mpi_run_type(a->nlocal, a->elsize, mem));
+    if (!whole) {
+      MPI_Datatype r = MPI_DATATYPE_NULL;
+      SL_TRY(sl_mpi_run_type(run, a->elsize, &r));
+      int mpi = MPI_Type_create_hvector((int)a->outer, 1, (MPI_Aint)(N * a->inner) * (MPI_Aint)a->elsize, r, ft);
+      MPI_Type_free(&r);
+      SL_CHECK_MPI(mpi);
+      SL_CHECK_MPI(MPI_Type_commit(ft));
+      view = *ft;
+    }
   }
-  SL_CHECK_MPI(MPI_File_set_view(fh, (MPI_Offset)disp, el, view, "native", MPI_INFO_NULL));
+  SL_CHECK_MPI(MPI_File_set_view(fh, at, el, view, "native", MPI_INFO_NULL));
   return SL_SUCCESS;
 }
 
-/* Reads or writes this rank's slab (count 0 when inactive). */
+/* Reads or writes this rank's slab (nothing when inactive). */
 static int transfer(MPI_File fh, const char *path, sl_array *a, size_t disp, int active, int writing)
 {
-  MPI_Datatype el = MPI_DATATYPE_NULL, ft = MPI_DATATYPE_NULL;
+  MPI_Datatype el = MPI_DATATYPE_NULL, ft = MPI_DATATYPE_NULL, mem = MPI_DATATYPE_NULL;
   void *local = NULL;
   int rc = sl_array_acquire(a, writing ? SL_READ : SL_WRITE, &local);
   if (rc == SL_SUCCESS) rc = sl_mpi_element_type(a->elsize, &el);
-  if (rc == SL_SUCCESS) rc = set_view(fh, a, disp, active, el, &ft);
+  if (rc == SL_SUCCESS) rc = set_view(fh, a, disp, active, el, &ft, &mem);
   if (rc == SL_SUCCESS) {
-    int count = active ? (int)a->nlocal : 0;
+    int count = mem != MPI_DATATYPE_NULL ? 1 : 0;
+    MPI_Datatype mt = mem != MPI_DATATYPE_NULL ? mem : el;
     MPI_Status st;
-    int mpi = writing ? MPI_File_write_all(fh, local, count, el, &st) : MPI_File_read_all(fh, local, count, el, &st);
+    int mpi = writing ? MPI_File_write_all(fh, local, count, mt, &st) : MPI_File_read_all(fh, local, count, mt, &st);
     if (mpi != MPI_SUCCESS) {
       char msg[MPI_MAX_ERROR_STRING] = "";
       int len = 0;
@@ -51,6 +68,7 @@ static int transfer(MPI_File fh, const char *path, sl_array *a, size_t disp, int
                     writing ? "write" : "read", path, sl_ctx.rank, msg);
     }
   }
+  if (mem != MPI_DATATYPE_NULL) MPI_Type_free(&mem);
   if (ft != MPI_DATATYPE_NULL) MPI_Type_free(&ft);
   if (el != MPI_DATATYPE_NULL) MPI_Type_free(&el);
   if (a->acquired) sl_array_release(a);

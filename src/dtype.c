@@ -1,4 +1,5 @@
 /* Properties of the four element types. */
+#include <limits.h>
 #include <math.h>
 
 #include "internal.h"
@@ -45,3 +46,37 @@ int sl_mpi_element_type(size_t elsize, MPI_Datatype *el)
   SL_CHECK_MPI(MPI_Type_commit(el));
   return SL_SUCCESS;
 }
+
+int sl_mpi_run_type_pieces(int64_t n, size_t elsize, int64_t piece, MPI_Datatype *t)
+{
+  *t = MPI_DATATYPE_NULL;
+  if (n < 0 || piece < 1 || piece > INT_MAX || n / piece > INT_MAX)
+    return sl_error(SL_E_INVALID, "MPI datatype of %lld elements in pieces of %lld: out of range", (long long)n,
+                    (long long)piece);
+  MPI_Datatype el = MPI_DATATYPE_NULL, whole = MPI_DATATYPE_NULL, rest = MPI_DATATYPE_NULL, big = MPI_DATATYPE_NULL;
+  int64_t q = n / piece, r = n % piece;
+  int mpi = MPI_Type_contiguous((int)elsize, MPI_BYTE, &el);
+  if (mpi == MPI_SUCCESS && q == 0) mpi = MPI_Type_contiguous((int)r, el, t);
+  else if (mpi == MPI_SUCCESS) {
+    mpi = MPI_Type_contiguous((int)piece, el, &whole);
+    if (mpi == MPI_SUCCESS) mpi = MPI_Type_contiguous((int)q, whole, r ? &big : t);
+    if (mpi == MPI_SUCCESS && r) mpi = MPI_Type_contiguous((int)r, el, &rest);
+    if (mpi == MPI_SUCCESS && r) {
+      int len[2] = {1, 1};
+      MPI_Aint at[2] = {0, (MPI_Aint)(q * piece) * (MPI_Aint)elsize};
+      MPI_Datatype parts[2] = {big, rest};
+      mpi = MPI_Type_create_struct(2, len, at, parts, t);
+    }
+  }
+  if (mpi == MPI_SUCCESS) mpi = MPI_Type_commit(t);
+  MPI_Datatype *own[4] = {&el, &whole, &rest, &big};
+  for (int i = 0; i < 4; i++)
+    if (*own[i] != MPI_DATATYPE_NULL) MPI_Type_free(own[i]);
+  if (mpi != MPI_SUCCESS) {
+    if (*t != MPI_DATATYPE_NULL) MPI_Type_free(t);
+    return sl_error_mpi(mpi, "MPI_Type_contiguous", __FILE__, __LINE__);
+  }
+  return SL_SUCCESS;
+}
+
+int sl_mpi_run_type(int64_t n, size_t elsize, MPI_Datatype *t) { return sl_mpi_run_type_pieces(n, elsize, (int64_t)1 << 30, t); }

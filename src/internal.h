@@ -16,6 +16,9 @@ int sl_error_starpu(int rc, const char *call, const char *file, int line);
 /** Collective over comm: every rank returns the lowest (worst) code and the message of the first rank
  *  holding it, so all ranks report the same error. One allreduce; one bcast only when something failed. */
 int sl_agree(MPI_Comm comm, int code);
+/** Collective over the starlops communicator: calloc(1, size), the outcome agreed. NULL on every rank, with
+ *  *rc the agreed error (fn's "out of memory"), when any rank failed; else the zeroed block, *rc SL_SUCCESS. */
+void *sl_calloc_agreed(size_t size, const char *fn, int *rc);
 /** A value that must be equal on every rank of a collective call, and its name for errors
  *  ("argument 3 (axis)"); see sl_agree_same. */
 typedef enum { SL_SAME_INT = 0, SL_SAME_DOUBLE = 1, SL_SAME_TEXT = 2 } sl_same_kind;
@@ -175,6 +178,10 @@ sl_dtype sl_dtype_real(sl_dtype dt);
 int64_t sl_first_nonfinite(const void *buf, int64_t n, sl_dtype dt);
 /** A committed contiguous MPI datatype of elsize bytes (free it with MPI_Type_free). */
 int sl_mpi_element_type(size_t elsize, MPI_Datatype *el);
+/** A committed MPI datatype of n contiguous elements of elsize bytes, for any n >= 0 (MPI counts are int):
+ *  pieces of at most `piece` elements (sl_mpi_run_type: 2^30), so one of it moves a block past 2^31 - 1. */
+int sl_mpi_run_type_pieces(int64_t n, size_t elsize, int64_t piece, MPI_Datatype *t);
+int sl_mpi_run_type(int64_t n, size_t elsize, MPI_Datatype *t);
 
 /* ---- mask groups (group.c) ---------------------------------------------------------------------- */
 /** A sub-communicator of ranks sharing a mask value; created once per distinct mask, shared by arrays. */

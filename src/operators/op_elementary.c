@@ -60,8 +60,7 @@ int sl_op_diagonal(sl_op **op, const sl_array *d)
   if (!op) rc = sl_error(SL_E_INVALID, "sl_op_diagonal: argument 1 (op) is NULL");
   else if (!d) rc = sl_error(SL_E_INVALID, "sl_op_diagonal: argument 2 (d) is NULL");
   SL_TRY(sl_agree(sl_ctx.comm, rc));
-  diagonal_t *c = calloc(1, sizeof *c);
-  rc = sl_agree(sl_ctx.comm, c ? SL_SUCCESS : sl_error(SL_E_NOMEM, "sl_op_diagonal: out of memory"));
+  diagonal_t *c = sl_calloc_agreed(sizeof *c, "sl_op_diagonal", &rc);
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->d, d);
   if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, sl_array_copy(c->d, d)); /* before the next collective */
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->dconj, d);
@@ -106,8 +105,7 @@ int sl_op_diagonal_axis(sl_op **op, const sl_array *like, const void *d, int axi
   }
   SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 4 (axis)", axis), SL_SAME_I("argument 3 (d): the values", (int64_t)digest),
                   SL_SAME_KEY("argument 2 (like: its layout)", rc == SL_SUCCESS ? sl_array_layout_key(SL_FNV1A_START, like) : 0)));
-  diagonal_t *c = calloc(1, sizeof *c);
-  rc = sl_agree(sl_ctx.comm, c ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn));
+  diagonal_t *c = sl_calloc_agreed(sizeof *c, fn, &rc);
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->d, like);
   if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, broadcast_fill(c->d, like, d, axis)); /* before the next collective */
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->dconj, like);

@@ -278,11 +278,8 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
   for (int i = 0; i < SL_MAX_DIMS; i++) same[4 + i] = SL_SAME_I("argument 4 (axes)", rc == SL_SUCCESS && i < naxes ? ax[i] : -1);
   rc = sl_agree_same(sl_ctx.comm, fn, rc, SL_MAX_DIMS + 4, same);
   if (rc != SL_SUCCESS) return rc;
-  fft_t *f = calloc(1, sizeof *f);
-  if ((rc = sl_agree(sl_ctx.comm, f ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn))) != SL_SUCCESS) {
-    free(f);
-    return rc;
-  }
+  fft_t *f = sl_calloc_agreed(sizeof *f, fn, &rc);
+  if (!f) return rc;
   int nd = sl_array_ndim(like), a = sl_array_axis(like);
   if (out_axis < 0) out_axis = a;
   /* one rank: every axis is local, and the layouts A and B hold the same block (no all-to-all) */

@@ -288,11 +288,8 @@ int sl_op_halo_split(sl_op **op, int ndim, const int64_t dims[], const int grid[
     same[ns++] = SL_SAME_I("argument 5 (halo)", used ? (int64_t)halo[2 * k] << 32 | (int64_t)halo[2 * k + 1] : -1);
   }
   SL_TRY(sl_agree_same(sl_ctx.comm, fn, rc, ns, same));
-  halo_t *h = calloc(1, sizeof *h);
-  if ((rc = sl_agree(sl_ctx.comm, h ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn))) != SL_SUCCESS) {
-    free(h);
-    return rc;
-  }
+  halo_t *h = sl_calloc_agreed(sizeof *h, fn, &rc);
+  if (!h) return rc;
   h->ndim = ndim;
   h->reflect = bnd == SL_HALO_REFLECT;
   int64_t first[SL_MAX_DIMS], count[SL_MAX_DIMS];

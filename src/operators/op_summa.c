@@ -141,11 +141,8 @@ int sl_op_matmul_summa(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
   const char *fn = "sl_op_matmul_summa";
   SL_TRY(sl_op_grid_check(fn, op, N, K, M, pr, pc, dt));
   int rc = SL_SUCCESS;
-  summa_t *s = calloc(1, sizeof *s);
-  if ((rc = sl_agree(sl_ctx.comm, s ? SL_SUCCESS : sl_error(SL_E_NOMEM, "%s: out of memory", fn))) != SL_SUCCESS) {
-    free(s);
-    return rc;
-  }
+  summa_t *s = sl_calloc_agreed(sizeof *s, fn, &rc);
+  if (!s) return rc;
   *s = (summa_t){.pr = pr, .pc = pc, .i = sl_ctx.rank / pc, .j = sl_ctx.rank % pc, .N = N, .K = K, .M = M};
   s->nb = part_of(N, pr, s->i);
   s->ka = part_of(K, pc, s->j);

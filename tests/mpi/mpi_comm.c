@@ -477,6 +477,42 @@ static void bad_input(comm_channel *ch)
   if (sl_rank() == 0) printf("  bad input: %s\n", mc_failures ? "FAILED" : "ok");
 }
 
+/* The datatypes that move blocks past 2^31 - 1 elements (sl_mpi_run_type), built here with pieces of 3 to
+ * 7 elements so that small blocks take the same path: the size is n elements, and a broadcast from the
+ * last rank with one count of it delivers exactly the n elements (the bytes after them untouched). */
+static void run_types(void)
+{
+  int P = sl_size(), me = sl_rank();
+  const size_t sizes[2] = {8, 16};
+  for (int k = 0; k < 2; k++)
+    for (int64_t piece = 3; piece <= 7; piece += 4)
+      for (int64_t n = 0; n <= 17; n++) {
+        MPI_Datatype t;
+        CHECK_OK(sl_mpi_run_type_pieces(n, sizes[k], piece, &t));
+        MPI_Count sz = -1, lb = -1, ext = -1;
+        MPI_Type_size_x(t, &sz);
+        MPI_Type_get_extent_x(t, &lb, &ext);
+        CHECK(sz == (MPI_Count)(n * (int64_t)sizes[k]) && lb == 0 && ext == sz,
+              "run type of %lld x %zu B in pieces of %lld: size %lld, lb %lld, extent %lld", (long long)n, sizes[k],
+              (long long)piece, (long long)sz, (long long)lb, (long long)ext);
+        unsigned char buf[18 * 16];
+        for (size_t i = 0; i < sizeof buf; i++) buf[i] = me == P - 1 ? (unsigned char)(i * 7 + 1) : 0xEE;
+        MPI_Bcast(buf, 1, t, P - 1, sl_comm());
+        int bad = 0;
+        for (size_t i = 0; i < sizeof buf; i++) {
+          unsigned char want = (int64_t)i < n * (int64_t)sizes[k] || me == P - 1 ? (unsigned char)(i * 7 + 1) : 0xEE;
+          bad += buf[i] != want;
+        }
+        CHECK(bad == 0, "broadcast of %lld x %zu B in pieces of %lld: %d bytes wrong", (long long)n, sizes[k],
+              (long long)piece, bad);
+        MPI_Type_free(&t);
+      }
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  CHECK(sl_mpi_run_type_pieces(-1, 8, 3, &t) == SL_E_INVALID && t == MPI_DATATYPE_NULL, "a negative count is refused");
+  CHECK(sl_mpi_run_type_pieces((int64_t)1 << 40, 8, 3, &t) == SL_E_INVALID, "more than INT_MAX pieces are refused");
+  if (me == 0) printf("  datatypes of any size: %s\n", mc_failures ? "FAILED" : "ok");
+}
+
 int main(int argc, char **argv)
 {
   mc_init(&argc, &argv);
@@ -509,6 +545,7 @@ int main(int argc, char **argv)
   stress(world, sub);
   without_workers(world);
   bad_input(world);
+  run_types();
 
   comm_channel_destroy(sub);
   comm_channel_destroy(row);
