@@ -33,6 +33,7 @@ static int set_view(MPI_File fh, const sl_array *a, size_t disp, int active, MPI
     int whole = a->partition == SL_BROADCAST || a->ldims[a->axis] == N || a->outer == 1;
     if (a->partition == SL_SCATTER) at += (MPI_Offset)(a->offset * a->inner) * (MPI_Offset)a->elsize;
     SL_TRY(sl_mpi_run_type(a->nlocal, a->elsize, mem));
+    view = *mem; /* one run in the file too: a view of single elements costs MPI-IO an entry per element */
     if (!whole) {
       MPI_Datatype r = MPI_DATATYPE_NULL;
       SL_TRY(sl_mpi_run_type(run, a->elsize, &r));
