@@ -139,51 +139,70 @@ template <typename T, typename I, bool DIRECT> __global__ void patch_overlap_add
 
 /* Windows along one axis (nwin1 = nw1 = B = 1) with M the identity, the model (a, w, q, c) holding them: the
  * forward sums the tapered windows covering each data sample (a, r, c), the adjoint cuts each window out. A
- * block row of the grid (blockIdx.y) walks the outer index a, so that a thread divides only by C (when C > 1)
- * and the hop s0 or the window length (udiv). */
-template <typename T, typename I> __global__ void window_add(sl_patch_dims dd, prcp v, const T *tab, const T *x, T *y)
+ * block row of the grid (blockIdx.y) walks the outer index a, WR_ROWS values of it per thread (the windows of a
+ * sample do not depend on a: their loads for the WR_ROWS rows are issued together, the rows' chains overlapping),
+ * so that a thread divides only by C (when C > 1) and the hop s0 or the window length (udiv). */
+#define WR_ROWS 4
+template <typename T, typename I>
+__global__ void window_add(sl_patch_dims dd, prcp v, const T *__restrict__ tab, const T *__restrict__ x, T *__restrict__ y)
 {
   const pdims<I> d = in_type<I>(dd);
   /* the buffer's windows that exist globally: [max(p0, 0), min(p0 + nw0, nwtot)) (p0 < 0 on the first rank of a
    * distributed axis, whose ghost windows before the axis start are zeros) */
   const I inner = d.n0 * d.C, wlast = d.p0 + d.nw0 - 1 < d.nwtot - 1 ? d.p0 + d.nw0 - 1 : d.nwtot - 1;
-  const I wfirst = d.p0 > 0 ? d.p0 : 0;
+  const I wfirst = d.p0 > 0 ? d.p0 : 0, xrow = d.nw0 * d.nwin0 * d.C;
   const T *t0 = tab + d.tap, t1 = t0[d.nwtot * d.nwin0];
   const bool c1 = d.C == 1;
-  for (I a = blockIdx.y; a < d.A; a += gridDim.y) {
-    const T *xa = x + a * d.nw0 * d.nwin0 * d.C;
-    T *ya = y + a * inner;
+  for (I a0 = blockIdx.y * WR_ROWS; a0 < d.A; a0 += gridDim.y * WR_ROWS) {
     for (I i = blockIdx.x * blockDim.x + threadIdx.x; i < inner; i += gridDim.x * blockDim.x) {
       I r = c1 ? i : udiv<I>(i, d.C, v.C), c = i - r * d.C, R = r + d.r0;
-      T acc = ops<T>::zero();
+      T acc[WR_ROWS];
+#pragma unroll
+      for (int j = 0; j < WR_ROWS; j++) acc[j] = ops<T>::zero();
       if (R >= 0) { /* the windows W <= R / s0 whose span [W s0, W s0 + nwin0) still holds R, the last first */
         I W = udiv<I>(R, d.s0, v.s0);
         if (W > wlast) W = wlast;
         for (; W >= wfirst && W * d.s0 + d.nwin0 > R; W--) {
-          I q = R - W * d.s0;
-          acc = ops<T>::add(acc, ops<T>::mul(t0[W * d.nwin0 + q], xa[((W - d.p0) * d.nwin0 + q) * d.C + c]));
+          const I q = R - W * d.s0, at = ((W - d.p0) * d.nwin0 + q) * d.C + c;
+          const T tw = t0[W * d.nwin0 + q];
+          T val[WR_ROWS];
+#pragma unroll
+          for (int j = 0; j < WR_ROWS; j++) val[j] = a0 + j < d.A ? x[(a0 + j) * xrow + at] : ops<T>::zero();
+#pragma unroll
+          for (int j = 0; j < WR_ROWS; j++) acc[j] = ops<T>::add(acc[j], ops<T>::mul(tw, val[j]));
         }
       }
-      if (dd.acc) ya[i] = ops<T>::add(ya[i], ops<T>::mul(t1, acc));
-      else ya[i] = ops<T>::mul(t1, acc);
+#pragma unroll
+      for (int j = 0; j < WR_ROWS; j++) {
+        if (a0 + j >= d.A) break;
+        T *ya = y + (a0 + j) * inner;
+        if (dd.acc) ya[i] = ops<T>::add(ya[i], ops<T>::mul(t1, acc[j]));
+        else ya[i] = ops<T>::mul(t1, acc[j]);
+      }
     }
   }
 }
 
-template <typename T, typename I> __global__ void window_cut(sl_patch_dims dd, prcp v, const T *tab, const T *y, T *x)
+template <typename T, typename I>
+__global__ void window_cut(sl_patch_dims dd, prcp v, const T *__restrict__ tab, const T *__restrict__ y, T *__restrict__ x)
 {
   const pdims<I> d = in_type<I>(dd);
-  const I inner = d.nw0 * d.nwin0 * d.C;
+  const I inner = d.nw0 * d.nwin0 * d.C, yrow = d.n0 * d.C;
   const T *t0 = tab + d.tap, t1 = t0[d.nwtot * d.nwin0];
   const bool c1 = d.C == 1;
-  for (I a = blockIdx.y; a < d.A; a += gridDim.y) {
-    const T *ya = y + a * d.n0 * d.C;
-    T *xa = x + a * inner;
+  for (I a0 = blockIdx.y * WR_ROWS; a0 < d.A; a0 += gridDim.y * WR_ROWS) {
     for (I i = blockIdx.x * blockDim.x + threadIdx.x; i < inner; i += gridDim.x * blockDim.x) {
       I wq = c1 ? i : udiv<I>(i, d.C, v.C), c = i - wq * d.C, w = udiv<I>(wq, d.nwin0, v.nwin0), q = wq - w * d.nwin0;
       I W = d.p0 + w, r = W * d.s0 - d.r0 + q;
-      xa[i] = W < 0 || W >= d.nwtot || r < 0 || r >= d.n0 ? ops<T>::zero()
-                                                            : ops<T>::mul(ops<T>::mul(t0[W * d.nwin0 + q], t1), ya[r * d.C + c]);
+      const bool in = !(W < 0 || W >= d.nwtot || r < 0 || r >= d.n0);
+      const T tw = in ? ops<T>::mul(t0[W * d.nwin0 + q], t1) : ops<T>::zero();
+      const I at = in ? r * d.C + c : 0;
+      T val[WR_ROWS];
+#pragma unroll
+      for (int j = 0; j < WR_ROWS; j++) val[j] = in && a0 + j < d.A ? y[(a0 + j) * yrow + at] : ops<T>::zero();
+#pragma unroll
+      for (int j = 0; j < WR_ROWS; j++)
+        if (a0 + j < d.A) x[(a0 + j) * inner + i] = in ? ops<T>::mul(tw, val[j]) : ops<T>::zero();
     }
   }
 }
@@ -419,7 +438,8 @@ static int patch_run(sl_dtype dt, int adjoint, const sl_patch_dims *d, const T *
   const bool wg = window_gemms(d);
   if (wg || (d->ident && sl_patch_one_axis(d))) { /* windows along one axis: rows of the grid over a */
     const int64_t inner = adjoint ? d->nw0 * d->nwin0 * d->C : d->n0 * d->C;
-    const unsigned gy = (unsigned)(d->A < 65535 ? d->A : 65535), gx0 = sl_cuda_grid(inner);
+    const int64_t arows = (d->A + WR_ROWS - 1) / WR_ROWS; /* WR_ROWS values of a per thread */
+    const unsigned gy = (unsigned)(arows < 65535 ? arows : 65535), gx0 = sl_cuda_grid(inner);
     const unsigned gx = (int64_t)gx0 * gy > 65535 * 8 ? (65535u * 8 + gy - 1) / gy : gx0; /* about the usual block count */
     /* with M dense: the windows' products into Y, then summed into the data; the adjoint cuts the windows into Y
      * first and writes the model from them */
