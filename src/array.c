@@ -149,6 +149,32 @@ static int chunk_count(int64_t nlocal, size_t elsize)
   return n < 1 ? 1 : (int)n;
 }
 
+/* A host block of an array (its block, a ghost layer). With CUDA workers on the rank, StarPU's allocator pins
+ * through cudaHostAlloc and aborts the process when that fails; the block is then allocated here and pinned
+ * with starpu_memory_pin (left unpinned if that fails: its transfers are slower, nothing else changes). On a
+ * rank without, StarPU's allocator (the host allocation cache's hooks, host_cache.c). NULL when out of
+ * memory; *pinned tells host_free what to undo. */
+static void *host_alloc(size_t bytes, int *pinned)
+{
+  void *p = NULL;
+  *pinned = 0;
+  if (sl_ctx.ncuda == 0) return starpu_malloc(&p, bytes) == 0 ? p : NULL;
+  if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0) return NULL;
+  *pinned = starpu_memory_pin(p, bytes) == 0;
+  return p;
+}
+
+static void host_free(void *p, size_t bytes, int pinned)
+{
+  if (!p) return;
+  if (sl_ctx.ncuda == 0) { /* with its size, so that the host allocation cache can keep it */
+    starpu_free_flags(p, bytes, STARPU_MALLOC_PINNED);
+    return;
+  }
+  if (pinned) starpu_memory_unpin(p, bytes);
+  free(p);
+}
+
 /* A block by storage (enum sl_storage): home-less chunks, each its own handle, which StarPU allocates on the
  * worker that first writes it (its zero fill; on a GPU from its cache of dropped blocks of the same size) and
  * which destruction drops without a copy back; else a host block (buffer, or a new one) split into chunks. */
@@ -170,7 +196,10 @@ static int register_block(sl_array *a, void *buffer, int storage)
     if (buffer) {
       a->data = buffer;
     } else {
-      if (starpu_malloc(&a->data, bytes) != 0) return sl_error(SL_E_NOMEM, "sl_array_create: cannot allocate %zu bytes", bytes);
+      int pin = 0;
+      if (!(a->data = host_alloc(bytes, &pin)))
+        return sl_error(SL_E_NOMEM, "sl_array_create: cannot allocate %zu bytes", bytes);
+      a->pinned |= pin ? 1u : 0u;
       a->owns_data = 1; /* zeroed by a fill task (zero_fill), where the compute runs */
     }
     starpu_vector_data_register(&a->handle, STARPU_MAIN_RAM, (uintptr_t)a->data, (uint32_t)a->nlocal, a->elsize);
@@ -188,8 +217,10 @@ static int register_block(sl_array *a, void *buffer, int storage)
   for (int s = 0; s < 2; s++) {
     int64_t n = a->outer * width[s] * a->inner;
     if (n == 0) continue;
-    if (starpu_malloc(&a->ghost[s], (size_t)n * a->elsize) != 0)
+    int pin = 0;
+    if (!(a->ghost[s] = host_alloc((size_t)n * a->elsize, &pin)))
       return sl_error(SL_E_NOMEM, "sl_array_create: cannot allocate the ghost layers");
+    a->pinned |= pin ? 2u << s : 0u;
     memset(a->ghost[s], 0, (size_t)n * a->elsize);
     starpu_vector_data_register(&a->ghost_handle[s], STARPU_MAIN_RAM, (uintptr_t)a->ghost[s], (uint32_t)n, a->elsize);
   }
@@ -469,10 +500,9 @@ int sl_array_destroy(sl_array **pa)
     if (a->partials[c]) starpu_data_unregister(a->partials[c]);
   for (int s = 0; s < 2; s++) {
     if (a->ghost_handle[s]) starpu_data_unregister(a->ghost_handle[s]);
-    if (a->ghost[s]) starpu_free(a->ghost[s]);
+    host_free(a->ghost[s], (size_t)(a->outer * (s ? a->ghost_hi : a->ghost_lo) * a->inner) * a->elsize, a->pinned & (2u << s));
   }
-  /* with its size, so that the host allocation cache (host_cache.c) can keep it for the next block of that size */
-  if (a->owns_data) starpu_free_flags(a->data, (size_t)a->nlocal * a->elsize, STARPU_MALLOC_PINNED);
+  if (a->owns_data) host_free(a->data, (size_t)a->nlocal * a->elsize, a->pinned & 1u);
   free(a->partials);
   free(a->counts);
   free(a);

@@ -230,6 +230,7 @@ struct sl_array {
   int64_t outer, inner;     /* products of dims before and after axis */
   void *data;               /* the local block */
   int owns_data;
+  unsigned pinned;          /* host blocks pinned by host_alloc (array.c): bit 0 data, bits 1-2 the ghosts */
   starpu_data_handle_t handle;   /* the whole local block (NULL when empty) */
   int nchunks;
   starpu_data_handle_t *partials; /* one double-complex reduction partial per chunk */
