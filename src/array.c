@@ -4,6 +4,9 @@
 #include <string.h>
 
 #include "internal.h"
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 sl_dist sl_dist_default(void) { return (sl_dist){.partition = SL_SCATTER, .axis = 0}; }
 sl_dist sl_dist_scatter(int axis) { return (sl_dist){.partition = SL_SCATTER, .axis = axis}; }
@@ -161,6 +164,9 @@ static void *host_alloc(size_t bytes, int *pinned)
   if (sl_ctx.ncuda == 0) return starpu_malloc(&p, bytes) == 0 ? p : NULL;
   if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0) return NULL;
   *pinned = starpu_memory_pin(p, bytes) == 0;
+#ifdef SL_HAVE_CUDA
+  if (!*pinned) (void)cudaGetLastError(); /* the failed registration's error is not left for a later check */
+#endif
   return p;
 }
 

@@ -22,10 +22,12 @@ static int set_view(MPI_File fh, const sl_array *a, size_t disp, int active, MPI
                     MPI_Datatype *mem)
 {
   *ft = *mem = MPI_DATATYPE_NULL;
-  /* the same verdict on every rank (before the collective set_view): only global sizes */
-  SL_CHECK_ARG(a->partition != SL_SCATTER || a->group->size == 1 || a->outer <= INT_MAX, SL_E_INVALID,
-               "npy: the array has %lld rows before its distributed axis; slabs of at most %d rows are read or written",
-               (long long)a->outer, INT_MAX);
+  /* the same verdict on every rank (before the collective set_view): from the agreed block table only */
+  int partial = 0; /* some rank holds part of the axis: its slab is outer runs */
+  for (int r = 0; a->partition == SL_SCATTER && r < sl_ctx.size; r++)
+    partial |= a->counts[r] > 0 && a->counts[r] < a->dims[a->axis];
+  SL_CHECK_ARG(!partial || a->outer <= INT_MAX, SL_E_INVALID, "npy: the array has %lld rows before its distributed "
+               "axis; slabs of at most %d rows are read or written", (long long)a->outer, INT_MAX);
   MPI_Datatype view = el;
   MPI_Offset at = (MPI_Offset)disp;
   if (active && a->nlocal > 0) {

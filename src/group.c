@@ -30,26 +30,31 @@ int sl_group_get(const int *mask, sl_group **out)
       *out = g;
       return SL_SUCCESS;
     }
+  /* A new group, made by every rank (the masks were agreed equal, so every rank misses the cache alike): each
+   * step that can fail on one rank alone is agreed over the whole communicator, so that either every rank
+   * keeps the group or none does. */
   sl_group *g = calloc(1, sizeof *g);
-  if (!g) return sl_error(SL_E_NOMEM, "mask group: out of memory");
-  g->comm = MPI_COMM_NULL;
-  int rc = SL_SUCCESS;
+  int rc = g ? SL_SUCCESS : sl_error(SL_E_NOMEM, "mask group: out of memory");
   size_t P = (size_t)sl_ctx.size;
-  g->members = malloc(sizeof(int) * P);
-  if (mask) g->mask = malloc(sizeof(int) * P);
-  if (!g->members || (mask && !g->mask)) rc = sl_error(SL_E_NOMEM, "mask group: out of memory");
-  if (mask) rc = sl_agree(sl_ctx.comm, rc); /* every rank makes a new group of the same mask: all split, or none */
+  if (g) {
+    g->comm = MPI_COMM_NULL;
+    g->members = malloc(sizeof(int) * P);
+    if (mask) g->mask = malloc(sizeof(int) * P);
+    if (!g->members || (mask && !g->mask)) rc = sl_error(SL_E_NOMEM, "mask group: out of memory");
+  }
+  rc = sl_agree(sl_ctx.comm, rc);
   if (rc == SL_SUCCESS && mask) {
     memcpy(g->mask, mask, sizeof(int) * P);
     int mpi = MPI_Comm_split(sl_ctx.comm, mask[sl_ctx.rank], sl_ctx.rank, &g->comm);
     if (mpi != MPI_SUCCESS) rc = sl_error_mpi(mpi, "MPI_Comm_split", __FILE__, __LINE__);
-    else rc = comm_channel_create(g->comm, &g->channel);
+    else rc = comm_channel_create(g->comm, &g->channel); /* agreed within the group only */
+    rc = sl_agree(sl_ctx.comm, rc);
   } else if (rc == SL_SUCCESS) {
     g->comm = sl_ctx.comm;
     g->channel = comm_world();
   }
   if (rc != SL_SUCCESS) {
-    group_free(g);
+    if (g) group_free(g);
     return rc;
   }
   /* Members in group-rank order: MPI_Comm_split with key = rank keeps the communicator's order. */
