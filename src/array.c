@@ -269,18 +269,19 @@ static int array_new(sl_array **out, void *buffer, int wrap, int ndim, const int
   if (out) *out = NULL;
 
   int P = sl_ctx.size;
+  /* This rank's allocations come before the gather: a failure is part of its record, which the gather agrees. */
+  sl_array *a = calloc(1, sizeof *a);
+  int64_t *counts = malloc(sizeof *counts * (size_t)P);
+  if (code == SL_SUCCESS && (!a || !counts)) code = sl_error(SL_E_NOMEM, "sl_array_create: out of memory");
   struct create_record mine = make_record(code, ndim, dims, dt, d, axis);
-  /* The gathered records and the block table: on the stack up to 64 ranks; past that allocated, the ranks
-   * agreeing the allocation before the gather (a rank without them could not take part in it). */
+  /* The gathered records: on the stack up to 64 ranks; past that allocated, the ranks agreeing the allocation
+   * before the gather (a rank without them could not take part in it). */
   struct create_record rstack[64], *recs = rstack;
-  int64_t cstack[64], *counts = cstack;
   if (P > 64) {
     recs = malloc(sizeof *recs * (size_t)P);
-    counts = malloc(sizeof *counts * (size_t)P);
-    int rc = sl_agree(sl_ctx.comm, recs && counts ? SL_SUCCESS : sl_error(SL_E_NOMEM, "sl_array_create: out of memory"));
+    int rc = sl_agree(sl_ctx.comm, recs ? SL_SUCCESS : sl_error(SL_E_NOMEM, "sl_array_create: out of memory"));
     if (rc != SL_SUCCESS) {
-      free(recs);
-      free(counts);
+      free(recs), free(a), free(counts);
       return rc;
     }
   }
@@ -307,27 +308,17 @@ static int array_new(sl_array **out, void *buffer, int wrap, int ndim, const int
   sl_group *group = NULL;
   if (code == SL_SUCCESS) code = sl_group_get(d->partition == SL_SCATTER ? d->mask : NULL, &group);
   if (code != SL_SUCCESS) {
-    if (counts != cstack) free(counts);
+    free(a), free(counts);
     return code;
   }
 
-  /* From here on each rank's failures are its own (memory): the ranks agree the outcome at the end, or the
-   * others would go on to wait for this one. */
-  sl_array *a = calloc(1, sizeof *a);
-  int64_t *table = counts != cstack ? counts : malloc(sizeof *counts * (size_t)P);
-  if (!a || !table) {
-    free(a);
-    free(table);
-    return sl_agree(sl_ctx.comm, sl_error(SL_E_NOMEM, "sl_array_create: out of memory"));
-  }
-  if (table != counts) memcpy(table, counts, sizeof *counts * (size_t)P);
   a->ndim = ndim;
   a->dtype = dt;
   a->elsize = sl_dtype_size(dt);
   a->partition = d->partition;
   a->axis = axis;
   a->group = group;
-  a->counts = table;
+  a->counts = counts;
   a->ghost_lo = d->ghost_lo;
   a->ghost_hi = d->ghost_hi;
   a->outer = a->inner = 1;
@@ -336,9 +327,12 @@ static int array_new(sl_array **out, void *buffer, int wrap, int ndim, const int
     if (i < axis) a->outer *= dims[i];
     if (i > axis) a->inner *= dims[i];
   }
-  a->ldims[axis] = table[sl_ctx.rank];
-  for (int g = 0; g < group->rank && d->partition == SL_SCATTER; g++) a->offset += table[group->members[g]];
+  a->ldims[axis] = counts[sl_ctx.rank];
+  for (int g = 0; g < group->rank && d->partition == SL_SCATTER; g++) a->offset += counts[group->members[g]];
   a->nlocal = a->outer * a->ldims[axis] * a->inner;
+  if (storage == SL_STORE_LAYOUT) return give_storage(out, a, buffer, storage); /* nothing left that can fail */
+  /* The storage is this rank's alone (an allocation that fails here, a NULL buffer to wrap where the block is
+   * not empty): the ranks agree the outcome, or the others would go on to wait for this one. */
   code = wrap && !buffer && a->nlocal > 0
            ? sl_error(SL_E_INVALID, "sl_array_wrap: argument 2 (buffer) is NULL on rank %d, whose block has %lld "
                       "elements", sl_ctx.rank, (long long)a->nlocal)
