@@ -137,12 +137,18 @@ template <typename T, typename I, bool DIRECT> __global__ void patch_overlap_add
   }
 }
 
+/* Rows per thread in the row-batched kernels (the windows', patch_rows_add2, patch_rows_cut): a thread's work on
+ * one row is a short chain of dependent steps (the row's patch or window, its taper weight, then the sample), so a
+ * thread walking one row at a time waited on that chain (the patch kernels ran at 0.43-0.53 of peak DRAM
+ * throughput, Nsight Compute on an H100); with the loads of PR_ROWS rows issued before any of their values is
+ * used, the chains overlap. */
+#define PR_ROWS 4
+
 /* Windows along one axis (nwin1 = nw1 = B = 1) with M the identity, the model (a, w, q, c) holding them: the
  * forward sums the tapered windows covering each data sample (a, r, c), the adjoint cuts each window out. A
- * block row of the grid (blockIdx.y) walks the outer index a, WR_ROWS values of it per thread (the windows of a
- * sample do not depend on a: their loads for the WR_ROWS rows are issued together, the rows' chains overlapping),
+ * block row of the grid (blockIdx.y) walks the outer index a, PR_ROWS values of it per thread (the windows of a
+ * sample do not depend on a: their loads for the PR_ROWS rows are issued together, the rows' chains overlapping),
  * so that a thread divides only by C (when C > 1) and the hop s0 or the window length (udiv). */
-#define WR_ROWS 4
 template <typename T, typename I>
 __global__ void window_add(sl_patch_dims dd, prcp v, const T *__restrict__ tab, const T *__restrict__ x, T *__restrict__ y)
 {
@@ -153,27 +159,27 @@ __global__ void window_add(sl_patch_dims dd, prcp v, const T *__restrict__ tab, 
   const I wfirst = d.p0 > 0 ? d.p0 : 0, xrow = d.nw0 * d.nwin0 * d.C;
   const T *t0 = tab + d.tap, t1 = t0[d.nwtot * d.nwin0];
   const bool c1 = d.C == 1;
-  for (I a0 = blockIdx.y * WR_ROWS; a0 < d.A; a0 += gridDim.y * WR_ROWS) {
+  for (I a0 = blockIdx.y * PR_ROWS; a0 < d.A; a0 += gridDim.y * PR_ROWS) {
     for (I i = blockIdx.x * blockDim.x + threadIdx.x; i < inner; i += gridDim.x * blockDim.x) {
       I r = c1 ? i : udiv<I>(i, d.C, v.C), c = i - r * d.C, R = r + d.r0;
-      T acc[WR_ROWS];
+      T acc[PR_ROWS];
 #pragma unroll
-      for (int j = 0; j < WR_ROWS; j++) acc[j] = ops<T>::zero();
+      for (int j = 0; j < PR_ROWS; j++) acc[j] = ops<T>::zero();
       if (R >= 0) { /* the windows W <= R / s0 whose span [W s0, W s0 + nwin0) still holds R, the last first */
         I W = udiv<I>(R, d.s0, v.s0);
         if (W > wlast) W = wlast;
         for (; W >= wfirst && W * d.s0 + d.nwin0 > R; W--) {
           const I q = R - W * d.s0, at = ((W - d.p0) * d.nwin0 + q) * d.C + c;
           const T tw = t0[W * d.nwin0 + q];
-          T val[WR_ROWS];
+          T val[PR_ROWS];
 #pragma unroll
-          for (int j = 0; j < WR_ROWS; j++) val[j] = a0 + j < d.A ? x[(a0 + j) * xrow + at] : ops<T>::zero();
+          for (int j = 0; j < PR_ROWS; j++) val[j] = a0 + j < d.A ? x[(a0 + j) * xrow + at] : ops<T>::zero();
 #pragma unroll
-          for (int j = 0; j < WR_ROWS; j++) acc[j] = ops<T>::add(acc[j], ops<T>::mul(tw, val[j]));
+          for (int j = 0; j < PR_ROWS; j++) acc[j] = ops<T>::add(acc[j], ops<T>::mul(tw, val[j]));
         }
       }
 #pragma unroll
-      for (int j = 0; j < WR_ROWS; j++) {
+      for (int j = 0; j < PR_ROWS; j++) {
         if (a0 + j >= d.A) break;
         T *ya = y + (a0 + j) * inner;
         if (dd.acc) ya[i] = ops<T>::add(ya[i], ops<T>::mul(t1, acc[j]));
@@ -190,18 +196,18 @@ __global__ void window_cut(sl_patch_dims dd, prcp v, const T *__restrict__ tab, 
   const I inner = d.nw0 * d.nwin0 * d.C, yrow = d.n0 * d.C;
   const T *t0 = tab + d.tap, t1 = t0[d.nwtot * d.nwin0];
   const bool c1 = d.C == 1;
-  for (I a0 = blockIdx.y * WR_ROWS; a0 < d.A; a0 += gridDim.y * WR_ROWS) {
+  for (I a0 = blockIdx.y * PR_ROWS; a0 < d.A; a0 += gridDim.y * PR_ROWS) {
     for (I i = blockIdx.x * blockDim.x + threadIdx.x; i < inner; i += gridDim.x * blockDim.x) {
       I wq = c1 ? i : udiv<I>(i, d.C, v.C), c = i - wq * d.C, w = udiv<I>(wq, d.nwin0, v.nwin0), q = wq - w * d.nwin0;
       I W = d.p0 + w, r = W * d.s0 - d.r0 + q;
       const bool in = !(W < 0 || W >= d.nwtot || r < 0 || r >= d.n0);
       const T tw = in ? ops<T>::mul(t0[W * d.nwin0 + q], t1) : ops<T>::zero();
       const I at = in ? r * d.C + c : 0;
-      T val[WR_ROWS];
+      T val[PR_ROWS];
 #pragma unroll
-      for (int j = 0; j < WR_ROWS; j++) val[j] = in && a0 + j < d.A ? y[(a0 + j) * yrow + at] : ops<T>::zero();
+      for (int j = 0; j < PR_ROWS; j++) val[j] = in && a0 + j < d.A ? y[(a0 + j) * yrow + at] : ops<T>::zero();
 #pragma unroll
-      for (int j = 0; j < WR_ROWS; j++)
+      for (int j = 0; j < PR_ROWS; j++)
         if (a0 + j < d.A) x[(a0 + j) * inner + i] = in ? ops<T>::mul(tw, val[j]) : ops<T>::zero();
     }
   }
@@ -274,12 +280,6 @@ template <typename T, typename I> __global__ void patch_rows_add(sl_patch_dims d
     }
   }
 }
-
-/* Rows per thread in the row-batched forms below: a thread's work on one row is a short chain of dependent
- * steps (the row's patch, its taper weight, then the sample), so a thread walking one row at a time waited on
- * that chain (the kernels ran at 0.43-0.53 of peak DRAM throughput, Nsight Compute on an H100); with the loads
- * of PR_ROWS rows issued before any of their values is used, the chains overlap. */
-#define PR_ROWS 4
 
 /* patch_rows_add where at most two patches cover a sample along either axis (2 s >= nwin, every taper's rule):
  * PR_ROWS rows per thread, the up to four model values of each row loaded (predicated) before the sums. The
@@ -438,7 +438,7 @@ static int patch_run(sl_dtype dt, int adjoint, const sl_patch_dims *d, const T *
   const bool wg = window_gemms(d);
   if (wg || (d->ident && sl_patch_one_axis(d))) { /* windows along one axis: rows of the grid over a */
     const int64_t inner = adjoint ? d->nw0 * d->nwin0 * d->C : d->n0 * d->C;
-    const int64_t arows = (d->A + WR_ROWS - 1) / WR_ROWS; /* WR_ROWS values of a per thread */
+    const int64_t arows = (d->A + PR_ROWS - 1) / PR_ROWS; /* PR_ROWS values of a per thread */
     const unsigned gy = (unsigned)(arows < 65535 ? arows : 65535), gx0 = sl_cuda_grid(inner);
     const unsigned gx = (int64_t)gx0 * gy > 65535 * 8 ? (65535u * 8 + gy - 1) / gy : gx0; /* about the usual block count */
     /* with M dense: the windows' products into Y, then summed into the data; the adjoint cuts the windows into Y
