@@ -5,7 +5,9 @@
  * columns' matrix); windows along another axis with 16 or more trailing elements skip it too: one strided
  * batched GEMM over the windows on the model in place. With M the identity (ident) the model holds the
  * patches: the forward sums them straight from it and the adjoint cuts them straight into it, with no GEMM and
- * no work space. */
+ * no work space. Patches over the last two axes (B = C = 1) take row kernels on either side of the GEMM (a thread
+ * divides only along its row, PR_ROWS rows per thread): the model moved to and from the columns a model row at a
+ * time, the data cut into the columns and summed from them a data row at a time. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -249,12 +251,31 @@ template <typename T, typename I> __global__ void patch_cut(sl_patch_dims dd, pr
   }
 }
 
-/* M the identity with the patches over the last two axes (B = C = 1): grids whose block rows walk rows, so that a
- * thread divides only along its row. Forward: block row (a, r0) of the data, a thread per sample r1 summing the
- * tapered patches (W, w1) covering (r0, r1) straight from the model x[a, W - p0, q0, w1, q1]. */
-template <typename T, typename I> __global__ void patch_rows_add(sl_patch_dims dd, prcp v, const T *tab, const T *x, T *y)
+/* The patches over the last two axes (B = C = 1) in a patch-major buffer: sample (q0, q1) of patch (w0, w1) of
+ * outer index a at (a nw0 + w0) W + q0 q0s + w1 w1s + q1. The model with M the identity (patch_model_strides: rows
+ * (a, w0, q0) of nw1 nop1 values) or the GEMM path's columns (patch_column_strides: a patch's Q values
+ * contiguous, Y or the adjoint's conj(Y)). */
+struct pstride {
+  int64_t W, q0s, w1s;
+};
+static pstride patch_model_strides(const sl_patch_dims *d)
+{
+  return pstride{d->nop0 * d->nw1 * d->nop1, d->nw1 * d->nop1, d->nop1};
+}
+static pstride patch_column_strides(const sl_patch_dims *d)
+{
+  return pstride{d->nw1 * d->nwin0 * d->nwin1, d->nwin1, d->nwin0 * d->nwin1};
+}
+
+/* Patches over the last two axes (B = C = 1) in a patch-major buffer x (pstride): grids whose block rows walk
+ * rows, so that a thread divides only along its row. Forward: block row (a, r0) of the data, a thread per sample
+ * r1 summing the tapered patches (W, w1) covering (r0, r1) straight from x (the model with M the identity, or the
+ * product's columns). */
+template <typename T, typename I>
+__global__ void patch_rows_add(sl_patch_dims dd, prcp v, pstride st, const T *tab, const T *x, T *y)
 {
   const pdims<I> d = in_type<I>(dd);
+  const I sW = (I)st.W, sq0 = (I)st.q0s, sw1 = (I)st.w1s;
   const T *t0 = tab + d.tap, *t1 = t0 + d.nwtot * d.nwin0;
   for (I row = blockIdx.y; row < d.A * d.n0; row += gridDim.y) {
     const I a = udiv<I>(row, d.n0, v.n0), R = row - a * d.n0 + d.r0;
@@ -262,7 +283,7 @@ template <typename T, typename I> __global__ void patch_rows_add(sl_patch_dims d
     covering<I>(R, d.nwin0, d.s0, d.nwtot, v.s0, &Wa, &Wb); /* global patches, then the buffer's */
     if (Wa < d.p0) Wa = d.p0;
     if (Wb > d.p0 + d.nw0 - 1) Wb = d.p0 + d.nw0 - 1;
-    const T *xa = x + a * d.nw0 * d.nop0 * d.nw1 * d.nop1;
+    const T *xa = x + a * d.nw0 * sW;
     T *yr = y + row * d.n1;
     for (I r1 = blockIdx.x * blockDim.x + threadIdx.x; r1 < d.n1; r1 += gridDim.x * blockDim.x) {
       I wa1, wb1;
@@ -270,10 +291,10 @@ template <typename T, typename I> __global__ void patch_rows_add(sl_patch_dims d
       T acc = ops<T>::zero();
       for (I W = Wa; W <= Wb; W++) {
         const I q0 = R - W * d.s0;
-        const T *xr = xa + ((W - d.p0) * d.nop0 + q0) * d.nw1 * d.nop1 + r1; /* x[.., w1, q1] at w1 nop1 + q1 */
+        const T *xr = xa + (W - d.p0) * sW + q0 * sq0 + r1; /* sample (q0, q1) of (W, w1) at w1 sw1 + q1 */
         const T tw = t0[W * d.nwin0 + q0];
-        for (I w1 = wa1; w1 <= wb1; w1++) /* q1 = r1 - w1 s1, at w1 nop1 + q1 = r1 + w1 (nwin1 - s1) */
-          acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(tw, t1[w1 * d.nwin1 + r1 - w1 * d.s1]), xr[w1 * (d.nwin1 - d.s1)]));
+        for (I w1 = wa1; w1 <= wb1; w1++) /* q1 = r1 - w1 s1, at w1 sw1 + q1 = r1 + w1 (sw1 - s1) */
+          acc = ops<T>::add(acc, ops<T>::mul(ops<T>::mul(tw, t1[w1 * d.nwin1 + r1 - w1 * d.s1]), xr[w1 * (sw1 - d.s1)]));
       }
       if (dd.acc) yr[r1] = ops<T>::add(yr[r1], acc);
       else yr[r1] = acc;
@@ -285,11 +306,13 @@ template <typename T, typename I> __global__ void patch_rows_add(sl_patch_dims d
  * PR_ROWS rows per thread, the up to four model values of each row loaded (predicated) before the sums. The
  * sums are the same products in the same order as patch_rows_add's. */
 template <typename T, typename I>
-__global__ void patch_rows_add2(sl_patch_dims dd, prcp v, const T *__restrict__ tab, const T *__restrict__ x, T *__restrict__ y)
+__global__ void patch_rows_add2(sl_patch_dims dd, prcp v, pstride st, const T *__restrict__ tab, const T *__restrict__ x,
+                                T *__restrict__ y)
 {
   const pdims<I> d = in_type<I>(dd);
+  const I sW = (I)st.W, sq0 = (I)st.q0s, sw1 = (I)st.w1s;
   const T *t0 = tab + d.tap, *t1 = t0 + d.nwtot * d.nwin0;
-  const I nrows = d.A * d.n0, rowlen = d.nw1 * d.nop1;
+  const I nrows = d.A * d.n0;
   for (I row0 = blockIdx.y * PR_ROWS; row0 < nrows; row0 += gridDim.y * PR_ROWS) {
     I Wa[PR_ROWS], nW[PR_ROWS], q0[PR_ROWS];
     const T *xa[PR_ROWS];
@@ -305,7 +328,7 @@ __global__ void patch_rows_add2(sl_patch_dims dd, prcp v, const T *__restrict__ 
       Wa[j] = wa;
       nW[j] = wb - wa + 1; /* 0, 1 or 2 */
       q0[j] = R - wa * d.s0;
-      xa[j] = x + a * d.nw0 * d.nop0 * rowlen + ((wa - d.p0) * d.nop0 + q0[j]) * rowlen;
+      xa[j] = x + (a * d.nw0 + wa - d.p0) * sW + q0[j] * sq0;
       tw0[j] = nW[j] > 0 ? t0[wa * d.nwin0 + q0[j]] : ops<T>::zero();
       tw1[j] = nW[j] > 1 ? t0[(wa + 1) * d.nwin0 + q0[j] - d.s0] : ops<T>::zero();
     }
@@ -315,12 +338,12 @@ __global__ void patch_rows_add2(sl_patch_dims dd, prcp v, const T *__restrict__ 
       const bool c0 = wa1 <= wb1, c1 = wa1 < wb1;
       const T u0 = c0 ? t1[wa1 * d.nwin1 + r1 - wa1 * d.s1] : ops<T>::zero();
       const T u1 = c1 ? t1[(wa1 + 1) * d.nwin1 + r1 - (wa1 + 1) * d.s1] : ops<T>::zero();
-      const I o0 = r1 + wa1 * (d.nwin1 - d.s1), o1 = o0 + (d.nwin1 - d.s1); /* x[.., w1, q1] at w1 nop1 + q1 */
+      const I o0 = r1 + wa1 * (sw1 - d.s1), o1 = o0 + (sw1 - d.s1); /* sample (q0, q1) of (W, w1) at w1 sw1 + q1 */
       /* the loads of every row first */
       T v00[PR_ROWS], v01[PR_ROWS], v10[PR_ROWS], v11[PR_ROWS];
 #pragma unroll
       for (int j = 0; j < PR_ROWS; j++) {
-        const T *p0 = xa[j], *p1 = xa[j] + (d.nop0 - d.s0) * rowlen; /* patch Wa + 1, its row q0 - s0 */
+        const T *p0 = xa[j], *p1 = xa[j] + sW - d.s0 * sq0; /* patch Wa + 1, its row q0 - s0 */
         v00[j] = nW[j] > 0 && c0 ? p0[o0] : ops<T>::zero();
         v01[j] = nW[j] > 0 && c1 ? p0[o1] : ops<T>::zero();
         v10[j] = nW[j] > 1 && c0 ? p1[o0] : ops<T>::zero();
@@ -346,37 +369,77 @@ __global__ void patch_rows_add2(sl_patch_dims dd, prcp v, const T *__restrict__ 
   }
 }
 
-/* Adjoint: block row (a, w0, q0) of the model, a thread per (w1, q1) of it cutting the tapered sample out of data
- * row W s0 - r0 + q0 (zeros for patches outside [0, nwtot) and rows outside the buffer); PR_ROWS rows per thread,
- * their samples loaded before any is stored */
+/* Adjoint: block row (a, w0, q0) of the patch-major buffer x (pstride), a thread per (w1, q1) of it cutting the
+ * tapered sample out of data row W s0 - r0 + q0 (zeros for patches outside [0, nwtot) and rows outside the
+ * buffer), conjugated when cj (the GEMM path's conj(Y)); PR_ROWS rows per thread, their samples loaded before
+ * any is stored */
 template <typename T, typename I>
-__global__ void patch_rows_cut(sl_patch_dims dd, prcp v, const T *__restrict__ tab, const T *__restrict__ y, T *__restrict__ x)
+__global__ void patch_rows_cut(sl_patch_dims dd, prcp v, pstride st, int cj, const T *__restrict__ tab,
+                               const T *__restrict__ y, T *__restrict__ x)
 {
   const pdims<I> d = in_type<I>(dd);
+  const I sW = (I)st.W, sq0 = (I)st.q0s, sw1 = (I)st.w1s;
   const T *t0 = tab + d.tap, *t1 = t0 + d.nwtot * d.nwin0;
-  const I len = d.nw1 * d.nop1, nrows = d.A * d.nw0 * d.nop0;
+  const I len = d.nw1 * d.nwin1, nrows = d.A * d.nw0 * d.nwin0;
   for (I row0 = blockIdx.y * PR_ROWS; row0 < nrows; row0 += gridDim.y * PR_ROWS) {
     bool in[PR_ROWS];
     T tw[PR_ROWS];
     const T *yr[PR_ROWS];
+    T *xr[PR_ROWS];
 #pragma unroll
     for (int j = 0; j < PR_ROWS; j++) {
       I f = row0 + j < nrows ? row0 + j : nrows - 1;
-      const I q0 = divmod<I>(f, d.nop0, v.nop0), w0 = divmod<I>(f, d.nw0, v.nw0), a = f;
+      const I q0 = divmod<I>(f, d.nwin0, v.nwin0), w0 = divmod<I>(f, d.nw0, v.nw0), a = f;
       const I W = d.p0 + w0, r = W * d.s0 - d.r0 + q0;
       in[j] = W >= 0 && W < d.nwtot && r >= 0 && r < d.n0;
       tw[j] = in[j] ? t0[W * d.nwin0 + q0] : ops<T>::zero();
       yr[j] = y + (a * d.n0 + (in[j] ? r : 0)) * d.n1;
+      xr[j] = x + (a * d.nw0 + w0) * sW + q0 * sq0;
     }
     for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < len; e += gridDim.x * blockDim.x) {
-      const I w1 = udiv<I>(e, d.nop1, v.nop1), q1 = e - w1 * d.nop1, at = w1 * d.s1 + q1;
+      const I w1 = udiv<I>(e, d.nwin1, v.nwin1), q1 = e - w1 * d.nwin1, at = w1 * d.s1 + q1, to = w1 * sw1 + q1;
       const T t = t1[w1 * d.nwin1 + q1];
       T val[PR_ROWS];
 #pragma unroll
       for (int j = 0; j < PR_ROWS; j++) val[j] = in[j] ? yr[j][at] : ops<T>::zero();
 #pragma unroll
       for (int j = 0; j < PR_ROWS; j++)
-        if (row0 + j < nrows) x[(row0 + j) * len + e] = in[j] ? ops<T>::mul(ops<T>::mul(tw[j], t), val[j]) : ops<T>::zero();
+        if (row0 + j < nrows) {
+          const T u = in[j] ? ops<T>::mul(ops<T>::mul(tw[j], t), val[j]) : ops<T>::zero();
+          xr[j][to] = cj ? ops<T>::conj(u) : u;
+        }
+    }
+  }
+}
+
+/* The GEMM path's model side over the last two axes (B = C = 1): block row (a, w0, j0) of the model, a thread per
+ * (w1, j1) of it, PR_ROWS rows per thread: X[((a nw0 + w0) nw1 + w1) K + j0 nop1 + j1] = the model's value
+ * (forward), or the model = conj(X) there (adjoint, back = 1) */
+template <typename T, typename I>
+__global__ void patch_rows_move(sl_patch_dims dd, prcp v, int back, T *__restrict__ model, T *__restrict__ X)
+{
+  const pdims<I> d = in_type<I>(dd);
+  const I len = d.nw1 * d.nop1, nrows = d.A * d.nw0 * d.nop0, K = d.nop0 * d.nop1;
+  for (I row0 = blockIdx.y * PR_ROWS; row0 < nrows; row0 += gridDim.y * PR_ROWS) {
+    I xo[PR_ROWS];
+#pragma unroll
+    for (int j = 0; j < PR_ROWS; j++) {
+      I f = row0 + j < nrows ? row0 + j : nrows - 1;
+      const I j0 = divmod<I>(f, d.nop0, v.nop0); /* f: the patch row a nw0 + w0 */
+      xo[j] = f * d.nw1 * K + j0 * d.nop1;
+    }
+    for (I e = blockIdx.x * blockDim.x + threadIdx.x; e < len; e += gridDim.x * blockDim.x) {
+      const I w1 = udiv<I>(e, d.nop1, v.nop1), at = w1 * K + e - w1 * d.nop1;
+      T val[PR_ROWS];
+#pragma unroll
+      for (int j = 0; j < PR_ROWS; j++)
+        val[j] = row0 + j < nrows ? (back ? X[xo[j] + at] : model[(row0 + j) * len + e]) : ops<T>::zero();
+#pragma unroll
+      for (int j = 0; j < PR_ROWS; j++)
+        if (row0 + j < nrows) {
+          if (back) model[(row0 + j) * len + e] = ops<T>::conj(val[j]);
+          else X[xo[j] + at] = val[j];
+        }
     }
   }
 }
@@ -449,13 +512,29 @@ static int patch_run(sl_dtype dt, int adjoint, const sl_patch_dims *d, const T *
     else window_cut<T, I><<<dim3(gx, gy), T_, 0, s>>>(*d, v, tab, in, wg ? Y : out);
     if (wg && adjoint && window_products(dt, 1, K, Q, d->C, d->A * d->nw0, tab, out, Y, h) != CUBLAS_STATUS_SUCCESS)
       return cudaErrorUnknown;
-  } else if (d->ident && d->B == 1 && d->C == 1) { /* the patches are the model, over the last two axes: by rows */
-    /* (the row-batched kernels: a block row per PR_ROWS rows) */
-    const int64_t rows = adjoint ? d->A * d->nw0 * d->nop0 : d->A * d->n0;
-    const dim3 g = row_grid((rows + PR_ROWS - 1) / PR_ROWS, adjoint ? d->nw1 * d->nop1 : d->n1);
-    if (adjoint) patch_rows_cut<T, I><<<g, T_, 0, s>>>(*d, v, tab, in, out);
-    else if (2 * d->s0 >= d->nwin0 && 2 * d->s1 >= d->nwin1) patch_rows_add2<T, I><<<g, T_, 0, s>>>(*d, v, tab, in, out);
-    else patch_rows_add<T, I><<<row_grid(d->A * d->n0, d->n1), T_, 0, s>>>(*d, v, tab, in, out);
+  } else if (d->B == 1 && d->C == 1 && !sl_patch_one_axis(d)) { /* patches over the last two axes: by rows */
+    /* (the row-batched kernels: a block row per PR_ROWS rows) with M the identity on the model itself; with M
+     * dense the model gathered as X (the adjoint: scattered back from it) and the data cut into Y (the forward:
+     * summed from it) around the product */
+    const pstride st = d->ident ? patch_model_strides(d) : patch_column_strides(d);
+    const dim3 gm_ = row_grid((d->A * d->nw0 * d->nop0 + PR_ROWS - 1) / PR_ROWS, d->nw1 * d->nop1);
+    if (adjoint) {
+      const dim3 g = row_grid((d->A * d->nw0 * d->nwin0 + PR_ROWS - 1) / PR_ROWS, d->nw1 * d->nwin1);
+      patch_rows_cut<T, I><<<g, T_, 0, s>>>(*d, v, st, !d->ident, tab, in, d->ident ? out : Y);
+      if (!d->ident) {
+        if (patch_product(dt, 1, K, Q, P, tab, X, Y, h) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
+        patch_rows_move<T, I><<<gm_, T_, 0, s>>>(*d, v, 1, out, X);
+      }
+    } else {
+      if (!d->ident) {
+        patch_rows_move<T, I><<<gm_, T_, 0, s>>>(*d, v, 0, in, X);
+        if (patch_product(dt, 0, K, Q, P, tab, X, Y, h) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
+      }
+      const T *src = d->ident ? in : Y;
+      if (2 * d->s0 >= d->nwin0 && 2 * d->s1 >= d->nwin1)
+        patch_rows_add2<T, I><<<row_grid((d->A * d->n0 + PR_ROWS - 1) / PR_ROWS, d->n1), T_, 0, s>>>(*d, v, st, tab, src, out);
+      else patch_rows_add<T, I><<<row_grid(d->A * d->n0, d->n1), T_, 0, s>>>(*d, v, st, tab, src, out);
+    }
   } else if (d->ident) { /* the patches are the model: one pass, no GEMM */
     if (!adjoint) patch_overlap_add<T, I, true><<<gd, T_, 0, s>>>(*d, v, tab, in, out);
     else patch_cut<T, I><<<gm, T_, 0, s>>>(*d, v, tab, in, out);

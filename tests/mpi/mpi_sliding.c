@@ -540,6 +540,10 @@ int main(int argc, char **argv)
     test_patch2d(dts[t], 0, d5, a1, w5, o5, p5, SL_TAPER_HANNING, 2);
     test_patch2d(dts[t], 1, d6, a1, w6, o6, p6, SL_TAPER_COSINE, 2);
     test_patch2d(dts[t], 0, d7, a1, w7, o7, p7, SL_TAPER_COSINESQUARE, 1);
+    /* overlaps wider than half a patch on both axes (no taper): up to three patches cover a sample along each axis
+     * (the GPU's general row kernel), dense (the GEMM path: 4 patches along the second axis) and alone */
+    const int64_t d8[3] = {4, 13, 12}, w8[2] = {5, 6}, o8[2] = {3, 4}, p8[2] = {4, 5};
+    for (int dense = 1; dense <= 3; dense++) test_patch2d(dts[t], 0, d8, a1, w8, o8, p8, SL_TAPER_NONE, dense);
     /* a patch axis distributed but not the array's first, or not the first of the two: the layout moved */
     for (int dense = 0; dense < 5; dense += 2) {
       if (dense == 4 && !sl_dtype_is_complex(dts[t])) continue;
