@@ -8,7 +8,7 @@
  *    has a core for each CUDA driver besides its CPU workers, polling the scheduler costs them nothing; where
  *    it has fewer cores, the polling thread shares a core with a CPU worker;
  *  - STARLOPS_WAIT_SPIN_US: the main thread polls that long in sl_wait, sl_scalar_get and a solver's
- *    convergence test before it sleeps. */
+ *    convergence test before it sleeps (unset: a budget from the rank's recent waits, below). */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -38,9 +38,34 @@ static unsigned cuda_worker_may_sleep(void *arg)
 
 static int hook = -1;
 
-/* The main thread's poll where STARLOPS_WAIT_SPIN_US is unset and the compute codelets run on CUDA workers:
- * longer than the round trip of a short GPU task (about 0.07 ms), short enough that a long wait costs little. */
-#define WAIT_SPIN_DEFAULT_S 100e-6
+/* The main thread's poll where STARLOPS_WAIT_SPIN_US is unset and the compute codelets run on CUDA workers: 1.5
+ * times the rank's recent waits (halved in weight at each wait), at least WAIT_SPIN_MIN_S (longer than the round
+ * trip of a short GPU task, about 0.07 ms) and at most WAIT_SPIN_MAX_S. A wait that outlasts its poll sleeps and
+ * pays a wake-up of 15-20 us (H100 node, StarPU's condition variable): the stencils' forward and adjoint of 0.8
+ * ms, a reduction of 256 MiB, an FFT of 2048^2 all outlast a fixed 0.1 ms. Waits are short on a GPU rank while its
+ * compute is on the GPU, and its CPU workers idle, so the core the poll takes costs nothing there; past 2 ms a
+ * wake-up is under 1% of the wait. */
+#define WAIT_SPIN_MIN_S 100e-6
+#define WAIT_SPIN_MAX_S 2e-3
+static int spin_adapts;        /* STARLOPS_WAIT_SPIN_US unset where the compute runs on CUDA workers */
+static _Atomic double recent_s; /* the rank's recent waits, smoothed */
+
+static double spin_budget(void)
+{
+  if (!spin_adapts) return sl_ctx.set.wait_spin_s;
+  const double b = 1.5 * atomic_load_explicit(&recent_s, memory_order_relaxed);
+  return b < WAIT_SPIN_MIN_S ? WAIT_SPIN_MIN_S : b > WAIT_SPIN_MAX_S ? WAIT_SPIN_MAX_S : b;
+}
+
+/* a wait that found work pending took s seconds */
+static void waited(double s)
+{
+  if (!spin_adapts) return;
+  const double r = atomic_load_explicit(&recent_s, memory_order_relaxed);
+  atomic_store_explicit(&recent_s, r > 0 ? 0.5 * (r + s) : s, memory_order_relaxed);
+}
+
+int sl_host_wait_adapts(void) { return spin_adapts; }
 
 int sl_host_wait_start(void)
 {
@@ -48,7 +73,12 @@ int sl_host_wait_start(void)
   if (s->cuda_worker_spin < 0) s->cuda_worker_spin = sl_ctx.ncuda > 0;
   /* the main thread polls by default only where the compute runs on the GPUs: with CPU workers running the
    * tasks it waits for, it would take a core from them */
-  if (s->wait_spin_s < 0) s->wait_spin_s = sl_ctx.ncuda > 0 && sl_ctx.where == STARPU_CUDA ? WAIT_SPIN_DEFAULT_S : 0;
+  spin_adapts = 0;
+  if (s->wait_spin_s < 0) {
+    spin_adapts = sl_ctx.ncuda > 0 && sl_ctx.where == STARPU_CUDA;
+    s->wait_spin_s = spin_adapts ? WAIT_SPIN_MIN_S : 0;
+    atomic_store_explicit(&recent_s, 0.0, memory_order_relaxed);
+  }
   if (sl_ctx.ncuda == 0 || !s->cuda_worker_spin || hook >= 0) return SL_SUCCESS;
   hook = starpu_progression_hook_register(cuda_worker_may_sleep, NULL);
   if (hook < 0)
@@ -66,13 +96,14 @@ void sl_host_wait_stop(void)
 
 int sl_host_wait_tasks(void)
 {
-  const double budget = sl_ctx.set.wait_spin_s;
-  if (budget > 0 && starpu_task_nsubmitted() > 0) {
-    double t0 = sl_watch_now();
-    do poll_pause();
-    while (starpu_task_nsubmitted() > 0 && sl_watch_now() - t0 < budget);
-  }
-  return starpu_task_wait_for_all();
+  const double budget = spin_budget();
+  if (budget <= 0 || starpu_task_nsubmitted() == 0) return starpu_task_wait_for_all();
+  const double t0 = sl_watch_now();
+  do poll_pause();
+  while (starpu_task_nsubmitted() > 0 && sl_watch_now() - t0 < budget);
+  int rc = starpu_task_wait_for_all();
+  waited(sl_watch_now() - t0);
+  return rc;
 }
 
 /* One acquisition: the callback marks it done and wakes the main thread if it went to sleep. */
@@ -93,7 +124,7 @@ static void acquired(void *arg)
 
 int sl_host_acquire(starpu_data_handle_t h, enum starpu_data_access_mode mode)
 {
-  const double budget = sl_ctx.set.wait_spin_s;
+  const double budget = spin_budget();
   if (budget <= 0) return starpu_data_acquire(h, mode);
   acquisition a;
   atomic_init(&a.done, 0);
@@ -103,14 +134,16 @@ int sl_host_acquire(starpu_data_handle_t h, enum starpu_data_access_mode mode)
     pthread_mutex_destroy(&a.lock);
     return -err;
   }
+  const double t0 = sl_watch_now();
   int rc = starpu_data_acquire_cb(h, mode, acquired, &a);
   if (rc == 0) {
-    double t0 = sl_watch_now();
+    const int pending = !atomic_load_explicit(&a.done, memory_order_acquire);
     while (!atomic_load_explicit(&a.done, memory_order_acquire) && sl_watch_now() - t0 < budget) poll_pause();
     /* the callback holds the lock from its store to its unlock: once we hold it, it no longer uses a */
     pthread_mutex_lock(&a.lock);
     while (!atomic_load_explicit(&a.done, memory_order_acquire)) pthread_cond_wait(&a.cond, &a.lock);
     pthread_mutex_unlock(&a.lock);
+    if (pending) waited(sl_watch_now() - t0);
   }
   pthread_cond_destroy(&a.cond);
   pthread_mutex_destroy(&a.lock);

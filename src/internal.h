@@ -134,6 +134,9 @@ void sl_host_cache_set_cap(size_t bytes);
 int sl_host_wait_tasks(void);
 /** starpu_data_acquire (on the main memory), polling first for STARLOPS_WAIT_SPIN_US. Returns StarPU's code. */
 int sl_host_acquire(starpu_data_handle_t h, enum starpu_data_access_mode mode);
+/** Whether the main thread's poll follows the rank's recent waits (STARLOPS_WAIT_SPIN_US unset where the compute
+ *  runs on CUDA workers) rather than a fixed budget. */
+int sl_host_wait_adapts(void);
 
 /* ---- cores (cores.c): a rank's share of its node, before StarPU starts ----------------------------- */
 /** Collective over sl_ctx.comm. Splits the node's cores (and GPUs, when several) between the
