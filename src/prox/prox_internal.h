@@ -64,6 +64,9 @@ int prox_check_p(const sl_prox *p, const sl_array *x, const char *an);
 /** A digest of what p computes, agreed across ranks where p is an argument: its kind (name), weights, bounds,
  *  composition factors, inner CG iterations, its operator and data layouts, and what it composes. */
 uint64_t prox_key(const sl_prox *p);
+/** sl_prox_l2; check_b = 0 skips b's finiteness check (a collective reduction) for a caller that has just made
+ *  it (ADMM-L2's cost term on its own b). */
+int prox_l2_make(sl_prox **p, sl_op *Op, const sl_array *b, double sigma, int cg_niter, int check_b);
 /** 1 when p (or what it composes) has a gradient. */
 int prox_smooth(const sl_prox *p);
 

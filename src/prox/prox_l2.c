@@ -130,6 +130,11 @@ static const sl_prox_ops l2_plain_ops = {l2_prox, l2_dual, l2_value, l2_grad, l2
 
 int sl_prox_l2(sl_prox **p, sl_op *Op, const sl_array *b, double sigma, int cg_niter)
 {
+  return prox_l2_make(p, Op, b, sigma, cg_niter, 1);
+}
+
+int prox_l2_make(sl_prox **p, sl_op *Op, const sl_array *b, double sigma, int cg_niter, int check_b)
+{
   const char *fn = "sl_prox_l2";
   int rc = SL_SUCCESS;
   if (!sl_ctx.initialized) rc = sl_error(SL_E_STATE, "%s: starlops is not initialised", fn);
@@ -144,7 +149,7 @@ int sl_prox_l2(sl_prox **p, sl_op *Op, const sl_array *b, double sigma, int cg_n
   sl_array *bc = NULL;
   if (b) {
     /* a NaN or an Inf in b would pass unseen where a Box or an indicator clips what it reaches */
-    SL_TRY(sl_array_check_finite(b, fn, "argument 3 (b)"));
+    if (check_b) SL_TRY(sl_array_check_finite(b, fn, "argument 3 (b)"));
     rc = sl_agree(sl_ctx.comm, sl_array_clone(&bc, b, SL_STORE_TEMP));
     if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, sl_array_copy(bc, b));
   }

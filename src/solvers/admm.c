@@ -36,7 +36,7 @@ static int run(sl_solver *sv, sl_prox *g, sl_op *Op, const sl_array *b, sl_op *A
   if (rc == SL_SUCCESS) rc = normal_op(Op, A, tau, &N);
   if (rc == SL_SUCCESS) rc = prox_work(x, d, 4);
   if (rc == SL_SUCCESS) rc = prox_work(sl_op_range(A), r, 4);
-  if (rc == SL_SUCCESS && want) rc = sl_prox_l2(&f, Op, b, 1.0, 1);
+  if (rc == SL_SUCCESS && want) rc = prox_l2_make(&f, Op, b, 1.0, 1, 0); /* b checked finite by the caller */
   sl_array *xold = d[0], *rhs = d[1], *opb = d[2], *t = d[3], *z = r[0], *u = r[1], *ax = r[2], *w = r[3];
   if (rc == SL_SUCCESS) rc = sl_op_apply(Op, SL_ADJOINT, b, opb);
   if (rc == SL_SUCCESS) rc = sl_array_fill(z, SL_REAL(0));
