@@ -286,7 +286,7 @@ int sl_info_print(FILE *out)
     /* rank 0's (docs/gpu.md#waiting-for-short-tasks) */
     fprintf(out, "  waits:        ");
     if (sl_ctx.ncuda > 0) fprintf(out, "idle CUDA workers %s; ", sl_ctx.set.cuda_worker_spin > 0 ? "poll" : "sleep");
-    if (sl_host_wait_adapts()) fprintf(out, "the main thread polls 1.5x its recent waits (0.1-2 ms), then sleeps\n");
+    if (sl_host_wait_adapts()) fprintf(out, "the main thread polls 1.5x its recent waits (0.1 ms, up to 4 ms), then sleeps\n");
     else if (sl_ctx.set.wait_spin_s > 0) fprintf(out, "the main thread polls %.0f us, then sleeps\n", sl_ctx.set.wait_spin_s * 1e6);
     else fprintf(out, "the main thread sleeps at once\n");
     if (sl_ctx.host_cache_bytes > 0)

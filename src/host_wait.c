@@ -40,13 +40,15 @@ static int hook = -1;
 
 /* The main thread's poll where STARLOPS_WAIT_SPIN_US is unset and the compute codelets run on CUDA workers: 1.5
  * times the rank's recent waits (halved in weight at each wait), at least WAIT_SPIN_MIN_S (longer than the round
- * trip of a short GPU task, about 0.07 ms) and at most WAIT_SPIN_MAX_S. A wait that outlasts its poll sleeps and
- * pays a wake-up of 15-20 us (H100 node, StarPU's condition variable): the stencils' forward and adjoint of 0.8
- * ms, a reduction of 256 MiB, an FFT of 2048^2 all outlast a fixed 0.1 ms. Waits are short on a GPU rank while its
- * compute is on the GPU, and its CPU workers idle, so the core the poll takes costs nothing there; past 2 ms a
- * wake-up is under 1% of the wait. */
+ * trip of a short GPU task, about 0.07 ms). A wait that outlasts its poll sleeps and pays a wake-up of 15-20 us
+ * (H100 node, StarPU's condition variable; up to 0.2 ms in some processes): the stencils' forward and adjoint of
+ * 0.8 ms, a reduction of 256 MiB, an FFT of 2048^2 all outlast a fixed 0.1 ms. Waits are short on a GPU rank while
+ * its compute is on the GPU, and its CPU workers idle, so the core the poll takes costs little there. Where that
+ * budget passes WAIT_SPIN_MAX_S the waits are long enough for a wake-up to be a few per mille of them, and the poll
+ * falls back to WAIT_SPIN_MIN_S rather than hold a core for most of each wait. A wait counts as at most twice
+ * WAIT_SPIN_MAX_S, so that one long wait among short ones moves the budget for a wait or two only. */
 #define WAIT_SPIN_MIN_S 100e-6
-#define WAIT_SPIN_MAX_S 2e-3
+#define WAIT_SPIN_MAX_S 4e-3
 static int spin_adapts;        /* STARLOPS_WAIT_SPIN_US unset where the compute runs on CUDA workers */
 static _Atomic double recent_s; /* the rank's recent waits, smoothed */
 
@@ -54,13 +56,14 @@ static double spin_budget(void)
 {
   if (!spin_adapts) return sl_ctx.set.wait_spin_s;
   const double b = 1.5 * atomic_load_explicit(&recent_s, memory_order_relaxed);
-  return b < WAIT_SPIN_MIN_S ? WAIT_SPIN_MIN_S : b > WAIT_SPIN_MAX_S ? WAIT_SPIN_MAX_S : b;
+  return b < WAIT_SPIN_MIN_S || b > WAIT_SPIN_MAX_S ? WAIT_SPIN_MIN_S : b;
 }
 
 /* a wait that found work pending took s seconds */
 static void waited(double s)
 {
   if (!spin_adapts) return;
+  if (s > 2 * WAIT_SPIN_MAX_S) s = 2 * WAIT_SPIN_MAX_S;
   const double r = atomic_load_explicit(&recent_s, memory_order_relaxed);
   atomic_store_explicit(&recent_s, r > 0 ? 0.5 * (r + s) : s, memory_order_relaxed);
 }

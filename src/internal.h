@@ -94,8 +94,9 @@ typedef struct {
                                 the rank has a CUDA worker, set by sl_host_wait_start) */
   int64_t host_cache_mb;     /* STARLOPS_HOST_CACHE_MB (-1 unset: an eighth of the node's memory, or of the cgroup's
                                 limit where lower, over its ranks) */
-  double wait_spin_s;        /* STARLOPS_WAIT_SPIN_US, in seconds (0: the main thread sleeps at once; unset: 100 us
-                                where the compute codelets run on CUDA workers, else 0, set by sl_host_wait_start) */
+  double wait_spin_s;        /* STARLOPS_WAIT_SPIN_US, in seconds (0: the main thread sleeps at once; unset: where the
+                                compute codelets run on CUDA workers the poll follows the rank's waits, host_wait.c,
+                                and this holds its minimum; else 0; set by sl_host_wait_start) */
   int64_t comm_blocking_bytes; /* STARLOPS_COMM_BLOCKING_BYTES: host-MPI collectives from this size block
                                   on their channel's thread; 0 never */
   int64_t comm_ring_bytes;   /* STARLOPS_COMM_RING_BYTES: host-MPI allreduce and reduce-scatter of this size
@@ -130,9 +131,10 @@ int sl_host_cache_malloc(unsigned node, void **A, size_t dim, int flags);
 int sl_host_cache_free(unsigned node, void *A, size_t dim, int flags);
 size_t sl_host_cache_bytes(void);
 void sl_host_cache_set_cap(size_t bytes);
-/** starpu_task_wait_for_all, polling first for STARLOPS_WAIT_SPIN_US. Returns StarPU's code. */
+/** starpu_task_wait_for_all, polling first (STARLOPS_WAIT_SPIN_US, or the budget from the rank's recent waits).
+ *  Returns StarPU's code. */
 int sl_host_wait_tasks(void);
-/** starpu_data_acquire (on the main memory), polling first for STARLOPS_WAIT_SPIN_US. Returns StarPU's code. */
+/** starpu_data_acquire (on the main memory), polling first as sl_host_wait_tasks. Returns StarPU's code. */
 int sl_host_acquire(starpu_data_handle_t h, enum starpu_data_access_mode mode);
 /** Whether the main thread's poll follows the rank's recent waits (STARLOPS_WAIT_SPIN_US unset where the compute
  *  runs on CUDA workers) rather than a fixed budget. */

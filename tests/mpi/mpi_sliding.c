@@ -544,6 +544,14 @@ int main(int argc, char **argv)
      * (the GPU's general row kernel), dense (the GEMM path: 4 patches along the second axis) and alone */
     const int64_t d8[3] = {4, 13, 12}, w8[2] = {5, 6}, o8[2] = {3, 4}, p8[2] = {4, 5};
     for (int dense = 1; dense <= 3; dense++) test_patch2d(dts[t], 0, d8, a1, w8, o8, p8, SL_TAPER_NONE, dense);
+    /* the same over the distributed axis (the axis before it of length 1: split by the patches' starts, the ghost
+     * patches or rows of a neighbour; the GPU's row kernels on the GEMM path with buffers that start inside the
+     * axis), and with a taper (at most two patches per sample) */
+    const int64_t d9[3] = {1, 13, 12}, d10[3] = {1, 14, 11};
+    for (int dense = 1; dense <= 3; dense++) {
+      test_patch2d(dts[t], 1, d9, a1, w8, o8, p8, SL_TAPER_NONE, dense);
+      test_patch2d(dts[t], 1, d10, a1, w1, o1, p1, SL_TAPER_HANNING, dense);
+    }
     /* a patch axis distributed but not the array's first, or not the first of the two: the layout moved */
     for (int dense = 0; dense < 5; dense += 2) {
       if (dense == 4 && !sl_dtype_is_complex(dts[t])) continue;
