@@ -88,6 +88,8 @@ typedef struct {
   int comm_gpu_staging;      /* STARLOPS_COMM_GPU_STAGING=1 */
   int comm_no_shm;           /* STARLOPS_COMM_SHM=0: redistributions through MPI even with every rank on one node */
   int comm_shm_fail_rank;    /* STARLOPS_COMM_SHM_FAIL_RANK (test hook): this rank + 1 makes no segment; 0 none */
+  int gather_p2p;            /* STARLOPS_GATHER_P2P=1 (test hook): gather and scatter move each block as one message,
+                                as past INT_MAX elements a group (array_gather.c) */
   int comm_spin_set;
   double comm_spin_s;        /* STARLOPS_COMM_SPIN_US, in seconds */
   int cuda_worker_spin;      /* STARLOPS_CUDA_WORKER_SPIN=1: a CUDA worker polls instead of sleeping (unset: 1 where

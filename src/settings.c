@@ -112,6 +112,7 @@ int sl_settings_read(const sl_options *o)
   int64_t fail;
   SL_TRY(parse_whole("STARLOPS_COMM_SHM_FAIL_RANK", -1, 0, 1 << 20, &fail));
   s->comm_shm_fail_rank = (int)fail + 1;
+  SL_TRY(parse_flag("STARLOPS_GATHER_P2P", &s->gather_p2p));
   v = getenv("STARLOPS_PLACEMENT");
   if (v && *v && strcmp(v, "node") && strcmp(v, "starpu"))
     return sl_error(SL_E_INVALID, "sl_init: STARLOPS_PLACEMENT must be node or starpu, not '%s'", v);

@@ -145,6 +145,15 @@ static void shm_names(char *out, size_t n)
   globfree(&g);
 }
 
+/* Past 2^31 - 1 elements a group, gather and scatter move each rank's block as one message of any length; the test
+ * hook STARLOPS_GATHER_P2P=1 takes that path at every size: the array tests (whose checks gather, to one rank and
+ * to all, and scatter from one and from all, over masks and every axis) pass through it. */
+Test(mpi, gather_scatter_as_block_messages, .timeout = 400)
+{
+  cr_expect_eq(run_env("STARLOPS_GATHER_P2P=1", 2, "mpi_arrays", NULL), 0);
+  cr_expect_eq(run_env("STARLOPS_GATHER_P2P=1", 3, "mpi_arrays", NULL), 0);
+}
+
 /* A rank that cannot make its shared-memory segment (test hook STARLOPS_COMM_SHM_FAIL_RANK) makes every rank
  * keep MPI's all-to-all for that plan: no hang, the same results. No run leaves a segment's name behind. */
 Test(mpi, redistribution_falls_back_to_mpi_on_every_rank, .timeout = 400)
@@ -317,7 +326,8 @@ Test(mpi, settings_are_validated, .timeout = 400)
                           {"STARLOPS_PLACEMENT=cores", "STARLOPS_PLACEMENT"},
                           {"STARLOPS_COMM_TASKS=yes", "STARLOPS_COMM_TASKS"},
                           {"STARLOPS_COMM_SHM=no", "STARLOPS_COMM_SHM"},
-                          {"STARLOPS_COMM_SHM_FAIL_RANK=-1", "STARLOPS_COMM_SHM_FAIL_RANK"}};
+                          {"STARLOPS_COMM_SHM_FAIL_RANK=-1", "STARLOPS_COMM_SHM_FAIL_RANK"},
+                          {"STARLOPS_GATHER_P2P=yes", "STARLOPS_GATHER_P2P"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[128];
     snprintf(args, sizeof args, "-1 %s", bad[i][1]);
