@@ -39,6 +39,12 @@ CFLAGS := $(CFLAGS_BASE) $(EXTRA_CFLAGS)
 LIB_C := $(wildcard src/*.c src/codelets/*.c src/comm/*.c src/operators/*.c src/prox/*.c src/solvers/*.c)
 LIB_CU := $(if $(HAVE_CUDA),$(wildcard src/codelets/*.cu))
 LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CU:%.cu=$(BUILD)/%.cu.o)
+# The FFT's cuFFT callbacks: LTO-IR for every architecture, linked into cuFFT's kernels at plan time, carried in
+# the library as a byte array (src/codelets/kernel_fft_cb.h)
+ifeq ($(HAVE_CUDA),1)
+  FFT_CB := $(BUILD)/src/codelets/lto/fft_weights_cb
+  LIB_OBJ += $(FFT_CB).o
+endif
 # One version: the one include/starlops.h declares (SL_VERSION_*); the soname carries its major number.
 VERSION := $(shell sed -n 's/^\#define SL_VERSION_STRING "\(.*\)"/\1/p' include/starlops.h)
 VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
@@ -69,6 +75,18 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h)
 $(BUILD)/%.cu.o: %.cu $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+ifeq ($(HAVE_CUDA),1)
+$(FFT_CB).fatbin: src/codelets/lto/fft_weights_cb.cu src/codelets/kernel_fft_cb.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -Iinclude -Isrc $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=lto_$(a)) -dc -fatbin $< -o $@
+$(FFT_CB).c: $(FFT_CB).fatbin
+	{ echo '#include <stddef.h>'; echo '_Alignas(16) const unsigned char sl_fft_cb_fatbin[] = {'; \
+	  od -An -v -tu1 $< | sed 's/^ *//; s/  */,/g; s/$$/,/'; echo '};'; \
+	  echo 'const size_t sl_fft_cb_fatbin_size = sizeof sl_fft_cb_fatbin;'; } > $@
+$(FFT_CB).o: $(FFT_CB).c
+	$(CC) $(CFLAGS) -c $< -o $@
+endif
 
 # The linker version script: every function a public header declares, nothing else.
 $(EXPORTS): $(PUBLIC_H)

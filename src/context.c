@@ -165,6 +165,7 @@ int sl_init(int *argc, char ***argv, const sl_options *opts)
                 SL_SAME_I("STARLOPS_COMM_SHM_FAIL_RANK", s->comm_shm_fail_rank),
                 SL_SAME_I("STARLOPS_GATHER_P2P", s->gather_p2p),
                 SL_SAME_I("STARLOPS_FFTW_PLANNER", s->fftw_estimate),
+                SL_SAME_I("STARLOPS_FFT_CALLBACKS", s->fft_callbacks),
                 SL_SAME_I("STARLOPS_PLACEMENT", s->placement_starpu),
                 SL_SAME_I("STARLOPS_FFT_THREADS", s->fft_threads),
                 SL_SAME_I("STARLOPS_TASK_THREADS", s->task_threads),

@@ -80,6 +80,7 @@ typedef struct {
   int no_fuse;               /* STARLOPS_SOLVER_NO_FUSE=1 */
   int nsconv_rows;           /* STARLOPS_NSCONV_ROWS=1 */
   int fftw_estimate;         /* STARLOPS_FFTW_PLANNER=estimate */
+  int fft_callbacks;         /* STARLOPS_FFT_CALLBACKS (default 1): cuFFT applies the FFT's weights through callbacks */
   int placement_starpu;      /* STARLOPS_PLACEMENT=starpu: StarPU sizes and binds the rank's threads alone */
   int fft_threads;           /* STARLOPS_FFT_THREADS; 0: the rank's CPU workers for large transforms */
   int task_threads;          /* STARLOPS_TASK_THREADS; 0: the rank's CPU workers for large one-task-per-rank kernels */

@@ -121,6 +121,7 @@ int sl_settings_read(const sl_options *o)
   if (v && *v && strcmp(v, "measure") && strcmp(v, "estimate"))
     return sl_error(SL_E_INVALID, "sl_init: STARLOPS_FFTW_PLANNER must be measure or estimate, not '%s'", v);
   s->fftw_estimate = v && !strcmp(v, "estimate");
+  SL_TRY(parse_flag_or("STARLOPS_FFT_CALLBACKS", 1, &s->fft_callbacks));
   int64_t threads = 0;
   SL_TRY(parse_whole("STARLOPS_FFT_THREADS", 0, 0, 1024, &threads));
   s->fft_threads = (int)threads;

@@ -4,7 +4,8 @@
  * scratch arrays unless STARLOPS_FFTW_PLANNER=estimate; a transform of 64 Ki elements or more runs on as
  * many FFTW threads as the rank has CPU workers, or STARLOPS_FFT_THREADS, so one task uses the rank's
  * cores while its other workers sleep); CUDA: cuFFT (plans made once per shape and
- * worker, on the worker's stream). Kinds: complex forward / backward, in place (one buffer) or out of
+ * worker, on the worker's stream; the bin weights applied by cuFFT's own loads or stores through callbacks linked
+ * in at plan time, kernel_fft_cb.h, else by a pass of their own). Kinds: complex forward / backward, in place (one buffer) or out of
  * place (two: the input is only read); real-to-complex (n real samples to n/2 + 1 bins) and
  * complex-to-real, along one axis. After the transform (R2C, C2C) or before it (C2R) every bin is
  * multiplied by scale, and for the real kinds the interior bins (1 .. (n-1)/2) by `interior` too; C2R
@@ -21,6 +22,9 @@
 #ifdef SL_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #include <cufft.h>
+#include <cufftXt.h>
+
+#include "codelets/kernel_fft_cb.h"
 #endif
 
 static struct starpu_codelet cl_fft_c2c, cl_fft_c2c_oop, cl_fft_r2c, cl_fft_c2r, cl_fft_chunks;
@@ -43,6 +47,8 @@ typedef struct plan_entry {
   fft_shape s;
   int kind, inplace, worker; /* inplace: bit 0 in place, bit 1 aligned (FFTW) */
   void *plan;      /* fftw_plan / fftwf_plan, or a cufftHandle (as intptr) */
+  void *weights;   /* CUDA: the plan's callbacks' fft_cb_info in device memory (NULL: no callback) */
+  int device;      /* CUDA: the plan's device */
 } plan_entry;
 
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -57,10 +63,13 @@ static int same_shape(const fft_shape *a, const fft_shape *b)
   return 1;
 }
 
+/* A CUDA plan (worker >= 0) may carry its weights in callbacks: the same weights too. */
 static plan_entry *find_plan(const fft_shape *s, int kind, int inplace, int worker)
 {
   for (plan_entry *e = plans; e; e = e->next)
-    if (same_shape(&e->s, s) && e->kind == kind && e->inplace == inplace && e->worker == worker) return e;
+    if (same_shape(&e->s, s) && e->kind == kind && e->inplace == inplace && e->worker == worker &&
+        (worker < 0 || (e->s.scale == s->scale && e->s.interior == s->interior)))
+      return e;
   return NULL;
 }
 
@@ -68,7 +77,7 @@ static plan_entry *add_plan(const fft_shape *s, int kind, int inplace, int worke
 {
   plan_entry *e = malloc(sizeof *e);
   if (!e) return NULL;
-  *e = (plan_entry){plans, *s, kind, inplace, worker, plan};
+  *e = (plan_entry){plans, *s, kind, inplace, worker, plan, NULL, -1};
   plans = e;
   return e;
 }
@@ -247,28 +256,79 @@ static void fft_chunks_cpu(void *buffers[], void *arg)
 }
 
 #ifdef SL_HAVE_CUDA
-/* The cuFFT plan of this shape for the calling worker (on its stream). */
-static int cufft_plan_for(const fft_shape *s, int kind, cufftHandle *out)
+/* Callbacks that failed once (a cuFFT or driver without JIT linking) are not tried again in the process. */
+static int callbacks_failed;
+
+/* The weights of s, kind (kernel_fft_weights_cuda's) as the callbacks read them; 0 where every weight is 1. */
+static int callback_info(const fft_shape *s, int kind, fft_cb_info *w)
+{
+  int c2r = kind == FFT_C2R;
+  if (s->scale == 1.0 && (!s->real || (s->interior == 1.0 && !c2r))) return 0;
+  *w = (fft_cb_info){s->scale, s->interior, s->n, s->real ? s->n / 2 + 1 : s->n, s->inner, s->real, c2r};
+  return 1;
+}
+
+/* A new plan in *p: with the weights in a callback (its info copied to *weights, device memory) where the shape has
+ * weights, STARLOPS_FFT_CALLBACKS allows it and it links; else without (*weights NULL: the task runs the weights
+ * pass). */
+static int cufft_make(const fft_shape *s, int kind, cufftHandle *p, void **weights)
+{
+  int n = (int)s->n, nc = (int)(s->n / 2 + 1), inner = (int)s->inner, rank = s->rank;
+  int ni = kind == FFT_C2R ? nc : n, no = kind == FFT_R2C ? nc : n;
+  int nn[FFT_MAX_RANK];
+  for (int i = 0; i < rank; i++) nn[i] = (int)s->dims[i];
+  cufftType t = s->dbl ? (kind == FFT_R2C ? CUFFT_D2Z : kind == FFT_C2R ? CUFFT_Z2D : CUFFT_Z2Z)
+                       : (kind == FFT_R2C ? CUFFT_R2C : kind == FFT_C2R ? CUFFT_C2R : CUFFT_C2C);
+  /* inner == 1: the lines are the batch; else one call per outer slab, the inner lines as the batch */
+  int batch = inner == 1 ? (int)s->outer : inner, idist = inner == 1 ? ni : 1, odist = inner == 1 ? no : 1;
+  int *inem = rank == 1 ? &ni : nn, *onem = rank == 1 ? &no : nn;
+  fft_cb_info w;
+  *weights = NULL;
+  if (sl_ctx.set.fft_callbacks && !callbacks_failed && callback_info(s, kind, &w)) {
+    void *d = NULL;
+    size_t ws;
+    int rc = cufftCreate(p);
+    if (rc != CUFFT_SUCCESS) return rc;
+    cufftXtCallbackType ct = kind == FFT_C2R ? (s->dbl ? CUFFT_CB_LD_COMPLEX_DOUBLE : CUFFT_CB_LD_COMPLEX)
+                                             : (s->dbl ? CUFFT_CB_ST_COMPLEX_DOUBLE : CUFFT_CB_ST_COMPLEX);
+    const char *name = kind == FFT_C2R ? (s->dbl ? FFT_CB_LOAD_Z : FFT_CB_LOAD_C) : (s->dbl ? FFT_CB_STORE_Z : FFT_CB_STORE_C);
+    int ok = cudaMalloc(&d, sizeof w) == cudaSuccess && cudaMemcpy(d, &w, sizeof w, cudaMemcpyHostToDevice) == cudaSuccess &&
+             cufftXtSetJITCallback(*p, name, sl_fft_cb_fatbin, sl_fft_cb_fatbin_size, ct, &d) == CUFFT_SUCCESS &&
+             cufftMakePlanMany(*p, rank, nn, inem, inner, idist, onem, inner, odist, t, batch, &ws) == CUFFT_SUCCESS;
+    if (ok) {
+      *weights = d;
+      return CUFFT_SUCCESS;
+    }
+    cufftDestroy(*p);
+    if (d) cudaFree(d);
+    cudaGetLastError(); /* no error left behind for the task's kernels */
+    callbacks_failed = 1;
+  }
+  return cufftPlanMany(p, rank, nn, inem, inner, idist, onem, inner, odist, t, batch);
+}
+
+/* The cuFFT plan of this shape for the calling worker (on its stream); *weighted: its callbacks apply the weights. */
+static int cufft_plan_for(const fft_shape *s, int kind, cufftHandle *out, int *weighted)
 {
   int worker = starpu_worker_get_id();
   pthread_mutex_lock(&plan_lock);
   plan_entry *e = find_plan(s, kind, 0, worker);
   int rc = CUFFT_SUCCESS;
+  if (!e) {
+    void *w = NULL;
+    rc = cufft_make(s, kind, out, &w);
+    if (rc == CUFFT_SUCCESS) rc = cufftSetStream(*out, starpu_cuda_get_local_stream());
+    if (rc == CUFFT_SUCCESS && !(e = add_plan(s, kind, 0, worker, (void *)(intptr_t)*out))) rc = CUFFT_ALLOC_FAILED;
+    if (e) {
+      e->weights = w;
+      cudaGetDevice(&e->device);
+    } else if (w) {
+      cudaFree(w);
+    }
+  }
   if (e) {
     *out = (cufftHandle)(intptr_t)e->plan;
-  } else {
-    int n = (int)s->n, nc = (int)(s->n / 2 + 1), inner = (int)s->inner, rank = s->rank;
-    int ni = kind == FFT_C2R ? nc : n, no = kind == FFT_R2C ? nc : n;
-    int nn[FFT_MAX_RANK];
-    for (int i = 0; i < rank; i++) nn[i] = (int)s->dims[i];
-    cufftType t = s->dbl ? (kind == FFT_R2C ? CUFFT_D2Z : kind == FFT_C2R ? CUFFT_Z2D : CUFFT_Z2Z)
-                         : (kind == FFT_R2C ? CUFFT_R2C : kind == FFT_C2R ? CUFFT_C2R : CUFFT_C2C);
-    /* inner == 1: the lines are the batch; else one call per outer slab, the inner lines as the batch */
-    int batch = inner == 1 ? (int)s->outer : inner, idist = inner == 1 ? ni : 1, odist = inner == 1 ? no : 1;
-    if (rank == 1) rc = cufftPlanMany(out, 1, nn, &ni, inner, idist, &no, inner, odist, t, batch);
-    else rc = cufftPlanMany(out, rank, nn, nn, inner, idist, nn, inner, odist, t, batch);
-    if (rc == CUFFT_SUCCESS) rc = cufftSetStream(*out, starpu_cuda_get_local_stream());
-    if (rc == CUFFT_SUCCESS && !add_plan(s, kind, 0, worker, (void *)(intptr_t)*out)) rc = CUFFT_ALLOC_FAILED;
+    *weighted = e->weights != NULL;
   }
   pthread_mutex_unlock(&plan_lock);
   return rc;
@@ -277,9 +337,9 @@ static int cufft_plan_for(const fft_shape *s, int kind, cufftHandle *out)
 static void fft_run_cuda(const fft_shape *s, int kind, char *in, char *out)
 {
   cudaStream_t st = starpu_cuda_get_local_stream();
-  int rc = kind == FFT_C2R ? kernel_fft_weights_cuda(s, in, 1, st) : 0;
   cufftHandle plan;
-  if (rc == 0) rc = cufft_plan_for(s, kind, &plan);
+  int weighted = 0, rc = cufft_plan_for(s, kind, &plan, &weighted);
+  if (rc == 0 && kind == FFT_C2R && !weighted) rc = kernel_fft_weights_cuda(s, in, 1, st);
   int64_t n = s->n, nc = n / 2 + 1, inner = s->inner;
   int64_t ni = kind == FFT_C2R ? nc : n, no = kind == FFT_R2C ? nc : n;
   size_t isz = in_el(s, kind), osz = out_el(s, kind);
@@ -292,7 +352,7 @@ static void fft_run_cuda(const fft_shape *s, int kind, char *in, char *out)
     else
       rc = kind == FFT_R2C ? cufftExecR2C(plan, i, q) : kind == FFT_C2R ? cufftExecC2R(plan, i, q) : cufftExecC2C(plan, i, q, dir);
   }
-  if (rc == 0 && kind != FFT_C2R) rc = kernel_fft_weights_cuda(s, out, 0, st);
+  if (rc == 0 && kind != FFT_C2R && !weighted) rc = kernel_fft_weights_cuda(s, out, 0, st);
   if (rc != 0) sl_async_error(SL_E_RUNTIME, "FFT (CUDA): cuFFT or kernel error %d", rc);
 }
 
@@ -345,7 +405,14 @@ void codelet_fft_shutdown(void)
       else fftwf_destroy_plan(e->plan);
     }
 #ifdef SL_HAVE_CUDA
-    else cufftDestroy((cufftHandle)(intptr_t)e->plan);
+    else {
+      cufftDestroy((cufftHandle)(intptr_t)e->plan);
+      int dev;
+      if (e->weights && cudaGetDevice(&dev) == cudaSuccess && cudaSetDevice(e->device) == cudaSuccess) {
+        cudaFree(e->weights);
+        cudaSetDevice(dev);
+      }
+    }
 #endif
     free(e);
   }

@@ -313,6 +313,7 @@ Test(mpi, settings_are_validated, .timeout = 400)
                           {"STARLOPS_MAX_CHUNKS=0", "STARLOPS_MAX_CHUNKS"},    {"STARLOPS_CODELET_WHERE=gpu", "STARLOPS_CODELET_WHERE"},
                           {"STARLOPS_STENCIL_NO_OVERLAP=yes", "STARLOPS_STENCIL_NO_OVERLAP"},
                           {"STARLOPS_FFTW_PLANNER=fast", "STARLOPS_FFTW_PLANNER"},
+                          {"STARLOPS_FFT_CALLBACKS=yes", "STARLOPS_FFT_CALLBACKS"},
                           {"STARLOPS_COMM_SPIN_US=-1", "STARLOPS_COMM_SPIN_US"},
                           {"STARLOPS_WAIT_SPIN_US=soon", "STARLOPS_WAIT_SPIN_US"},
                           {"STARLOPS_CUDA_WORKER_SPIN=2", "STARLOPS_CUDA_WORKER_SPIN"},
