@@ -172,9 +172,53 @@ static void weights(const fft_shape *s, void *z, int c2r_input)
   sl_parallel_for(threads_ready ? fftw_threads_for(s) : 1, kernel_fft_weight_lines(s, c2r_input), weights_range, &j);
 }
 
-/* One transform task's work on the CPU: in -> out (the same pointer: in place). */
+/* A copy on the transform's threads, every real value multiplied by scale (a complex transform's weights are
+ * all scale). */
+struct copy_job {
+  char *dst;
+  const char *src;
+  double scale;
+  int dbl;
+};
+static void copy_bytes(const struct copy_job *j, size_t lo, size_t hi)
+{
+  if (j->scale == 1.0) {
+    memcpy(j->dst + lo, j->src + lo, hi - lo);
+  } else if (j->dbl) {
+    double *d = (double *)(j->dst + lo);
+    const double *x = (const double *)(j->src + lo);
+    for (size_t i = 0, m = (hi - lo) / 8; i < m; i++) d[i] = x[i] * j->scale;
+  } else {
+    float *d = (float *)(j->dst + lo);
+    const float *x = (const float *)(j->src + lo), f = (float)j->scale;
+    for (size_t i = 0, m = (hi - lo) / 4; i < m; i++) d[i] = x[i] * f;
+  }
+}
+static void copy_range(int64_t lo, int64_t hi, void *p) { copy_bytes(p, (size_t)lo * 4096, (size_t)hi * 4096); }
+static void copy_threads(const fft_shape *s, void *dst, const void *src, size_t bytes, double scale)
+{
+  struct copy_job j = {dst, src, scale, s->dbl};
+  int64_t pages = (int64_t)(bytes / 4096);
+  sl_parallel_for(threads_ready ? fftw_threads_for(s) : 1, pages, copy_range, &j);
+  copy_bytes(&j, (size_t)pages * 4096, bytes);
+}
+
+/* The element sizes of a transform's input and output (a real side holds reals). */
+static size_t in_el(const fft_shape *s, int kind) { return (s->dbl ? 16u : 8u) / (kind == FFT_R2C ? 2u : 1u); }
+static size_t out_el(const fft_shape *s, int kind) { return (s->dbl ? 16u : 8u) / (kind == FFT_C2R ? 2u : 1u); }
+static int64_t in_count(const fft_shape *s, int kind) { return s->outer * s->inner * (kind == FFT_C2R ? s->n / 2 + 1 : s->n); }
+/* One transform task's work on the CPU: in -> out (the same pointer: in place). A complex transform out of place
+ * with a scale other than 1, or of strided lines (inner > 1), first copies its input, scaled, into the output and
+ * runs in place there: the scale costs no pass of its own, and FFTW's in-place plans ran faster than its
+ * out-of-place ones (2048^2, one core: 40-45 ms against 46-52, the copy 8; strided lines up to 5x). */
 static void fft_run_cpu(const fft_shape *s, int kind, void *in, void *out)
 {
+  int scaled = 0;
+  if ((kind == FFT_FORWARD || kind == FFT_BACKWARD) && in != out && (s->scale != 1.0 || s->inner > 1)) {
+    copy_threads(s, out, in, (size_t)in_count(s, kind) * in_el(s, kind), s->scale);
+    in = out;
+    scaled = 1;
+  }
   if (kind == FFT_C2R) weights(s, in, 1);
   void *plan = fftw_plan_for(s, kind, in, out);
   if (!plan) {
@@ -191,7 +235,7 @@ static void fft_run_cpu(const fft_shape *s, int kind, void *in, void *out)
     else if (kind == FFT_C2R) fftwf_execute_dft_c2r(plan, in, out);
     else fftwf_execute_dft(plan, in, out);
   }
-  if (kind != FFT_C2R) weights(s, out, 0);
+  if (kind != FFT_C2R && !scaled) weights(s, out, 0);
 }
 
 static void fft_cpu(void *buffers[], void *arg)
@@ -201,39 +245,18 @@ static void fft_cpu(void *buffers[], void *arg)
   fft_run_cpu(&a->s, a->kind, in, a->oop ? (void *)STARPU_VECTOR_GET_PTR(buffers[1]) : in);
 }
 
-/* The element sizes of a transform's input and output (a real side holds reals). */
-static size_t in_el(const fft_shape *s, int kind) { return (s->dbl ? 16u : 8u) / (kind == FFT_R2C ? 2u : 1u); }
-static size_t out_el(const fft_shape *s, int kind) { return (s->dbl ? 16u : 8u) / (kind == FFT_C2R ? 2u : 1u); }
-static int64_t in_count(const fft_shape *s, int kind) { return s->outer * s->inner * (kind == FFT_C2R ? s->n / 2 + 1 : s->n); }
 static size_t scratch_in_bytes(const fft_shape *s, int kind)
 {
   return ((size_t)in_count(s, kind) * in_el(s, kind) + 63) / 64 * 64; /* the output part starts SIMD-aligned */
 }
 
-/* A copy on the transform's threads. */
-struct copy_job {
-  char *dst;
-  const char *src;
-};
-static void copy_range(int64_t lo, int64_t hi, void *p)
-{
-  const struct copy_job *j = p;
-  memcpy(j->dst + lo * 4096, j->src + lo * 4096, (size_t)(hi - lo) * 4096);
-}
-static void copy_threads(const fft_shape *s, void *dst, const void *src, size_t bytes)
-{
-  struct copy_job j = {dst, src};
-  int64_t pages = (int64_t)(bytes / 4096);
-  sl_parallel_for(threads_ready ? fftw_threads_for(s) : 1, pages, copy_range, &j);
-  memcpy((char *)dst + pages * 4096, (const char *)src + pages * 4096, bytes - (size_t)pages * 4096);
-}
-
 /* The chunked task (complex or real-to-complex, out of place): the input's chunks (read), the output's chunks
  * (written), and the scratch space when a side has several. Chunks that lie back to back (a host block's, on the
  * CPU) are used in place; others are packed into the scratch space (the input) or transformed there and copied
- * out (the output). A complex transform of strided lines (inner > 1) copies its input to the output and runs
- * in place there: FFTW's out-of-place plans of strided lines measured up to 5x slower than the copy and the
- * in-place plan together (2048 x 1024 along the first axis, one core). */
+ * out (the output). A complex transform of strided lines (inner > 1) runs in place in the output, its input
+ * copied there (by fft_run_cpu where the input's chunks lie back to back): FFTW's out-of-place plans of strided
+ * lines measured up to 5x slower than the copy and the in-place plan together (2048 x 1024 along the first axis,
+ * one core). */
 static void fft_chunks_cpu(void *buffers[], void *arg)
 {
   const fft_chunk_args *a = arg;
@@ -244,9 +267,10 @@ static void fft_chunks_cpu(void *buffers[], void *arg)
   int pack_out = !out, strided = a->s.inner > 1 && a->kind != FFT_R2C;
   if (pack_out) out = scr + scratch_in_bytes(&a->s, a->kind);
   if (strided) { /* the input into the output, then in place */
-    if (in) copy_threads(&a->s, out, in, (size_t)in_count(&a->s, a->kind) * iel);
-    else codelet_chunks_copy(buffers, 0, nin, out, iel, 0);
-    in = out;
+    if (!in) { /* else fft_run_cpu copies it, scaled */
+      codelet_chunks_copy(buffers, 0, nin, out, iel, 0);
+      in = out;
+    }
   } else if (!in) {
     in = scr;
     codelet_chunks_copy(buffers, 0, nin, in, iel, 0);
