@@ -70,6 +70,9 @@ step "CUDA kernels vs CPU kernels" tests-cuda-kernels.log "$B/build/tests/unit_t
 step "stencil kernels on segments apart (CPU, CUDA)" tests-stencil-kernel.log "$B/build/tests/unit_tests" -j1 \
   --filter 'stencil_kernel/*' --verbose
 STARPU_NCPU=1 step "demo, 2 ranks sharing the GPU" demo.log mpirun -n 2 --bind-to none "$E/demo_arrays" --verbose
+# the FFT's plain cuFFT plans and weights kernel (the fallback where the callbacks cannot link)
+STARLOPS_FFT_CALLBACKS=0 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 30)) step "FFT tests, plain cuFFT plans, 2 ranks" \
+  fft-plain.log mpirun -n 2 --bind-to none "$B/build/tests/mpi/mpi_fft"
 # the solvers with every compute codelet on the GPU, and on the CPUs only: the same iterations
 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$((1 << 26)) step "poisson_cg 1024^2, CUDA, 1 rank" poisson-cuda.log \
   mpirun -n 1 --bind-to none "$E/poisson_cg" --n 1024 --niter 300 --tol 0 --check-every 300

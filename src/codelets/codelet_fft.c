@@ -280,7 +280,15 @@ static void fft_chunks_cpu(void *buffers[], void *arg)
 }
 
 #ifdef SL_HAVE_CUDA
-/* Callbacks that failed once (a cuFFT or driver without JIT linking) are not tried again in the process. */
+/* cuFFT's LTO callbacks with the symbol's name: cuFFT 12 (CUDA 13) on; older toolkits make plain plans. */
+#if defined(CUFFT_VERSION) && CUFFT_VERSION >= 12000
+#define FFT_CALLBACKS 1
+#else
+#define FFT_CALLBACKS 0
+#endif
+
+#if FFT_CALLBACKS
+/* Callbacks that failed to link once (a cuFFT without NVRTC or nvJitLink) are not tried again in the process. */
 static int callbacks_failed;
 
 /* The weights of s, kind (kernel_fft_weights_cuda's) as the callbacks read them; 0 where every weight is 1. */
@@ -291,6 +299,7 @@ static int callback_info(const fft_shape *s, int kind, fft_cb_info *w)
   *w = (fft_cb_info){s->scale, s->interior, s->n, s->real ? s->n / 2 + 1 : s->n, s->inner, s->real, c2r};
   return 1;
 }
+#endif
 
 /* A new plan in *p: with the weights in a callback (its info copied to *weights, device memory) where the shape has
  * weights, STARLOPS_FFT_CALLBACKS allows it and it links; else without (*weights NULL: the task runs the weights
@@ -306,28 +315,36 @@ static int cufft_make(const fft_shape *s, int kind, cufftHandle *p, void **weigh
   /* inner == 1: the lines are the batch; else one call per outer slab, the inner lines as the batch */
   int batch = inner == 1 ? (int)s->outer : inner, idist = inner == 1 ? ni : 1, odist = inner == 1 ? no : 1;
   int *inem = rank == 1 ? &ni : nn, *onem = rank == 1 ? &no : nn;
-  fft_cb_info w;
   *weights = NULL;
-  if (sl_ctx.set.fft_callbacks && !callbacks_failed && callback_info(s, kind, &w)) {
-    void *d = NULL;
+#if FFT_CALLBACKS
+  fft_cb_info w;
+  void *d = NULL;
+  if (sl_ctx.set.fft_callbacks && !callbacks_failed && callback_info(s, kind, &w) &&
+      cudaMalloc(&d, sizeof w) == cudaSuccess) {
     size_t ws;
     int rc = cufftCreate(p);
-    if (rc != CUFFT_SUCCESS) return rc;
+    if (rc != CUFFT_SUCCESS) {
+      cudaFree(d);
+      return rc;
+    }
     cufftXtCallbackType ct = kind == FFT_C2R ? (s->dbl ? CUFFT_CB_LD_COMPLEX_DOUBLE : CUFFT_CB_LD_COMPLEX)
                                              : (s->dbl ? CUFFT_CB_ST_COMPLEX_DOUBLE : CUFFT_CB_ST_COMPLEX);
     const char *name = kind == FFT_C2R ? (s->dbl ? FFT_CB_LOAD_Z : FFT_CB_LOAD_C) : (s->dbl ? FFT_CB_STORE_Z : FFT_CB_STORE_C);
-    int ok = cudaMalloc(&d, sizeof w) == cudaSuccess && cudaMemcpy(d, &w, sizeof w, cudaMemcpyHostToDevice) == cudaSuccess &&
-             cufftXtSetJITCallback(*p, name, sl_fft_cb_fatbin, sl_fft_cb_fatbin_size, ct, &d) == CUFFT_SUCCESS &&
-             cufftMakePlanMany(*p, rank, nn, inem, inner, idist, onem, inner, odist, t, batch, &ws) == CUFFT_SUCCESS;
-    if (ok) {
+    /* the weights on the worker's stream, before any of the plan's kernels */
+    rc = cudaMemcpyAsync(d, &w, sizeof w, cudaMemcpyHostToDevice, starpu_cuda_get_local_stream()) == cudaSuccess
+           ? CUFFT_SUCCESS : CUFFT_ALLOC_FAILED;
+    if (rc == CUFFT_SUCCESS) rc = cufftXtSetJITCallback(*p, name, sl_fft_cb_fatbin, sl_fft_cb_fatbin_size, ct, &d);
+    if (rc == CUFFT_SUCCESS) rc = cufftMakePlanMany(*p, rank, nn, inem, inner, idist, onem, inner, odist, t, batch, &ws);
+    if (rc == CUFFT_SUCCESS) {
       *weights = d;
       return CUFFT_SUCCESS;
     }
     cufftDestroy(*p);
-    if (d) cudaFree(d);
+    cudaFree(d);
     cudaGetLastError(); /* no error left behind for the task's kernels */
-    callbacks_failed = 1;
+    if (rc != CUFFT_ALLOC_FAILED) callbacks_failed = 1; /* the plan did not link: plain plans from now on */
   }
+#endif
   return cufftPlanMany(p, rank, nn, inem, inner, idist, onem, inner, odist, t, batch);
 }
 
@@ -341,13 +358,15 @@ static int cufft_plan_for(const fft_shape *s, int kind, cufftHandle *out, int *w
   if (!e) {
     void *w = NULL;
     rc = cufft_make(s, kind, out, &w);
+    int made = rc == CUFFT_SUCCESS;
     if (rc == CUFFT_SUCCESS) rc = cufftSetStream(*out, starpu_cuda_get_local_stream());
     if (rc == CUFFT_SUCCESS && !(e = add_plan(s, kind, 0, worker, (void *)(intptr_t)*out))) rc = CUFFT_ALLOC_FAILED;
     if (e) {
       e->weights = w;
       cudaGetDevice(&e->device);
-    } else if (w) {
-      cudaFree(w);
+    } else if (made) {
+      cufftDestroy(*out);
+      if (w) cudaFree(w);
     }
   }
   if (e) {
@@ -429,13 +448,11 @@ void codelet_fft_shutdown(void)
       else fftwf_destroy_plan(e->plan);
     }
 #ifdef SL_HAVE_CUDA
-    else {
+    else { /* on the plan's device */
+      int dev = -1, moved = cudaGetDevice(&dev) == cudaSuccess && dev != e->device && cudaSetDevice(e->device) == cudaSuccess;
       cufftDestroy((cufftHandle)(intptr_t)e->plan);
-      int dev;
-      if (e->weights && cudaGetDevice(&dev) == cudaSuccess && cudaSetDevice(e->device) == cudaSuccess) {
-        cudaFree(e->weights);
-        cudaSetDevice(dev);
-      }
+      if (e->weights) cudaFree(e->weights);
+      if (moved) cudaSetDevice(dev);
     }
 #endif
     free(e);
