@@ -172,8 +172,8 @@ static void weights(const fft_shape *s, void *z, int c2r_input)
   sl_parallel_for(threads_ready ? fftw_threads_for(s) : 1, kernel_fft_weight_lines(s, c2r_input), weights_range, &j);
 }
 
-/* A copy on the transform's threads, every real value multiplied by scale (a complex transform's weights are
- * all scale). */
+/* A copy on the transform's threads, every real value multiplied by s's scale (a complex transform's weights
+ * are all that scale). */
 struct copy_job {
   char *dst;
   const char *src;
@@ -195,9 +195,9 @@ static void copy_bytes(const struct copy_job *j, size_t lo, size_t hi)
   }
 }
 static void copy_range(int64_t lo, int64_t hi, void *p) { copy_bytes(p, (size_t)lo * 4096, (size_t)hi * 4096); }
-static void copy_threads(const fft_shape *s, void *dst, const void *src, size_t bytes, double scale)
+static void copy_threads(const fft_shape *s, void *dst, const void *src, size_t bytes)
 {
-  struct copy_job j = {dst, src, scale, s->dbl};
+  struct copy_job j = {dst, src, s->scale, s->dbl};
   int64_t pages = (int64_t)(bytes / 4096);
   sl_parallel_for(threads_ready ? fftw_threads_for(s) : 1, pages, copy_range, &j);
   copy_bytes(&j, (size_t)pages * 4096, bytes);
@@ -215,7 +215,7 @@ static void fft_run_cpu(const fft_shape *s, int kind, void *in, void *out)
 {
   int scaled = 0;
   if ((kind == FFT_FORWARD || kind == FFT_BACKWARD) && in != out && (s->scale != 1.0 || s->inner > 1)) {
-    copy_threads(s, out, in, (size_t)in_count(s, kind) * in_el(s, kind), s->scale);
+    copy_threads(s, out, in, (size_t)in_count(s, kind) * in_el(s, kind));
     in = out;
     scaled = 1;
   }
@@ -295,7 +295,7 @@ static int callbacks_failed;
 static int callback_info(const fft_shape *s, int kind, fft_cb_info *w)
 {
   int c2r = kind == FFT_C2R;
-  if (s->scale == 1.0 && (!s->real || (s->interior == 1.0 && !c2r))) return 0;
+  if (kernel_fft_weight_lines(s, c2r) == 0) return 0;
   *w = (fft_cb_info){s->scale, s->interior, s->n, s->real ? s->n / 2 + 1 : s->n, s->inner, s->real, c2r};
   return 1;
 }
