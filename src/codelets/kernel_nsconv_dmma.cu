@@ -8,8 +8,9 @@
  * X (8 x 4) W^T (4 x 8); along a middle axis they are 8 consecutive values of the inner axis and it is
  * W (8 x 4) X (4 x 8). Lane l holds the same weights either way (sample 8 kb + l / 4, input 4 s + l % 4 of its
  * band): a warp keeps the weights of its KB blocks of 8 samples in registers (KB NS values a lane and part) for
- * its whole walk over the lines, since the filters vary along the convolution axis only. complex128 is four real
- * products per step (Re Re, Im Im, and the two cross terms into one sum), with KB halved.
+ * its whole walk over the lines, since the filters vary along the convolution axis only. complex128 is three real
+ * products per step (Re x Re w, Im x Im w and (Re x + Im x)(Re w + Im w), from which the cross terms follow),
+ * with KB halved.
  *
  * A block of 4 warps copies each group of lines' inputs (its samples' inputs with c either side, zero outside the
  * array) asynchronously into shared memory, the next group's during the current one's products, in rows of 4 mod 16
@@ -46,18 +47,29 @@ __device__ inline void dmma_weights(double (&wb)[C][KB][NS], const double *h, I 
   }
 }
 
-/* One step into the sums acc[0] (Re Re), acc[1] (Im Im), acc[NA - 1] (cross; the only one for real data); WA: the
- * weights are the product's A operand (middle axis), else its B. */
+/* One step into the sums: real data acc[0] += x w; complex128 three real products (Gauss's): acc[0] += xr wr,
+ * acc[1] += xi wi, acc[2] += (xr + xi)(wr + wi), whose cross terms are acc[2] - acc[0] - acc[1] (dmma_cross).
+ * WA: the weights are the product's A operand (middle axis), else its B. */
 template <int C, bool WA>
 __device__ inline void dmma_step(double (&acc)[2 * C - 1][2], double xr, double xi, double wr, double wi)
 {
-  constexpr int NA = 2 * C - 1;
   if (WA) sl_dmma(acc[0], wr, xr);
   else sl_dmma(acc[0], xr, wr);
   if (C == 2) {
-    if (WA) sl_dmma(acc[C - 1], wi, xi), sl_dmma(acc[NA - 1], wi, xr), sl_dmma(acc[NA - 1], wr, xi);
-    else sl_dmma(acc[C - 1], xi, wi), sl_dmma(acc[NA - 1], xr, wi), sl_dmma(acc[NA - 1], xi, wr);
+    /* the weights' sum made here, not kept: three weights a step in registers spill at 33 taps */
+    const double xs = xr + xi, ws = wr + wi;
+    if (WA) sl_dmma(acc[C - 1], wi, xi), sl_dmma(acc[2 * C - 2], ws, xs);
+    else sl_dmma(acc[C - 1], xi, wi), sl_dmma(acc[2 * C - 2], xs, ws);
   }
+}
+
+/* Gauss's products to the sums dmma_value reads: acc[2] -= acc[0] + acc[1]. */
+template <int C>
+__device__ inline void dmma_cross(double (&acc)[2 * C - 1][2])
+{
+  if (C == 2)
+#pragma unroll
+    for (int i = 0; i < 2; i++) acc[2 * C - 2][i] -= acc[0][i] + acc[C - 1][i];
 }
 
 /* Output i (0, 1) of the lane's pair: real and imaginary parts. */
@@ -213,6 +225,8 @@ nsconv_dmma_k(int adjoint, G<I, NS, C> geo, I L, const double *h, const double *
           const int at = t::at(kb, s);
           dmma_step<C, t::WA>(acc[kb], f[at], C == 2 ? f[t::PL + at] : 0.0, wb[0][kb][s], wb[C - 1][kb][s]);
         }
+#pragma unroll
+      for (int kb = 0; kb < KB; kb++) dmma_cross<C>(acc[kb]);
       geo.store(y, acc, g, kw, w, q, r, vec);
       __syncthreads(); /* every warp is done with this buffer: it takes the group after next */
     }
