@@ -63,12 +63,22 @@ static int same_shape(const fft_shape *a, const fft_shape *b)
   return 1;
 }
 
-/* A CUDA plan (worker >= 0) may carry its weights in callbacks: the same weights too. */
+#ifdef SL_HAVE_CUDA
+static int wants_callbacks(const fft_shape *s, int kind);
+#endif
+
+/* A CUDA plan (worker >= 0) with callbacks carries its weights: it serves the same weights only; a plain one
+ * serves any weights that would not get callbacks (the task applies them in a pass). */
 static plan_entry *find_plan(const fft_shape *s, int kind, int inplace, int worker)
 {
+#ifdef SL_HAVE_CUDA
+  int plain = worker >= 0 && !wants_callbacks(s, kind);
+#else
+  int plain = 0; /* no CUDA plans */
+#endif
   for (plan_entry *e = plans; e; e = e->next)
     if (same_shape(&e->s, s) && e->kind == kind && e->inplace == inplace && e->worker == worker &&
-        (worker < 0 || (e->s.scale == s->scale && e->s.interior == s->interior)))
+        (worker < 0 || (e->weights ? e->s.scale == s->scale && e->s.interior == s->interior : plain)))
       return e;
   return NULL;
 }
@@ -300,6 +310,18 @@ static int callback_info(const fft_shape *s, int kind, fft_cb_info *w)
   return 1;
 }
 #endif
+
+/* Whether a CUDA plan for s, kind would be made with callbacks (they may still fail to link). */
+static int wants_callbacks(const fft_shape *s, int kind)
+{
+#if FFT_CALLBACKS
+  fft_cb_info w;
+  return sl_ctx.set.fft_callbacks && !callbacks_failed && callback_info(s, kind, &w);
+#else
+  (void)s, (void)kind;
+  return 0;
+#endif
+}
 
 /* A new plan in *p: with the weights in a callback (its info copied to *weights, device memory) where the shape has
  * weights, STARLOPS_FFT_CALLBACKS allows it and it links; else without (*weights NULL: the task runs the weights
