@@ -134,6 +134,7 @@ static void teardown(void)
     starpu_cublas_shutdown();
   }
   starpu_mpi_shutdown();
+  sl_scalar_slots_free();
   sl_host_cache_stop();
   MPI_Comm_free(&sl_ctx.comm);
   if (sl_ctx.own_mpi) MPI_Finalize();

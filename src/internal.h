@@ -397,10 +397,18 @@ void sl_parallel_shutdown(void);
 
 /* ---- scalars (scalar.c) ------------------------------------------------------------------------- */
 struct sl_scalar {
-  double value[2];
+  double *value; /* (re, im): a slot of scalar_pool.c, the handle's home */
   sl_dtype dtype;
   starpu_data_handle_t handle;
 };
+
+/* page-aligned host memory, pinned on ranks with CUDA workers (pinned.c) */
+void *sl_pinned_alloc(size_t bytes);
+void sl_pinned_free(void *p);
+/* the scalars' homes (scalar_pool.c): pinned 16-byte slots on ranks with CUDA workers, zeroed when taken */
+double *sl_scalar_slot_get(void);
+void sl_scalar_slot_put(double *v);
+void sl_scalar_slots_free(void);
 
 /* ---- scalar tasks (scalar_task.c) --------------------------------------------------------------- */
 /** A computation on variables of doubles: v[i] is buffer i; arg is the copy given at submission. */

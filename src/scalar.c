@@ -10,9 +10,13 @@ int sl_scalar_create(sl_scalar **s, sl_dtype dt)
   SL_CHECK_ARG(s != NULL, SL_E_INVALID, "sl_scalar_create: argument 1 (s) is NULL");
   SL_CHECK_ARG(sl_dtype_valid(dt), SL_E_DTYPE, "sl_scalar_create: argument 2 (dt) is not a valid dtype (%d)", (int)dt);
   sl_scalar *x = calloc(1, sizeof *x);
-  if (!x) return sl_error(SL_E_NOMEM, "sl_scalar_create: out of memory");
+  if (x) x->value = sl_scalar_slot_get();
+  if (!x || !x->value) {
+    free(x);
+    return sl_error(SL_E_NOMEM, "sl_scalar_create: out of memory");
+  }
   x->dtype = dt;
-  starpu_variable_data_register(&x->handle, STARPU_MAIN_RAM, (uintptr_t)x->value, sizeof x->value);
+  starpu_variable_data_register(&x->handle, STARPU_MAIN_RAM, (uintptr_t)x->value, 2 * sizeof(double));
   *s = x;
   return SL_SUCCESS;
 }
@@ -22,6 +26,7 @@ int sl_scalar_destroy(sl_scalar **s)
   if (!s || !*s) return SL_SUCCESS;
   if (!sl_ctx.initialized) return sl_error(SL_E_STATE, "sl_scalar_destroy: called after sl_finalize; destroy scalars before it");
   starpu_data_unregister((*s)->handle);
+  sl_scalar_slot_put((*s)->value);
   free(*s);
   *s = NULL;
   return SL_SUCCESS;

@@ -1,6 +1,7 @@
 /* Codelets of the reductions: a partial per chunk (CPU or CUDA), then one CPU task that combines the
  * partials into the scalar; the array layer then allreduces the scalar through the comm layer and, for
- * p-norms, takes the root in one more small task. */
+ * p-norms, takes the root in one more small task. A partial (or the scalar, for one chunk) is written in main
+ * memory even by a CUDA task, which copies it there on its stream: the host reads it with no transfer after. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,13 +58,17 @@ static void reduce_cpu(void *buffers[], void *cl_arg)
 
 #ifdef SL_HAVE_CUDA
 #include <cuda_runtime_api.h>
+/* The result's home is main memory (the codelet's specific node): summed into the scratch's last two doubles,
+ * then copied on the worker's stream, so the task ends with the value on the host. */
 static void reduce_cuda(void *buffers[], void *cl_arg)
 {
   const struct reduce_args *ra = cl_arg;
   struct reduce_bufs b = unpack(buffers, ra);
   cudaStream_t st = starpu_cuda_get_local_stream();
-  int rc = kernel_cuda_reduce(ra->dt, ra->k, b.n, b.x, b.y, ra->p, b.work, b.out, st);
-  if (rc == cudaSuccess) rc = kernel_cuda_root(ra->root_p, b.out, st);
+  double *dev = b.work + SL_CUDA_REDUCE_SCRATCH_DOUBLES;
+  int rc = kernel_cuda_reduce(ra->dt, ra->k, b.n, b.x, b.y, ra->p, b.work, dev, st);
+  if (rc == cudaSuccess) rc = kernel_cuda_root(ra->root_p, dev, st);
+  if (rc == cudaSuccess) rc = cudaMemcpyAsync(b.out, dev, 2 * sizeof(double), cudaMemcpyDeviceToHost, st);
   if (rc != cudaSuccess) sl_async_error(SL_E_RUNTIME, "sl_reduce (CUDA): %s", cudaGetErrorString((cudaError_t)rc));
 }
 #endif
@@ -115,6 +120,12 @@ void codelet_reduce_init(void)
     cl->modes[nb++] = STARPU_W;
     cl->modes[nb++] = STARPU_SCRATCH;
     cl->nbuffers = nb;
+#ifdef SL_HAVE_CUDA
+    /* the result in main memory wherever the task runs: it is read there (the host, the combine and scalar tasks) */
+    cl->specific_nodes = 1;
+    for (int j = 0; j < nb; j++) cl->nodes[j] = STARPU_SPECIFIC_NODE_LOCAL;
+    cl->nodes[nb - 2] = STARPU_SPECIFIC_NODE_CPU;
+#endif
   }
   init_combine(&cl_combine, "sl_combine");
   starpu_codelet_init(&cl_root);
@@ -122,7 +133,8 @@ void codelet_reduce_init(void)
   cl_root.cpu_funcs[0] = root_cpu;
   cl_root.nbuffers = 1;
   cl_root.modes[0] = STARPU_RW;
-  starpu_vector_data_register(&scratch, -1, 0, SL_CUDA_REDUCE_SCRATCH_DOUBLES, sizeof(double));
+  /* the blocks' partial sums, then the result before its copy to the host */
+  starpu_vector_data_register(&scratch, -1, 0, SL_CUDA_REDUCE_SCRATCH_DOUBLES + 2, sizeof(double));
 }
 
 starpu_data_handle_t codelet_reduce_scratch(void) { return scratch; }

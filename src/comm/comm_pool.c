@@ -1,15 +1,12 @@
 /* Pinned host staging buffers for the host-MPI backend when data lives on a GPU. Buffers come in
  * power-of-two size classes from 4 KiB; a returned buffer goes back on its class's free list, so a steady
- * stream of collectives allocates nothing after its first calls. Pinned (cudaHostRegister) when the rank
- * has CUDA workers, for fast asynchronous device copies. */
+ * stream of collectives allocates nothing after its first calls. Pinned (pinned.c) when the rank has CUDA
+ * workers, for fast asynchronous device copies. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "internal.h"
 #include "comm/comm.h"
-#ifdef SL_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 enum { MIN_SHIFT = 12, NCLASSES = 40 };
 
@@ -33,28 +30,6 @@ static int size_class(size_t bytes)
   return c;
 }
 
-/* Page-aligned ordinary memory, then pinned with cudaHostRegister when CUDA workers exist. (Memory from
- * cudaHostAlloc gave wrong results between two ranks on one node with Open MPI's shared-memory transport;
- * registered anonymous pages behave like any other memory for MPI.) */
-static void *raw_alloc(size_t bytes)
-{
-  void *q = NULL;
-  if (posix_memalign(&q, 4096, bytes) != 0) return NULL;
-#ifdef SL_HAVE_CUDA
-  if (sl_ctx.ncuda > 0 && cudaHostRegister(q, bytes, cudaHostRegisterPortable) != cudaSuccess)
-    (void)cudaGetLastError(); /* stays pageable: slower copies, same results */
-#endif
-  return q;
-}
-
-static void raw_free(void *p)
-{
-#ifdef SL_HAVE_CUDA
-  if (sl_ctx.ncuda > 0 && cudaHostUnregister(p) != cudaSuccess) (void)cudaGetLastError();
-#endif
-  free(p);
-}
-
 int comm_pool_init(void)
 {
   n_allocated = n_served = 0;
@@ -73,7 +48,7 @@ void *comm_pool_get(size_t bytes)
     b = calloc(1, sizeof *b);
     if (!b) return NULL;
     b->cls = c;
-    b->ptr = raw_alloc((size_t)1 << (MIN_SHIFT + c));
+    b->ptr = sl_pinned_alloc((size_t)1 << (MIN_SHIFT + c));
     if (!b->ptr) {
       free(b);
       return NULL;
@@ -116,7 +91,7 @@ void comm_pool_shutdown(void)
   while (all_bufs) {
     pool_buf *b = all_bufs;
     all_bufs = b->all;
-    raw_free(b->ptr);
+    sl_pinned_free(b->ptr);
     free(b);
   }
   for (int c = 0; c < NCLASSES; c++) free_list[c] = NULL;
