@@ -404,6 +404,7 @@ struct sl_scalar {
 
 /* page-aligned host memory, pinned on ranks with CUDA workers (pinned.c) */
 void *sl_pinned_alloc(size_t bytes);
+size_t sl_pinned_page(void); /* the system's page size, at least 4 KiB: the blocks' alignment */
 void sl_pinned_free(void *p);
 /* the scalars' homes (scalar_pool.c): pinned 16-byte slots on ranks with CUDA workers, zeroed when taken */
 double *sl_scalar_slot_get(void);

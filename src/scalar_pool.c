@@ -7,7 +7,7 @@
 
 #include "internal.h"
 
-enum { PAGE = 4096, SLOT = 2 * sizeof(double) };
+enum { SLOT = 2 * sizeof(double) };
 
 typedef union slot {
   union slot *next; /* free slots */
@@ -25,14 +25,15 @@ static page_head *pages;
 /* A new page: its slots after the head on the free list (lock held). */
 static int grow(void)
 {
-  void *q = sl_pinned_alloc(PAGE);
+  const size_t page = sl_pinned_page();
+  void *q = sl_pinned_alloc(page);
   if (!q) return 0;
-  memset(q, 0, PAGE);
+  memset(q, 0, page);
   page_head *h = q;
   h->next = pages;
   pages = h;
   slot *s = q;
-  for (size_t i = 1; i < PAGE / SLOT; i++) {
+  for (size_t i = 1; i < page / SLOT; i++) {
     s[i].next = free_slots;
     free_slots = &s[i];
   }

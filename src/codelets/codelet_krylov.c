@@ -195,7 +195,7 @@ static void krylov_cuda(void *buffers[], void *cl_arg)
     switch (i->k) {
     case KI_RED:
       rc = kernel_cuda_reduce(ka->dt, i->c < 0 ? SL_RED_ABSPOW : SL_RED_VDOT, b.n[i->b], b.v[i->b],
-                              i->c < 0 ? NULL : b.v[i->c], 2.0, b.work, step[1 + i->a], s);
+                              i->c < 0 ? NULL : b.v[i->c], 2.0, 0.0, b.work, step[1 + i->a], s);
       break;
     case KI_STEP: rc = kernel_cuda_prog(i->a, step, 4, ka->a, s); break;
     case KI_REC: rc = kernel_cuda_prog(SL_PROG_RECORD, rec, 2, ka->a, s); break;
@@ -209,8 +209,8 @@ static void krylov_cuda(void *buffers[], void *cl_arg)
         rc = kernel_cuda_axpbys(ka->dt, b.n[u->a], b.v[u->a], b.v[u->b], one, one, coef(&b, u->c), coef(&b, u->d), s);
       }
       if (i->a && rc == cudaSuccess)
-        rc = kernel_cuda_reduce(ka->dt, SL_RED_ABSPOW, b.n[0], b.v[0], NULL, 2.0, b.work, step[1], s);
-      if (i->a && rc == cudaSuccess) rc = kernel_cuda_reduce(ka->dt, SL_RED_VDOT, b.n[1], b.v[1], b.v[0], 2.0, b.work, step[2], s);
+        rc = kernel_cuda_reduce(ka->dt, SL_RED_ABSPOW, b.n[0], b.v[0], NULL, 2.0, 0.0, b.work, step[1], s);
+      if (i->a && rc == cudaSuccess) rc = kernel_cuda_reduce(ka->dt, SL_RED_VDOT, b.n[1], b.v[1], b.v[0], 2.0, 0.0, b.work, step[2], s);
       break;
     default: break;
     }

@@ -1,7 +1,7 @@
 /* Codelets of the reductions: a partial per chunk (CPU or CUDA), then one CPU task that combines the
  * partials into the scalar; the array layer then allreduces the scalar through the comm layer and, for
- * p-norms, takes the root in one more small task. A partial (or the scalar, for one chunk) is written in main
- * memory even by a CUDA task, which copies it there on its stream: the host reads it with no transfer after. */
+ * p-norms, takes the root in one more small task. A partial (or the scalar, for one chunk) that the host or a
+ * CPU task reads next is written in main memory even by a CUDA task, which copies it there on its stream. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +19,8 @@ struct combine_args {
   double root_p;
 };
 
-static struct starpu_codelet cl_reduce1, cl_reduce2, cl_combine, cl_root;
+/* [host][two]: host 1, the result in main memory (see reduce_cuda); 0, where the task runs */
+static struct starpu_codelet cl_reduce[2][2], cl_combine, cl_root;
 static struct starpu_perfmodel pm_reduce = {.type = STARPU_HISTORY_BASED, .symbol = "sl_reduce"};
 static starpu_data_handle_t scratch; /* device workspace of the CUDA reductions */
 
@@ -58,19 +59,20 @@ static void reduce_cpu(void *buffers[], void *cl_arg)
 
 #ifdef SL_HAVE_CUDA
 #include <cuda_runtime_api.h>
-/* The result's home is main memory (the codelet's specific node): summed into the scratch's last two doubles,
- * then copied on the worker's stream, so the task ends with the value on the host. */
-static void reduce_cuda(void *buffers[], void *cl_arg)
+/* The result on the device (reduce_cuda), or in main memory (reduce_cuda_host: the codelet's specific node),
+ * summed into the scratch's last two doubles and copied on the worker's stream, so the task ends with the value
+ * on the host. */
+static void reduce_into(void *buffers[], const struct reduce_args *ra, int host)
 {
-  const struct reduce_args *ra = cl_arg;
   struct reduce_bufs b = unpack(buffers, ra);
   cudaStream_t st = starpu_cuda_get_local_stream();
-  double *dev = b.work + SL_CUDA_REDUCE_SCRATCH_DOUBLES;
-  int rc = kernel_cuda_reduce(ra->dt, ra->k, b.n, b.x, b.y, ra->p, b.work, dev, st);
-  if (rc == cudaSuccess) rc = kernel_cuda_root(ra->root_p, dev, st);
-  if (rc == cudaSuccess) rc = cudaMemcpyAsync(b.out, dev, 2 * sizeof(double), cudaMemcpyDeviceToHost, st);
+  double *dev = host ? b.work + SL_CUDA_REDUCE_SCRATCH_DOUBLES : b.out;
+  int rc = kernel_cuda_reduce(ra->dt, ra->k, b.n, b.x, b.y, ra->p, ra->root_p, b.work, dev, st);
+  if (rc == cudaSuccess && host) rc = cudaMemcpyAsync(b.out, dev, 2 * sizeof(double), cudaMemcpyDeviceToHost, st);
   if (rc != cudaSuccess) sl_async_error(SL_E_RUNTIME, "sl_reduce (CUDA): %s", cudaGetErrorString((cudaError_t)rc));
 }
+static void reduce_cuda(void *buffers[], void *cl_arg) { reduce_into(buffers, cl_arg, 0); }
+static void reduce_cuda_host(void *buffers[], void *cl_arg) { reduce_into(buffers, cl_arg, 1); }
 #endif
 
 static void combine_cpu(void *buffers[], void *cl_arg)
@@ -103,14 +105,14 @@ static void init_combine(struct starpu_codelet *cl, const char *name)
 
 void codelet_reduce_init(void)
 {
-  struct starpu_codelet *cls[2] = {&cl_reduce1, &cl_reduce2};
+  for (int h = 0; h < 2; h++)
   for (int i = 0; i < 2; i++) {
-    struct starpu_codelet *cl = cls[i];
+    struct starpu_codelet *cl = &cl_reduce[h][i];
     starpu_codelet_init(cl);
     cl->name = "sl_reduce";
     cl->cpu_funcs[0] = reduce_cpu;
 #ifdef SL_HAVE_CUDA
-    cl->cuda_funcs[0] = reduce_cuda;
+    cl->cuda_funcs[0] = h ? reduce_cuda_host : reduce_cuda;
     cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
 #endif
     cl->model = &pm_reduce;
@@ -121,10 +123,11 @@ void codelet_reduce_init(void)
     cl->modes[nb++] = STARPU_SCRATCH;
     cl->nbuffers = nb;
 #ifdef SL_HAVE_CUDA
-    /* the result in main memory wherever the task runs: it is read there (the host, the combine and scalar tasks) */
-    cl->specific_nodes = 1;
-    for (int j = 0; j < nb; j++) cl->nodes[j] = STARPU_SPECIFIC_NODE_LOCAL;
-    cl->nodes[nb - 2] = STARPU_SPECIFIC_NODE_CPU;
+    if (h) { /* the result in main memory wherever the task runs */
+      cl->specific_nodes = 1;
+      for (int j = 0; j < nb; j++) cl->nodes[j] = STARPU_SPECIFIC_NODE_LOCAL;
+      cl->nodes[nb - 2] = STARPU_SPECIFIC_NODE_CPU;
+    }
 #endif
   }
   init_combine(&cl_combine, "sl_combine");
@@ -146,14 +149,14 @@ void codelet_reduce_shutdown(void)
 }
 
 int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, double root_p, starpu_data_handle_t x,
-                          starpu_data_handle_t y, starpu_data_handle_t partial)
+                          starpu_data_handle_t y, starpu_data_handle_t partial, int host)
 {
   struct reduce_args *ra = malloc(sizeof *ra);
   if (!ra) return sl_error(SL_E_NOMEM, "reduction: out of memory");
   *ra = (struct reduce_args){dt, k, p, root_p};
   int two = k == SL_RED_DOT || k == SL_RED_VDOT;
   struct starpu_task *t = starpu_task_create();
-  t->cl = two ? &cl_reduce2 : &cl_reduce1;
+  t->cl = &cl_reduce[host != 0][two];
   t->cl_arg = ra;
   t->cl_arg_size = sizeof *ra;
   t->cl_arg_free = 1;

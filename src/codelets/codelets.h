@@ -98,9 +98,11 @@ int codelet_krylov_submit(sl_krylov_op op, sl_dtype dt, starpu_data_handle_t sta
                           const starpu_data_handle_t *sc, const starpu_data_handle_t *vec, sl_prog_arg a);
 
 /** Submits partial (W, a 2-double variable) = reduction k of x (and y for DOT/VDOT), then its root
- *  1/root_p when root_p is not 0 or 1 (a one-chunk reduction writes the scalar itself). */
+ *  1/root_p when root_p is not 0 or 1 (a one-chunk reduction writes the scalar itself). host: the result is
+ *  read next on the host or by a CPU task, so a CUDA task writes it in main memory (copied on its stream);
+ *  else it stays where the task ran. */
 int codelet_reduce_submit(sl_dtype dt, sl_red_kind k, double p, double root_p, starpu_data_handle_t x,
-                          starpu_data_handle_t y, starpu_data_handle_t partial);
+                          starpu_data_handle_t y, starpu_data_handle_t partial, int host);
 
 /** Submits the task that combines nparts partials into the scalar handle (2 doubles) and takes the root
  *  1/root_p when root_p is not 0 or 1. */

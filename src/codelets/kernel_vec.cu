@@ -275,12 +275,14 @@ __global__ void reduce_k(int64_t n, const R *x, const R *y, double p, double *pa
   }
 }
 
-__global__ void reduce_final_k(int k, int nparts, const double *partials, double *out)
+/* The blocks' partials combined into out, and the root of a p-norm taken (root_p other than 0 and 1). */
+__global__ void reduce_final_k(int k, int nparts, const double *partials, double root_p, double *out)
 {
   double v0 = k == SL_RED_MINABS ? INFINITY : 0.0, v1 = 0.0;
   for (int i = threadIdx.x; i < nparts; i += blockDim.x) red_combine(k, v0, v1, partials[2 * i], partials[2 * i + 1]);
   block_reduce(k, v0, v1);
   if (threadIdx.x == 0) {
+    if (root_p != 0.0 && root_p != 1.0) v0 = root_p == 2.0 ? sqrt(v0) : pow(v0, 1.0 / root_p);
     out[0] = v0;
     out[1] = v1;
   }
@@ -432,17 +434,8 @@ static void launch_reduce(int k, unsigned blocks, cudaStream_t s, int64_t n, con
 #undef K
 }
 
-__global__ void root_k(double root_p, double *out) { out[0] = root_p == 2.0 ? sqrt(out[0]) : pow(out[0], 1.0 / root_p); }
-
-extern "C" int kernel_cuda_root(double root_p, double *out, void *stream)
-{
-  if (root_p == 0.0 || root_p == 1.0) return cudaSuccess;
-  root_k<<<1, 1, 0, (cudaStream_t)stream>>>(root_p, out);
-  return cudaGetLastError();
-}
-
 extern "C" int kernel_cuda_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p,
-                                  double *scratch, double *out, void *stream)
+                                  double root_p, double *scratch, double *out, void *stream)
 {
   cudaStream_t s = (cudaStream_t)stream;
   int64_t want = (n + SL_THREADS - 1) / SL_THREADS;
@@ -450,6 +443,6 @@ extern "C" int kernel_cuda_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const v
 #define L(R, C) launch_reduce<R, C>((int)k, blocks, s, n, (const R *)x, (const R *)y, p, scratch)
   DISPATCH(dt, L)
 #undef L
-  reduce_final_k<<<1, SL_THREADS, 0, s>>>((int)k, (int)blocks, scratch, out);
+  reduce_final_k<<<1, SL_THREADS, 0, s>>>((int)k, (int)blocks, scratch, root_p, out);
   return cudaGetLastError();
 }

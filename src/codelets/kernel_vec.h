@@ -152,10 +152,10 @@ int kernel_cuda_clip(sl_dtype dt, int64_t n, void *y, const void *x, int kind, d
                      void *stream);
 int kernel_cuda_abs2(sl_dtype dt, int64_t n, void *s, const void *x, int acc, void *stream);
 int kernel_cuda_group(sl_dtype dt, int64_t n, void *y, const void *x, const void *s, int kind, double t, void *stream);
-int kernel_cuda_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p,
+/* out = the reduction of x (and y), then out[0] = out[0]^(1/root_p) (a square root for 2; nothing for root_p 0
+ * or 1), on stream; scratch holds SL_CUDA_REDUCE_SCRATCH_DOUBLES */
+int kernel_cuda_reduce(sl_dtype dt, sl_red_kind k, int64_t n, const void *x, const void *y, double p, double root_p,
                        double *scratch, double *out, void *stream);
-/* out[0] = out[0]^(1/root_p) (a square root for 2); nothing for root_p 0 or 1 */
-int kernel_cuda_root(double root_p, double *out, void *stream);
 #endif
 
 #ifdef __cplusplus

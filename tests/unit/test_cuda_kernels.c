@@ -107,21 +107,24 @@ Test(cuda_kernels, match_the_cpu_kernels)
       double *scratch, *out;
       cr_assert_eq(cudaMalloc((void **)&scratch, SL_CUDA_REDUCE_SCRATCH_DOUBLES * sizeof(double)), cudaSuccess);
       cr_assert_eq(cudaMalloc((void **)&out, 2 * sizeof(double)), cudaSuccess);
-      const struct { sl_red_kind k; double p; } red[] = {{SL_RED_DOT, 0}, {SL_RED_VDOT, 0}, {SL_RED_SUM, 0},
-        {SL_RED_ABSPOW, 1}, {SL_RED_ABSPOW, 2}, {SL_RED_ABSPOW, 2.5}, {SL_RED_MAXABS, 0}, {SL_RED_MINABS, 0},
-        {SL_RED_NNZ, 0}};
+      /* root_p: the p-norms' root taken by the final kernel, or not (0) */
+      const struct { sl_red_kind k; double p, root_p; } red[] = {{SL_RED_DOT, 0, 0}, {SL_RED_VDOT, 0, 0}, {SL_RED_SUM, 0, 0},
+        {SL_RED_ABSPOW, 1, 1}, {SL_RED_ABSPOW, 2, 0}, {SL_RED_ABSPOW, 2, 2}, {SL_RED_ABSPOW, 2.5, 2.5}, {SL_RED_MAXABS, 0, 0},
+        {SL_RED_MINABS, 0, 0}, {SL_RED_NNZ, 0, 0}};
       /* the element-wise steps may round differently (FMA on the GPU): reduce identical inputs */
       cr_assert_eq(cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice), cudaSuccess);
       cr_assert_eq(cudaMemcpy(dy, y, bytes, cudaMemcpyHostToDevice), cudaSuccess);
       for (size_t r = 0; r < sizeof red / sizeof red[0]; r++) {
         double c[2], g[2];
         kernel_reduce(dt, red[r].k, n, x, y, red[r].p, c);
-        cr_assert_eq(kernel_cuda_reduce(dt, red[r].k, n, dx, dy, red[r].p, scratch, out, NULL), cudaSuccess);
+        const double root_p = red[r].root_p;
+        if (root_p != 0.0 && root_p != 1.0) c[0] = pow(c[0], 1.0 / root_p);
+        cr_assert_eq(kernel_cuda_reduce(dt, red[r].k, n, dx, dy, red[r].p, root_p, scratch, out, NULL), cudaSuccess);
         cr_assert_eq(cudaMemcpy(g, out, sizeof g, cudaMemcpyDeviceToHost), cudaSuccess);
         /* sums in a different order: relative to the size of the sum */
         double scale = fmax(1.0, fabs(c[0]) + fabs(c[1]));
         cr_expect(fabs(c[0] - g[0]) <= 1e-11 * scale && fabs(c[1] - g[1]) <= 1e-11 * scale,
-                  "reduce kind %d p %g %s n %lld: cpu %.17g%+.17gi gpu %.17g%+.17gi", red[r].k, red[r].p,
+                  "reduce kind %d p %g root %g %s n %lld: cpu %.17g%+.17gi gpu %.17g%+.17gi", red[r].k, red[r].p, root_p,
                   sl_dtype_name(dt), (long long)n, c[0], c[1], g[0], g[1]);
       }
       cudaFree(scratch);
