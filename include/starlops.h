@@ -224,6 +224,8 @@ int sl_array_load_npy(sl_array **a, const char *path, const sl_dist *dist);
 typedef struct sl_scalar sl_scalar;
 /** A scalar of dtype dt (the value is stored as a double complex internally). */
 int sl_scalar_create(sl_scalar **s, sl_dtype dt);
+/** Before sl_finalize: a scalar is released with the session that created it (SL_E_STATE after sl_finalize, or
+ *  for a scalar of an earlier session after sl_init again). */
 int sl_scalar_destroy(sl_scalar **s);
 /** Waits for the tasks writing s, then stores its value in *value as dt (float, double, float complex
  *  or double complex). */

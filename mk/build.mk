@@ -158,7 +158,7 @@ check-valgrind: all tests
 	$(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_prox
 	$(TEST_ENV) STARPU_NCPU=1 STARLOPS_MAX_CHUNKS=1 $(VALGRIND) $(BUILD)/tests/mpi/mpi_solvers
 	$(TEST_ENV) STARPU_NCPU=1 STARLOPS_FFT_THREADS=2 $(VALGRIND) $(BUILD)/tests/mpi/mpi_fft
-	for p in mpi_nsconv mpi_sliding mpi_restriction_axis mpi_fft_ext; do \
+	for p in mpi_nsconv mpi_sliding mpi_restriction_axis mpi_fft_ext mpi_reinit; do \
 	  $(TEST_ENV) STARPU_NCPU=1 $(VALGRIND) $(BUILD)/tests/mpi/$$p || exit 1; done
 	$(TEST_ENV) env -u STARPU_NCPU -u STARPU_WORKERS_NOBIND $(VALGRIND) \
 	  $(BUILD)/tests/mpi/mpi_cores node

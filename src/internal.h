@@ -397,7 +397,8 @@ void sl_parallel_shutdown(void);
 
 /* ---- scalars (scalar.c) ------------------------------------------------------------------------- */
 struct sl_scalar {
-  double *value; /* (re, im): a slot of scalar_pool.c, the handle's home */
+  double *value;         /* (re, im): a slot of scalar_pool.c, the handle's home */
+  unsigned generation;   /* sl_scalar_slots_generation() at creation: an earlier one's slot was freed */
   sl_dtype dtype;
   starpu_data_handle_t handle;
 };
@@ -410,6 +411,7 @@ void sl_pinned_free(void *p);
 double *sl_scalar_slot_get(void);
 void sl_scalar_slot_put(double *v);
 void sl_scalar_slots_free(void);
+unsigned sl_scalar_slots_generation(void); /* how many times the slots were freed (sl_finalize) */
 
 /* ---- scalar tasks (scalar_task.c) --------------------------------------------------------------- */
 /** A computation on variables of doubles: v[i] is buffer i; arg is the copy given at submission. */

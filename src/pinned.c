@@ -2,8 +2,8 @@
  * with cudaHostRegister on a rank with CUDA workers (memory from cudaHostAlloc gave wrong results between two ranks
  * on one node with Open MPI's shared-memory transport; registered anonymous pages behave like any other memory
  * for MPI). The registration runs on the device of the rank's first CUDA worker, so that a rank given another GPU
- * than the first opens no context on the first. Where registration fails the pages stay pageable: slower copies,
- * same results. */
+ * than the first opens no context on the first. Where registration fails, or STARPU_DISABLE_PINNING is set (as for
+ * StarPU's own allocations), the pages stay pageable: slower copies, same results. */
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -43,7 +43,7 @@ void *sl_pinned_alloc(size_t bytes)
   void *q = NULL;
   if (posix_memalign(&q, sl_pinned_page(), bytes) != 0) return NULL;
 #ifdef SL_HAVE_CUDA
-  if (sl_ctx.ncuda > 0) registration(q, bytes, 1);
+  if (sl_ctx.ncuda > 0 && starpu_get_env_number("STARPU_DISABLE_PINNING") <= 0) registration(q, bytes, 1);
 #endif
   return q;
 }

@@ -16,6 +16,7 @@ int sl_scalar_create(sl_scalar **s, sl_dtype dt)
     return sl_error(SL_E_NOMEM, "sl_scalar_create: out of memory");
   }
   x->dtype = dt;
+  x->generation = sl_scalar_slots_generation();
   starpu_variable_data_register(&x->handle, STARPU_MAIN_RAM, (uintptr_t)x->value, 2 * sizeof(double));
   *s = x;
   return SL_SUCCESS;
@@ -25,6 +26,8 @@ int sl_scalar_destroy(sl_scalar **s)
 {
   if (!s || !*s) return SL_SUCCESS;
   if (!sl_ctx.initialized) return sl_error(SL_E_STATE, "sl_scalar_destroy: called after sl_finalize; destroy scalars before it");
+  if ((*s)->generation != sl_scalar_slots_generation())
+    return sl_error(SL_E_STATE, "sl_scalar_destroy: the scalar was created before the last sl_finalize, which released it");
   starpu_data_unregister((*s)->handle);
   sl_scalar_slot_put((*s)->value);
   free(*s);

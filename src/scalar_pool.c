@@ -21,6 +21,15 @@ typedef struct page {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static slot *free_slots;
 static page_head *pages;
+static unsigned generation; /* pages freed so far (one per sl_finalize): a scalar of an earlier one is stale */
+
+unsigned sl_scalar_slots_generation(void)
+{
+  pthread_mutex_lock(&lock);
+  unsigned g = generation;
+  pthread_mutex_unlock(&lock);
+  return g;
+}
 
 /* A new page: its slots after the head on the free list (lock held). */
 static int grow(void)
@@ -70,5 +79,6 @@ void sl_scalar_slots_free(void)
     sl_pinned_free(h);
   }
   free_slots = NULL;
+  generation++;
   pthread_mutex_unlock(&lock);
 }

@@ -295,6 +295,13 @@ Test(mpi, mpi_comm_under_dmdas_2_ranks, .timeout = 400)
   cr_expect_eq(run_env("STARPU_SCHED=dmdas", 2, "mpi_comm", NULL), 0);
 }
 
+/* sl_init again after sl_finalize (MPI the program's): the first session's scalar is refused, the second works. */
+Test(mpi, init_again_after_finalize, .timeout = 400)
+{
+  cr_expect_eq(run(1, "mpi_reinit", NULL), 0);
+  cr_expect_eq(run(3, "mpi_reinit", NULL), 0);
+}
+
 /* STARLOPS_COMM: a backend this machine cannot give is a clear error on every rank; only auto falls back. */
 Test(mpi, comm_backend_selection, .timeout = 400)
 {
