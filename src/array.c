@@ -256,15 +256,16 @@ static int give_storage(sl_array **out, sl_array *a, void *buffer, int storage)
   return SL_SUCCESS;
 }
 
-/* storage: SL_STORE_LAYOUT or SL_STORE_HOST (give_storage); wrap: buffer is the user's (sl_array_wrap). */
+/* storage: SL_STORE_LAYOUT or SL_STORE_HOST (give_storage); wrap: buffer is the user's (sl_array_wrap); pre: the
+ * caller's own verdict on its other arguments (an error already raised on this rank), agreed with the layout. */
 static int array_new(sl_array **out, void *buffer, int wrap, int ndim, const int64_t dims[], sl_dtype dt,
-                     const sl_dist *dist, int storage)
+                     const sl_dist *dist, int storage, int pre)
 {
   SL_CHECK_INIT();
   sl_dist dflt = sl_dist_default();
   const sl_dist *d = dist ? dist : &dflt;
   int axis = 0;
-  int code = out ? SL_SUCCESS : sl_error(SL_E_INVALID, "sl_array_create: argument 1 (a) is NULL");
+  int code = pre != SL_SUCCESS ? pre : out ? SL_SUCCESS : sl_error(SL_E_INVALID, "sl_array_create: argument 1 (a) is NULL");
   if (code == SL_SUCCESS) code = validate_local(ndim, dims, dt, d, &axis);
   if (out) *out = NULL;
 
@@ -351,17 +352,17 @@ static int array_new(sl_array **out, void *buffer, int wrap, int ndim, const int
 
 int sl_array_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
 {
-  return array_new(a, NULL, 0, ndim, dims, dt, dist, SL_STORE_HOST);
+  return array_new(a, NULL, 0, ndim, dims, dt, dist, SL_STORE_HOST, SL_SUCCESS);
 }
 
 int sl_layout_create(sl_array **a, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
 {
-  return array_new(a, NULL, 0, ndim, dims, dt, dist, SL_STORE_LAYOUT);
+  return array_new(a, NULL, 0, ndim, dims, dt, dist, SL_STORE_LAYOUT, SL_SUCCESS);
 }
 
 int sl_array_wrap(sl_array **a, void *buffer, int ndim, const int64_t dims[], sl_dtype dt, const sl_dist *dist)
 {
-  return array_new(a, buffer, 1, ndim, dims, dt, dist, SL_STORE_HOST);
+  return array_new(a, buffer, 1, ndim, dims, dt, dist, SL_STORE_HOST, SL_SUCCESS);
 }
 
 int sl_array_wrap_device(sl_array **a, void *dev_ptr, int device, int ndim, const int64_t dims[], sl_dtype dt,
@@ -380,9 +381,8 @@ int sl_array_wrap_device(sl_array **a, void *dev_ptr, int device, int ndim, cons
                     "workers)", fn, device, sl_ctx.ncuda);
     else node = (int)starpu_worker_get_memory_node((unsigned)w);
   }
-  SL_TRY(sl_agree(sl_ctx.comm, rc));
   sl_array *t = NULL;
-  SL_TRY(array_new(&t, NULL, 0, ndim, dims, dt, dist, SL_STORE_LAYOUT));
+  SL_TRY(array_new(&t, NULL, 0, ndim, dims, dt, dist, SL_STORE_LAYOUT, rc)); /* rc agreed with the layout */
   rc = dev_ptr || t->nlocal == 0 ? SL_SUCCESS
                                  : sl_error(SL_E_INVALID, "%s: argument 2 (dev_ptr) is NULL on rank %d, whose block has %lld "
                                             "elements", fn, sl_ctx.rank, (long long)t->nlocal);

@@ -19,6 +19,18 @@ static void bad_creation(void)
   EXPECT(sl_array_create(&a, 2, NULL, SL_FLOAT64, NULL), SL_E_INVALID);
   EXPECT(sl_array_create(NULL, 2, dims, SL_FLOAT64, NULL), SL_E_INVALID);
   EXPECT(sl_array_create(&a, 2, dims, (sl_dtype)7, NULL), SL_E_DTYPE);
+  /* sl_array_wrap_device: its own arguments agreed with the layout (one gather): a device without a CUDA worker
+   * here, NULL a, ghosts, a bad layout; and a different refusal on each rank (rank 0's ghosts, the others' device):
+   * rank 0's everywhere */
+  EXPECT(sl_array_wrap_device(&a, NULL, 99, 2, dims, SL_FLOAT64, NULL), SL_E_BACKEND);
+  CHECK(a == NULL && strstr(sl_last_error(), "argument 3 (device = 99)"), "wrap_device without a worker: %s", sl_last_error());
+  EXPECT(sl_array_wrap_device(NULL, NULL, 0, 2, dims, SL_FLOAT64, NULL), SL_E_INVALID);
+  EXPECT(sl_array_wrap_device(&a, NULL, 99, 2, zero, SL_FLOAT64, NULL), SL_E_BACKEND);
+  sl_dist gh = sl_dist_default();
+  gh.ghost_lo = 1;
+  EXPECT(sl_array_wrap_device(&a, NULL, 99, 2, dims, SL_FLOAT64, sl_rank() == 0 ? &gh : NULL), SL_E_INVALID);
+  CHECK(a == NULL && strstr(sl_last_error(), "argument 7 (dist)"), "wrap_device, refusals differing between ranks: %s",
+        sl_last_error());
   sl_dist d = sl_dist_scatter(2);
   EXPECT(sl_array_create(&a, 2, dims, SL_FLOAT64, &d), SL_E_DIST);
   d = sl_dist_scatter(0);
