@@ -8,12 +8,13 @@
 #include "codelets/codelets.h"
 #include "comm/comm.h"
 
-/* Whether a reduction's result should be written in main memory (codelet_reduce_submit's host): it is, unless
- * a GPU reads it next, as an allreduce through NCCL or CUDA-aware MPI does (collective) and the solvers' steps
- * do with every compute codelet on the GPU (steps). Partials of several chunks always are (a CPU task combines
- * them). */
-static int result_on_host(int collective, int steps)
+/* Whether the scalar of a one-chunk reduction of x should be written in main memory (codelet_reduce_submit's
+ * host): it is, unless a GPU reads it next, as an allreduce of x's group through NCCL or CUDA-aware MPI does and
+ * the solvers' steps do with every compute codelet on the GPU (steps). Partials of several chunks always are (a
+ * CPU task combines them). */
+static int result_on_host(const sl_array *x, int steps)
 {
+  int collective = x->partition == SL_SCATTER && x->group->size > 1;
   if (collective && comm_backend_get() != COMM_BACKEND_MPI) return 0;
   return !(steps && sl_ctx.where == STARPU_CUDA);
 }
@@ -31,7 +32,7 @@ static int reduce(const char *fn, sl_red_kind k, double p, double root_p, const 
   if (x->nchunks == 1) { /* one chunk: its task writes the scalar (and takes the root unless allreduced) */
     sl_trace_block(0, 0);
     SL_TRY(codelet_reduce_submit(x->dtype, k, p, collective ? 0.0 : root_p, sl_array_chunk(x, 0),
-                                 y ? sl_array_chunk(y, 0) : NULL, s->handle, result_on_host(collective, 0)));
+                                 y ? sl_array_chunk(y, 0) : NULL, s->handle, result_on_host(x, 0)));
   } else {
     for (int c = 0; c < x->nchunks; c++) {
       sl_trace_block(0, c);
@@ -173,9 +174,8 @@ int sl_array_vdots_fused(int n, const sl_array *const *x, const sl_array *const 
     if (x[i]->nparts) continue;
     sl_red_kind k = y[i] ? SL_RED_VDOT : SL_RED_ABSPOW;
     if (x[i]->nchunks == 1) { /* one chunk: its task writes the scalar */
-      int collective = x[i]->partition == SL_SCATTER && x[i]->group->size > 1;
       SL_TRY(codelet_reduce_submit(x[i]->dtype, k, 2.0, 0.0, sl_array_chunk(x[i], 0), y[i] ? sl_array_chunk(y[i], 0) : NULL,
-                                   s[i]->handle, result_on_host(collective, 1)));
+                                   s[i]->handle, result_on_host(x[i], 1)));
     } else {
       for (int c = 0; c < x[i]->nchunks; c++)
         SL_TRY(codelet_reduce_submit(x[i]->dtype, k, 2.0, 0.0, sl_array_chunk(x[i], c),

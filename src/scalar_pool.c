@@ -3,7 +3,6 @@
  * worker (a copy to pageable memory waits for the stream) and the host reads it with no transfer. Pages are kept
  * until sl_finalize; freed slots are reused. */
 #include <pthread.h>
-#include <string.h>
 
 #include "internal.h"
 
@@ -31,13 +30,12 @@ unsigned sl_scalar_slots_generation(void)
   return g;
 }
 
-/* A new page: its slots after the head on the free list (lock held). */
+/* A new page: its slots after the head on the free list (lock held; a slot is zeroed when taken). */
 static int grow(void)
 {
   const size_t page = sl_pinned_page();
   void *q = sl_pinned_alloc(page);
   if (!q) return 0;
-  memset(q, 0, page);
   page_head *h = q;
   h->next = pages;
   pages = h;
