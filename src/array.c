@@ -273,6 +273,7 @@ static int array_new(sl_array **out, void *buffer, int wrap, int ndim, const int
   /* This rank's allocations come before the gather: a failure is part of its record, which the gather agrees. */
   sl_array *a = calloc(1, sizeof *a);
   int64_t *counts = malloc(sizeof *counts * (size_t)P);
+  if (a) a->session = sl_session();
   if (code == SL_SUCCESS && (!a || !counts)) code = sl_error(SL_E_NOMEM, "sl_array_create: out of memory");
   struct create_record mine = make_record(code, ndim, dims, dt, d, axis);
   /* The gathered records: on the stack up to 64 ranks; past that allocated, the ranks agreeing the allocation
@@ -412,6 +413,7 @@ int sl_array_sync(sl_array *a)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_sync: argument 1 (a) is NULL");
+  SL_TRY(sl_array_check_session("sl_array_sync", a, "argument 1 (a)"));
   SL_CHECK_ARG(!a->acquired, SL_E_STATE, "sl_array_sync: argument 1 (a) is acquired by the host; release it first");
   for (int i = 0; i < a->nparts; i++) SL_TRY(sl_array_sync(a->parts[i]));
   if (a->layout_only || (a->placed && !a->device_home)) return sl_wait(); /* no buffer of the caller's */
@@ -430,6 +432,7 @@ int sl_array_sync(sl_array *a)
 int sl_array_clone(sl_array **out, const sl_array *like, int storage)
 {
   *out = NULL;
+  SL_TRY(sl_array_check_session(NULL, like, "the array to copy the layout of"));
   if (like->nparts) return sl_stack_clone(out, like, storage);
   sl_array *a = calloc(1, sizeof *a);
   int64_t *counts = malloc(sizeof *counts * (size_t)sl_ctx.size);
@@ -439,6 +442,7 @@ int sl_array_clone(sl_array **out, const sl_array *like, int storage)
     return sl_error(SL_E_NOMEM, "sl_array_create_like: out of memory");
   }
   memcpy(counts, like->counts, sizeof *counts * (size_t)sl_ctx.size);
+  a->session = sl_session();
   a->ndim = like->ndim;
   memcpy(a->dims, like->dims, sizeof a->dims);
   memcpy(a->ldims, like->ldims, sizeof a->ldims);
@@ -462,6 +466,7 @@ int sl_array_create_like(sl_array **a, const sl_array *like)
   SL_CHECK_INIT();
   int rc = a ? SL_SUCCESS : sl_error(SL_E_INVALID, "sl_array_create_like: argument 1 (a) is NULL");
   if (rc == SL_SUCCESS && !like) rc = sl_error(SL_E_INVALID, "sl_array_create_like: argument 2 (like) is NULL");
+  if (rc == SL_SUCCESS) rc = sl_array_check_session("sl_array_create_like", like, "argument 2 (like)");
   sl_array *tmp = NULL;
   if (rc == SL_SUCCESS) rc = sl_array_clone(&tmp, like, SL_STORE_USER);
   rc = sl_agree(sl_ctx.comm, rc); /* the layout was agreed when `like` was made: only the allocation can differ */
@@ -479,6 +484,7 @@ int sl_array_destroy(sl_array **pa)
   if (!sl_ctx.initialized) /* StarPU has stopped: its handles are gone with it */
     return sl_error(SL_E_STATE, "sl_array_destroy: called after sl_finalize; destroy arrays before it");
   sl_array *a = *pa;
+  SL_TRY(sl_array_check_session("sl_array_destroy", a, "argument 1"));
   if (a->in_stack)
     return sl_error(SL_E_STATE, "sl_array_destroy: argument 1 is a part of a stacked array (sl_array_stack_part); destroy the "
                     "stack, which frees its parts");
@@ -537,9 +543,17 @@ int sl_array_same_layout(const sl_array *a, const sl_array *b)
                        a->nchunks == b->nchunks);
 }
 
+int sl_array_check_session(const char *fn, const sl_array *a, const char *an)
+{
+  if (!a || a->session == sl_session()) return SL_SUCCESS;
+  return sl_error(SL_E_STATE, "%s%s%s was created before the last sl_finalize, which released it; make it again", fn ? fn : "",
+                  fn ? ": " : "", an);
+}
+
 int sl_array_check_data(const char *fn, const sl_array *a, const char *an)
 {
   if (!a) return SL_SUCCESS; /* the callers name a NULL themselves */
+  SL_TRY(sl_array_check_session(fn, a, an));
   SL_CHECK_ARG(!a->layout_only, SL_E_INVALID, "%s: %s is a layout without storage (an operator's domain or range): make an "
                "array like it (sl_array_create_like, sl_op_create_domain)", fn, an);
   for (int i = 0; i < a->nparts; i++) {
@@ -553,6 +567,8 @@ int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, co
 {
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s is NULL", an);
   SL_CHECK_ARG(b != NULL, SL_E_INVALID, "%s is NULL", bn);
+  SL_TRY(sl_array_check_session(NULL, a, an));
+  SL_TRY(sl_array_check_session(NULL, b, bn));
   if (a->nparts || b->nparts) {
     if (a->nparts != b->nparts)
       return sl_error(SL_E_DIST, "%s and %s differ: %d and %d stacked parts (0: a plain array)", an, bn, a->nparts, b->nparts);

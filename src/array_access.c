@@ -44,6 +44,7 @@ int sl_array_acquire(sl_array *a, sl_access mode, void **ptr)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_acquire: argument 1 (a) is NULL");
+  SL_TRY(sl_array_check_session("sl_array_acquire", a, "argument 1 (a)"));
   SL_CHECK_PLAIN("sl_array_acquire", a);
   SL_CHECK_ARG(mode >= SL_READ && mode <= SL_READ_WRITE, SL_E_INVALID,
                "sl_array_acquire: argument 2 (mode) must be SL_READ, SL_WRITE or SL_READ_WRITE");
@@ -73,6 +74,7 @@ int sl_array_release(sl_array *a)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_release: argument 1 (a) is NULL");
+  SL_TRY(sl_array_check_session("sl_array_release", a, "argument 1 (a)"));
   SL_CHECK_ARG(a->acquired, SL_E_STATE, "sl_array_release: argument 1 (a) is not acquired");
   if (a->stage) stage_out(a);
   for (int c = 0; c < a->nchunks; c++) starpu_data_release(sl_array_chunk(a, c));
@@ -84,6 +86,7 @@ int sl_array_acquire_ghosts(sl_array *a, void **lo, void **hi)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_acquire_ghosts: argument 1 (a) is NULL");
+  SL_TRY(sl_array_check_session("sl_array_acquire_ghosts", a, "argument 1 (a)"));
   SL_CHECK_PLAIN("sl_array_acquire_ghosts", a);
   SL_CHECK_ARG(!a->ghosts_acquired, SL_E_STATE, "sl_array_acquire_ghosts: the ghosts of argument 1 (a) are already "
                "acquired; release them first");
@@ -100,6 +103,7 @@ int sl_array_release_ghosts(sl_array *a)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_release_ghosts: argument 1 (a) is NULL");
+  SL_TRY(sl_array_check_session("sl_array_release_ghosts", a, "argument 1 (a)"));
   SL_CHECK_ARG(a->ghosts_acquired, SL_E_STATE, "sl_array_release_ghosts: the ghosts of argument 1 (a) are not acquired "
                "(sl_array_acquire_ghosts first)");
   a->ghosts_acquired = 0;

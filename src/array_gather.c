@@ -91,6 +91,7 @@ static int check_args(const char *fn, const sl_array *a, int root, const void *g
 {
   int code = SL_SUCCESS;
   if (!a) code = sl_error(SL_E_INVALID, "%s: argument 1 (a) is NULL", fn);
+  else if (a->session != sl_session()) code = sl_array_check_session(fn, a, "argument 1 (a)");
   else if (a->nparts)
     code = sl_error(SL_E_INVALID, "%s: a stacked array is not accepted here (use its parts: sl_array_stack_part)", fn);
   else if (root < -1 || root >= sl_ctx.size)

@@ -96,6 +96,7 @@ int sl_array_exchange_ghosts(sl_array *a)
    * others waiting in the exchange) */
   int rc = SL_SUCCESS;
   if (!a) rc = sl_error(SL_E_INVALID, "%s: argument 1 (a) is NULL", fn);
+  else if (a->session != sl_session()) rc = sl_array_check_session(fn, a, "argument 1 (a)");
   else if (a->nparts) rc = sl_error(SL_E_INVALID, "%s: a stacked array is not accepted here (use its parts: sl_array_stack_part)", fn);
   else if (a->partition != SL_SCATTER) rc = sl_error(SL_E_DIST, "%s: argument 1 (a) is not SL_SCATTER", fn);
   else if (a->acquired) rc = sl_error(SL_E_STATE, "%s: argument 1 (a) is acquired by the host; release it first", fn);

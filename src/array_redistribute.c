@@ -381,6 +381,8 @@ int sl_array_redistribute(sl_array *dst, const sl_array *src)
   int rc = SL_SUCCESS;
   if (!dst || !src) rc = sl_error(SL_E_INVALID, "%s: argument %d (%s) is NULL", fn, dst ? 2 : 1, dst ? "src" : "dst");
   else if (dst == src) rc = sl_error(SL_E_INVALID, "%s: arguments 1 (dst) and 2 (src) are the same array", fn);
+  else if (dst->session != sl_session()) rc = sl_array_check_session(fn, dst, "argument 1 (dst)");
+  else if (src->session != sl_session()) rc = sl_array_check_session(fn, src, "argument 2 (src)");
   else if (dst->acquired || src->acquired) rc = sl_error(SL_E_STATE, "%s: an argument is acquired by the host; release it first", fn);
   sl_redist *p = NULL;
   if (rc == SL_SUCCESS) rc = sl_redist_create(&p, src, dst, fn);

@@ -1,6 +1,7 @@
 /* Stacked arrays: a list of distributed arrays (any dims, distributions and masks, one dtype) treated as
  * one vector by the vector operations, the reductions and the solvers; the layout of the stacked
  * operators (VStack, HStack, BlockDiag over operators, Gradient). */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -13,6 +14,9 @@ int sl_array_stack(sl_array **out, int n, sl_array **parts)
   SL_CHECK_ARG(parts != NULL, SL_E_INVALID, "sl_array_stack: argument 3 (parts) is NULL");
   for (int i = 0; i < n; i++) {
     SL_CHECK_ARG(parts[i] != NULL, SL_E_INVALID, "sl_array_stack: argument 3 (parts): part %d is NULL", i);
+    char part[48];
+    snprintf(part, sizeof part, "argument 3 (parts): part %d", i);
+    SL_TRY(sl_array_check_session("sl_array_stack", parts[i], part));
     SL_CHECK_ARG(parts[i]->dtype == parts[0]->dtype, SL_E_DTYPE, "sl_array_stack: part %d is %s, part 0 is %s", i,
                  sl_dtype_name(parts[i]->dtype), sl_dtype_name(parts[0]->dtype));
     for (int j = 0; j < i; j++)
@@ -29,6 +33,7 @@ int sl_array_stack(sl_array **out, int n, sl_array **parts)
     return sl_error(SL_E_NOMEM, "sl_array_stack: out of memory");
   }
   s->nparts = n;
+  s->session = sl_session();
   s->dtype = parts[0]->dtype;
   s->elsize = parts[0]->elsize;
   s->ndim = 1;

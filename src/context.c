@@ -141,9 +141,14 @@ static void teardown(void)
   sl_ctx.initialized = 0;
 }
 
+static unsigned sessions; /* sl_init calls that got past the first check */
+
+unsigned sl_session(void) { return sessions; }
+
 int sl_init(int *argc, char ***argv, const sl_options *opts)
 {
   if (sl_ctx.initialized) return sl_error(SL_E_STATE, "sl_init: starlops is already initialised");
+  sessions++;
   sl_options defaults;
   sl_options_default(&defaults);
   const sl_options *o = opts ? opts : &defaults;

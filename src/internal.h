@@ -171,6 +171,9 @@ struct sl_context {
 };
 extern struct sl_context sl_ctx;
 
+/** How many times sl_init has started (objects record it: one of an earlier session is refused). */
+unsigned sl_session(void);
+
 #define SL_CHECK_INIT()                                                                               \
   do {                                                                                                \
     if (!sl_ctx.initialized) return sl_error(SL_E_STATE, "starlops is not initialised: call sl_init first"); \
@@ -255,6 +258,7 @@ struct sl_array {
   int device_home;          /* sl_array_wrap_device: 1 + the StarPU memory node of the device buffer (0 otherwise) */
   int nparts;               /* a stacked array (sl_array_stack): its parts, owned; 0 for a plain array */
   int in_stack;             /* a part of a stacked array: the stack destroys it */
+  unsigned session;         /* sl_session() at creation: an array of an earlier session lost its handles */
   struct sl_array **parts;
   struct sl_scalar **pscal; /* one reduction result per part (reused; StarPU orders the reuses) */
 };
@@ -278,6 +282,8 @@ static inline uint64_t sl_fnv1a(uint64_t h, const void *p, size_t n)
 uint64_t sl_array_layout_key(uint64_t h, const sl_array *a);
 /** A digest of an operator for agreements: its name, dtype and the layouts of its domain and range (0 for NULL). */
 uint64_t sl_op_key(const sl_op *op);
+/** SL_E_STATE naming `an` (fn: the call) when op was made before the last sl_finalize; NULL passes. */
+int sl_op_check_session(const char *fn, const sl_op *op, const char *an);
 /** Refuses a stacked array where only plain ones work. */
 #define SL_CHECK_PLAIN(fn, a)                                                                         \
   SL_CHECK_ARG(!(a) || (a)->nparts == 0, SL_E_INVALID, "%s: a stacked array is not accepted here (use its parts: sl_array_stack_part)", fn)
@@ -310,6 +316,9 @@ int sl_stack_reduce(int kind, double p, double root_p, const sl_array *x, const 
 int sl_array_ghost_fill(const sl_array *a, const int width[2], const starpu_data_handle_t dst[2]);
 /** Chunk c of the local block. */
 starpu_data_handle_t sl_array_chunk(const sl_array *a, int c);
+/** SL_E_STATE naming `an` (fn: the call, may be NULL when an names it) when a was made before the last
+ *  sl_finalize (its handles and group went with that session); NULL passes. */
+int sl_array_check_session(const char *fn, const sl_array *a, const char *an);
 /** 0 if a and b agree in dims, dtype and distribution; else an error naming arguments an and bn. */
 int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, const char *bn);
 /** SL_E_INVALID naming `an` (fn: the call) when a, or one of its parts, is a layout without storage (an

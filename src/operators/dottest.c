@@ -8,6 +8,7 @@ int sl_dottest(sl_op *op, unsigned seed, double *err)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_dottest: argument 1 (op) is NULL");
+  SL_TRY(sl_op_check_session("sl_dottest", op, "argument 1 (op)"));
   SL_CHECK_ARG(err != NULL, SL_E_INVALID, "sl_dottest: argument 3 (err) is NULL");
   sl_array *u = NULL, *v = NULL, *au = NULL, *ahv = NULL;
   sl_scalar *s1 = NULL, *s2 = NULL;

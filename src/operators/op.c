@@ -70,11 +70,19 @@ sl_op *sl_op_ref(sl_op *op)
   return op;
 }
 
+int sl_op_check_session(const char *fn, const sl_op *op, const char *an)
+{
+  if (!op || !op->dom || op->dom->session == sl_session()) return SL_SUCCESS; /* the layouts are made with the operator */
+  return sl_error(SL_E_STATE, "%s: %s (%s) was created before the last sl_finalize, which released it; make it again", fn, an,
+                  op->name);
+}
+
 int sl_op_destroy(sl_op **opp)
 {
   SL_CHECK_ARG(opp != NULL, SL_E_INVALID, "sl_op_destroy: argument 1 is NULL");
   sl_op *op = *opp;
   if (op && !sl_ctx.initialized) return sl_error(SL_E_STATE, "sl_op_destroy: called after sl_finalize; destroy operators before it");
+  SL_TRY(sl_op_check_session("sl_op_destroy", op, "argument 1"));
   *opp = NULL;
   if (!op || --op->refs > 0) return SL_SUCCESS;
   sl_array_destroy(&op->dom);
@@ -94,6 +102,7 @@ int sl_op_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
                "sl_op_apply: argument 2 (mode) must be SL_FORWARD or SL_ADJOINT, not %d", (int)mode);
   SL_CHECK_ARG(x != NULL && y != NULL, SL_E_INVALID, "sl_op_apply: argument %d (%s) is NULL", x ? 4 : 3, x ? "y" : "x");
   SL_CHECK_ARG(x != y, SL_E_INVALID, "sl_op_apply: arguments 3 (x) and 4 (y) are the same array");
+  SL_TRY(sl_op_check_session("sl_op_apply", op, "argument 1 (op)"));
   const sl_array *in = mode == SL_FORWARD ? op->dom : op->rng, *out = mode == SL_FORWARD ? op->rng : op->dom;
   char inn[192], outn[192];
   snprintf(inn, sizeof inn, "the %s of %s", mode == SL_FORWARD ? "domain" : "range", op->name);
@@ -111,12 +120,14 @@ int sl_op_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 int sl_op_create_domain(const sl_op *op, sl_array **x)
 {
   SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_op_create_domain: argument 1 (op) is NULL");
+  SL_TRY(sl_op_check_session("sl_op_create_domain", op, "argument 1 (op)"));
   return sl_array_create_like(x, op->dom);
 }
 
 int sl_op_create_range(const sl_op *op, sl_array **y)
 {
   SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_op_create_range: argument 1 (op) is NULL");
+  SL_TRY(sl_op_check_session("sl_op_create_range", op, "argument 1 (op)"));
   return sl_array_create_like(y, op->rng);
 }
 

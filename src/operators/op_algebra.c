@@ -43,6 +43,8 @@ static int check_parts(const char *fn, const sl_op *a, const sl_op *b, int any_d
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s: argument 2 (a) is NULL", fn);
   SL_CHECK_ARG(b != NULL, SL_E_INVALID, "%s: argument 3 (b) is NULL", fn);
+  SL_TRY(sl_op_check_session(fn, a, "argument 2 (a)"));
+  SL_TRY(sl_op_check_session(fn, b, "argument 3 (b)"));
   SL_CHECK_ARG(any_dtype || a->dtype == b->dtype, SL_E_DTYPE, "%s: arguments 2 (a) and 3 (b) differ in dtype (%s, %s)", fn,
                sl_dtype_name(a->dtype), sl_dtype_name(b->dtype));
   return SL_SUCCESS;
@@ -132,6 +134,7 @@ int sl_op_scaled(sl_op **out, sl_op *a, sl_cscalar s)
   SL_CHECK_INIT();
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "sl_op_scaled: argument 1 (out) is NULL");
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_op_scaled: argument 2 (a) is NULL");
+  SL_TRY(sl_op_check_session("sl_op_scaled", a, "argument 2 (a)"));
   SL_CHECK_ARG(sl_dtype_is_complex(a->dtype) || s.im == 0.0, SL_E_DTYPE,
                "sl_op_scaled: argument 3 (s) is complex (%g%+gi) but argument 2 (a) is %s", s.re, s.im,
                sl_dtype_name(a->dtype));
@@ -172,6 +175,7 @@ static int unary(sl_op **out, sl_op *a, const char *fn, const char *fmt, int swa
   SL_CHECK_INIT();
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (out) is NULL", fn);
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s: argument 2 (a) is NULL", fn);
+  SL_TRY(sl_op_check_session(fn, a, "argument 2 (a)"));
   char name[160];
   snprintf(name, sizeof name, fmt, a->name);
   return composite(out, name, swap ? a->rng : a->dom, swap ? a->dom : a->rng, ops, a, NULL, 1.0, SL_REAL(1.0));
@@ -187,6 +191,7 @@ int sl_op_power(sl_op **out, sl_op *a, int k)
   SL_CHECK_INIT();
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "sl_op_power: argument 1 (out) is NULL");
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_op_power: argument 2 (a) is NULL");
+  SL_TRY(sl_op_check_session("sl_op_power", a, "argument 2 (a)"));
   SL_CHECK_ARG(k >= 0, SL_E_INVALID, "sl_op_power: argument 3 (k) is %d, must be >= 0", k);
   SL_TRY(sl_array_check_same(a->dom, "sl_op_power: the domain of argument 2 (a)", a->rng, "its range"));
   if (k == 0) return sl_op_identity(out, a->dom);

@@ -14,6 +14,7 @@ int sl_op_identity(sl_op **op, const sl_array *like)
   SL_CHECK_INIT();
   SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_op_identity: argument 1 (op) is NULL");
   SL_CHECK_ARG(like != NULL, SL_E_INVALID, "sl_op_identity: argument 2 (like) is NULL");
+  SL_TRY(sl_array_check_session("sl_op_identity", like, "argument 2 (like)"));
   return sl_op_new(op, "Identity", like, like, &identity_ops, NULL);
 }
 
@@ -26,6 +27,8 @@ int sl_op_zero(sl_op **op, const sl_array *domain_like, const sl_array *range_li
   SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_op_zero: argument 1 (op) is NULL");
   SL_CHECK_ARG(domain_like != NULL, SL_E_INVALID, "sl_op_zero: argument 2 (domain_like) is NULL");
   SL_CHECK_ARG(range_like != NULL, SL_E_INVALID, "sl_op_zero: argument 3 (range_like) is NULL");
+  SL_TRY(sl_array_check_session("sl_op_zero", domain_like, "argument 2 (domain_like)"));
+  SL_TRY(sl_array_check_session("sl_op_zero", range_like, "argument 3 (range_like)"));
   SL_CHECK_ARG(sl_array_dtype(domain_like) == sl_array_dtype(range_like), SL_E_DTYPE,
                "sl_op_zero: arguments 2 (domain_like) and 3 (range_like) differ in dtype (%s, %s)",
                sl_dtype_name(sl_array_dtype(domain_like)), sl_dtype_name(sl_array_dtype(range_like)));
@@ -59,6 +62,7 @@ int sl_op_diagonal(sl_op **op, const sl_array *d)
   int rc = SL_SUCCESS;
   if (!op) rc = sl_error(SL_E_INVALID, "sl_op_diagonal: argument 1 (op) is NULL");
   else if (!d) rc = sl_error(SL_E_INVALID, "sl_op_diagonal: argument 2 (d) is NULL");
+  else if (d->session != sl_session()) rc = sl_array_check_session("sl_op_diagonal", d, "argument 2 (d)");
   SL_TRY(sl_agree(sl_ctx.comm, rc));
   diagonal_t *c = sl_calloc_agreed(sizeof *c, "sl_op_diagonal", &rc);
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->d, d);
@@ -93,6 +97,7 @@ int sl_op_diagonal_axis(sl_op **op, const sl_array *like, const void *d, int axi
   int rc = op ? SL_SUCCESS : sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   if (rc == SL_SUCCESS && (!like || like->nparts))
     rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is NULL or a stacked array", fn);
+  if (rc == SL_SUCCESS) rc = sl_array_check_session(fn, like, "argument 2 (like)");
   if (rc == SL_SUCCESS && !d) rc = sl_error(SL_E_INVALID, "%s: argument 3 (d) is NULL", fn);
   if (rc == SL_SUCCESS && (axis < 0 || axis >= sl_array_ndim(like)))
     rc = sl_error(SL_E_INVALID, "%s: argument 4 (axis) is %d, like has %d axes", fn, axis, sl_array_ndim(like));

@@ -238,6 +238,7 @@ static int fft_check(const char *fn, sl_op **op, const sl_array *like, int naxes
 {
   SL_CHECK_ARG(op != NULL, SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   SL_CHECK_ARG(like != NULL, SL_E_INVALID, "%s: argument 2 (like) is NULL", fn);
+  SL_TRY(sl_array_check_session(fn, like, "argument 2 (like)"));
   SL_CHECK_PLAIN(fn, like);
   int nd = sl_array_ndim(like);
   SL_CHECK_ARG(sl_array_partition(like) == SL_SCATTER && !like->group->mask, SL_E_DIST,

@@ -76,6 +76,7 @@ int sl_op_fft_nfft(sl_op **op, const sl_array *like, int naxes, const int *axes,
   int rc = SL_SUCCESS, ax[SL_MAX_DIMS] = {0};
   if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is NULL", fn);
+  else if (like->session != sl_session()) rc = sl_array_check_session(fn, like, "argument 2 (like)");
   else if (like->nparts) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is a stacked array", fn);
   else if (naxes < 1 || naxes > like->ndim)
     rc = sl_error(SL_E_INVALID, "%s: argument 3 (naxes) must be 1 to %d, got %d", fn, like->ndim, naxes);

@@ -68,6 +68,7 @@ int sl_op_nonstationary_convolve1d(sl_op **op, const sl_array *like, const void 
   uint64_t digest = SL_FNV1A_START;
   if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is NULL", fn);
+  else if (like->session != sl_session()) rc = sl_array_check_session(fn, like, "argument 2 (like)");
   else if (like->nparts) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is a stacked array; give one of its parts", fn);
   else if (axis < -like->ndim || axis >= like->ndim)
     rc = sl_error(SL_E_INVALID, "%s: argument 7 (axis) is %d, outside the %d axes of argument 2 (like)", fn, axis, like->ndim);

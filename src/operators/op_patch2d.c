@@ -16,6 +16,7 @@ int sl_patch_check(const char *fn, const sl_array *like, const int axes[2], cons
   int rc = SL_SUCCESS;
   *a0 = *a1 = 0;
   if (!like) return sl_error(SL_E_INVALID, "%s: argument 2 (like, the data) is NULL", fn);
+  SL_TRY(sl_array_check_session(fn, like, "argument 2 (like, the data)"));
   if (!axes) return sl_error(SL_E_INVALID, "%s: argument 3 (axes) is NULL", fn);
   if (like->nparts) return sl_error(SL_E_INVALID, "%s: argument 2 (like) is a stacked array", fn);
   if (taper < SL_TAPER_NONE || taper > SL_TAPER_COSINESQUARE) return sl_error(SL_E_INVALID, "%s: the taper is invalid (%d)", fn, (int)taper);

@@ -39,6 +39,7 @@ int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int6
   int rc = SL_SUCCESS;
   if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is NULL", fn);
+  else if (like->session != sl_session()) rc = sl_array_check_session(fn, like, "argument 2 (like)");
   else if (like->nparts) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is a stacked array; give one of its parts", fn);
   else if (like->partition != SL_SCATTER || like->group->mask)
     rc = sl_error(SL_E_DIST, "%s: argument 2 (like) must be SL_SCATTER without a mask", fn);
@@ -77,6 +78,7 @@ int sl_op_restriction_axis(sl_op **op, const sl_array *like, const int64_t *iava
   int rc = SL_SUCCESS;
   if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is NULL", fn);
+  else if (like->session != sl_session()) rc = sl_array_check_session(fn, like, "argument 2 (like)");
   else if (like->nparts) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is a stacked array; give one of its parts", fn);
   else if (like->group->mask) rc = sl_error(SL_E_DIST, "%s: argument 2 (like) has a mask; give an array without one", fn);
   else if (axis < -like->ndim || axis >= like->ndim)

@@ -35,6 +35,7 @@ int sl_op_roll(sl_op **op, const sl_array *like, int axis, int64_t shift)
   int rc = SL_SUCCESS;
   if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is NULL", fn);
+  else if (like->session != sl_session()) rc = sl_array_check_session(fn, like, "argument 2 (like)");
   else if (like->nparts) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is a stacked array; give one of its parts", fn);
   else if (axis < -like->ndim || axis >= like->ndim)
     rc = sl_error(SL_E_INVALID, "%s: argument 3 (axis) is %d, outside the %d axes of argument 2 (like)", fn, axis, like->ndim);

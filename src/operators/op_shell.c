@@ -42,6 +42,8 @@ static int shell_check(sl_op **op, const char *name, const sl_array *dom, const 
   SL_CHECK_ARG(name != NULL, SL_E_INVALID, "%s: argument 2 (name) is NULL", fn);
   SL_CHECK_ARG(dom != NULL, SL_E_INVALID, "%s: argument 3 (domain_like) is NULL", fn);
   SL_CHECK_ARG(rng != NULL, SL_E_INVALID, "%s: argument 4 (range_like) is NULL", fn);
+  SL_TRY(sl_array_check_session(fn, dom, "argument 3 (domain_like)"));
+  SL_TRY(sl_array_check_session(fn, rng, "argument 4 (range_like)"));
   SL_CHECK_ARG(forward != NULL, SL_E_INVALID, "%s: argument 5 (forward) is NULL", fn);
   return SL_SUCCESS;
 }

@@ -68,6 +68,7 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   int rc = SL_SUCCESS;
   if (!op) rc = sl_error(SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like, the data) is NULL", fn);
+  else if (like->session != sl_session()) rc = sl_array_check_session(fn, like, "argument 2 (like, the data)");
   else if (like->nparts) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is a stacked array", fn);
   else if (like->group->mask) rc = sl_error(SL_E_DIST, "%s: argument 2 (like) has a mask", fn);
   else if (like->ndim + 1 > SL_MAX_DIMS) rc = sl_error(SL_E_DIMS, "%s: the model would have more than %d axes", fn, SL_MAX_DIMS);

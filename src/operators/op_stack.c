@@ -88,6 +88,9 @@ static int make_check(sl_op **out, const char *fn, int kind, int n, sl_op **ops)
   SL_CHECK_ARG(ops != NULL, SL_E_INVALID, "%s: argument 3 (ops) is NULL", fn);
   for (int i = 0; i < n; i++) {
     SL_CHECK_ARG(ops[i] != NULL, SL_E_INVALID, "%s: argument 3 (ops): operator %d is NULL", fn, i);
+    if (sl_op_check_session(fn, ops[i], "argument 3 (ops)") != SL_SUCCESS)
+      return sl_error(SL_E_STATE, "%s: argument 3 (ops): operator %d (%s) was created before the last sl_finalize, which "
+                      "released it; make it again", fn, i, sl_op_name(ops[i]));
     SL_CHECK_ARG(ops[i]->dtype == ops[0]->dtype, SL_E_DTYPE, "%s: operator %d is %s, operator 0 is %s", fn, i,
                  sl_dtype_name(ops[i]->dtype), sl_dtype_name(ops[0]->dtype));
     char a[96], b[96];
@@ -138,7 +141,7 @@ int sl_op_gradient(sl_op **out, const sl_array *like, const double *sampling, sl
   int rc = !out ? sl_error(SL_E_INVALID, "sl_op_gradient: argument 1 (out) is NULL")
            : !like ? sl_error(SL_E_INVALID, "sl_op_gradient: argument 2 (like) is NULL")
            : like->nparts ? sl_error(SL_E_INVALID, "sl_op_gradient: argument 2 (like) is a stacked array")
-                          : SL_SUCCESS;
+                          : sl_array_check_session("sl_op_gradient", like, "argument 2 (like)");
   SL_TRY(SL_AGREE("sl_op_gradient", rc, SL_SAME_I("the number of axes of argument 2 (like)", like ? like->ndim : 0)));
   sl_op *d[SL_MAX_DIMS] = {NULL};
   int nd = sl_array_ndim(like);
@@ -156,6 +159,7 @@ static int direction_check(const char *fn, sl_op **out, const sl_array *like, co
 {
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "%s: argument 1 (op) is NULL", fn);
   SL_CHECK_ARG(like != NULL && !like->nparts, SL_E_INVALID, "%s: argument 2 (like) is NULL or a stacked array", fn);
+  SL_TRY(sl_array_check_session(fn, like, "argument 2 (like)"));
   SL_CHECK_ARG(like->ndim >= 2, SL_E_DIMS, "%s: argument 2 (like) has %d axis; a directional derivative needs 2 or more "
                "(use sl_op_first_derivative)", fn, like->ndim);
   SL_CHECK_ARG(!v != !vfield, SL_E_INVALID, "%s: give exactly one of argument 3 (v) and argument 4 (vfield)", fn);

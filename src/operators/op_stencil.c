@@ -166,6 +166,7 @@ static int check_like(const char *fn, const sl_array *like)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(like != NULL, SL_E_INVALID, "%s: argument 2 (like) is NULL", fn);
+  SL_TRY(sl_array_check_session(fn, like, "argument 2 (like)"));
   return SL_SUCCESS;
 }
 

@@ -142,6 +142,8 @@ int prox_l2_make(sl_prox **p, sl_op *Op, const sl_array *b, double sigma, int cg
   else if (!(sigma >= 0 && isfinite(sigma))) rc = sl_error(SL_E_INVALID, "%s: argument 4 (sigma) must be finite and >= 0, got %g", fn, sigma);
   else if (Op && (cg_niter < 1 || cg_niter >= INT_MAX / 4))
     rc = sl_error(SL_E_INVALID, "%s: argument 5 (cg_niter) must be >= 1 and < %d with an operator, got %d", fn, INT_MAX / 4, cg_niter);
+  else if (Op && sl_op_check_session(fn, Op, "argument 2 (Op)") != SL_SUCCESS) rc = SL_E_STATE;
+  else if (b && b->session != sl_session()) rc = sl_array_check_session(fn, b, "argument 3 (b)");
   else if (b && b->acquired) rc = sl_error(SL_E_STATE, "%s: argument 3 (b) is acquired by the host; release it first", fn);
   else if (Op && b) rc = sl_array_check_same(b, "sl_prox_l2: argument 3 (b)", sl_op_range(Op), "the range of argument 2 (Op)");
   SL_TRY(SL_AGREE(fn, rc, sl_same_d("argument 4 (sigma)", sigma), SL_SAME_I("argument 5 (cg_niter)", Op ? cg_niter : 0),

@@ -140,6 +140,7 @@ int sl_prox_l21_axis(sl_prox **p, const sl_array *like, int axis, double sigma)
   if (!sl_ctx.initialized) rc = sl_error(SL_E_STATE, "%s: starlops is not initialised", fn);
   else if (!p) rc = sl_error(SL_E_INVALID, "%s: argument 1 (p) is NULL", fn);
   else if (!like) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is NULL", fn);
+  else if (like->session != sl_session()) rc = sl_array_check_session(fn, like, "argument 2 (like)");
   else if (like->nparts) rc = sl_error(SL_E_INVALID, "%s: argument 2 (like) is stacked; for the parts of a stacked array use sl_prox_l21", fn);
   else if (axis < -like->ndim || axis >= like->ndim)
     rc = sl_error(SL_E_INVALID, "%s: argument 3 (axis) is %d, outside the %d axes of argument 2 (like)", fn, axis, like->ndim);

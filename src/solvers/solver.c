@@ -153,6 +153,7 @@ static int begin_check(sl_solver *sv, const char *name, sl_op *A, const sl_array
   SL_CHECK_ARG(y != NULL, SL_E_INVALID, "%s: argument 2 (y) is NULL", name);
   SL_CHECK_ARG(x != NULL, SL_E_INVALID, "%s: argument 3 (x) is NULL", name);
   SL_CHECK_ARG(x != y, SL_E_INVALID, "%s: arguments 2 (y) and 3 (x) are the same array", name);
+  SL_TRY(sl_op_check_session(name, A, "argument 1 (A)"));
   char what[200];
   snprintf(what, sizeof what, "the range of %s", sl_op_name(A));
   char an[64];

@@ -1,6 +1,7 @@
-/* sl_init again after sl_finalize, MPI started by the program: a scalar of the first session is refused by
- * sl_scalar_destroy (its home was released at sl_finalize) and the second session's scalars and reductions work,
- * their values in fresh slots. Run with 1 to 3 ranks. */
+/* sl_init again after sl_finalize, MPI started by the program: a scalar, an array and an operator of the first
+ * session are refused (SL_E_STATE) by every call given them in the second (their handles, slots and groups went
+ * with the first session), and the second session's own scalars, arrays, operators and reductions work. Run with
+ * 1 to 3 ranks. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,7 +10,67 @@
 
 #include "starlops.h"
 
-static sl_scalar *stale; /* the first session's scalar: refused later, kept reachable to the end (valgrind) */
+/* the first session's objects: refused later, kept reachable to the end (valgrind) */
+static sl_scalar *stale;
+static sl_array *stale_a;
+static sl_op *stale_op;
+
+/* rc must be SL_E_STATE with the message naming the session's end and `what` */
+static int refused(int rank, const char *call, int rc, const char *what)
+{
+  const char *m = sl_last_error();
+  if (rc == SL_E_STATE && strstr(m, "before the last sl_finalize") && strstr(m, what)) return 1;
+  fprintf(stderr, "rank %d: %s on the first session's object gave %d (%s)\n", rank, call, rc, m);
+  return 0;
+}
+
+/* every call given the first session's array or operator refuses it; the second session's objects still work */
+static int stale_refused(int rank)
+{
+  int ok = 1;
+  int64_t dims[1] = {1001};
+  sl_array *x = NULL, *y = NULL, *t = NULL;
+  sl_op *op = NULL;
+  sl_scalar *s = NULL;
+  double err = 0, buf[1001];
+  sl_solver_info info;
+  ok = ok && sl_array_create(&x, 1, dims, SL_FLOAT64, NULL) == SL_SUCCESS;
+  ok = ok && sl_array_create(&y, 1, dims, SL_FLOAT64, NULL) == SL_SUCCESS;
+  ok = ok && sl_scalar_create(&s, SL_FLOAT64) == SL_SUCCESS;
+  ok = ok && sl_array_fill(x, SL_REAL(1.0)) == SL_SUCCESS && sl_array_fill(y, SL_REAL(1.0)) == SL_SUCCESS;
+  if (!ok) return 0;
+  ok &= refused(rank, "sl_array_fill", sl_array_fill(stale_a, SL_REAL(1.0)), "argument 1");
+  ok &= refused(rank, "sl_array_copy", sl_array_copy(x, stale_a), "argument 2 (src)");
+  ok &= refused(rank, "sl_array_axpby", sl_array_axpby(stale_a, SL_REAL(1.0), x, SL_REAL(1.0)), "argument 1");
+  ok &= refused(rank, "sl_array_dot", sl_array_dot(x, stale_a, s), "argument 2 (y)");
+  ok &= refused(rank, "sl_array_norm", sl_array_norm(stale_a, 2.0, s), "argument 1 (x)");
+  ok &= refused(rank, "sl_array_gather", sl_array_gather(stale_a, -1, buf), "argument 1 (a)");
+  ok &= refused(rank, "sl_array_sync", sl_array_sync(stale_a), "argument 1 (a)");
+  void *p = NULL;
+  ok &= refused(rank, "sl_array_acquire", sl_array_acquire(stale_a, SL_READ, &p), "argument 1 (a)");
+  ok &= refused(rank, "sl_array_create_like", sl_array_create_like(&t, stale_a), "argument 2 (like)");
+  ok &= t == NULL;
+  ok &= refused(rank, "sl_op_identity", sl_op_identity(&op, stale_a), "argument 2 (like)");
+  ok &= refused(rank, "sl_op_first_derivative",
+                sl_op_first_derivative(&op, stale_a, 0, 1.0, SL_DERIV_CENTERED, 3, 0), "argument 2 (like)");
+  ok &= op == NULL;
+  ok &= refused(rank, "sl_op_apply", sl_op_apply(stale_op, SL_FORWARD, x, y), "argument 1 (op)");
+  ok &= refused(rank, "sl_op_sum", sl_op_sum(&op, stale_op, stale_op), "argument 2 (a)");
+  ok &= refused(rank, "sl_op_adjoint", sl_op_adjoint(&op, stale_op), "argument 2 (a)");
+  ok &= refused(rank, "sl_dottest", sl_dottest(stale_op, 1, &err), "argument 1 (op)");
+  ok &= refused(rank, "sl_solve_cg", sl_solve_cg(stale_op, y, x, NULL, &info), "argument 1 (A)");
+  ok &= refused(rank, "sl_op_destroy", sl_op_destroy(&stale_op), "argument 1");
+  ok &= stale_op != NULL;
+  ok &= refused(rank, "sl_array_destroy", sl_array_destroy(&stale_a), "argument 1");
+  ok &= stale_a != NULL;
+  /* the second session's own objects were left as they were */
+  double v = 0;
+  ok = ok && sl_array_dot(x, y, s) == SL_SUCCESS && sl_scalar_get(s, &v) == SL_SUCCESS && v == 1001.0;
+  sl_scalar_destroy(&s);
+  sl_array_destroy(&x);
+  sl_array_destroy(&y);
+  return ok;
+}
 
 /* the dot of an array of ones with one of twos (2 n), read back on the host */
 static int dot_check(int64_t n, double *got)
@@ -44,13 +105,17 @@ int main(int argc, char **argv)
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (session == 0) {
+      int64_t dims[1] = {1001};
       ok = ok && sl_scalar_create(&stale, SL_FLOAT64) == SL_SUCCESS;
+      ok = ok && sl_array_create(&stale_a, 1, dims, SL_FLOAT64, NULL) == SL_SUCCESS;
+      ok = ok && sl_op_second_derivative(&stale_op, stale_a, 0, 1.0, SL_DERIV_CENTERED, 0) == SL_SUCCESS;
     } else {
       int rc = sl_scalar_destroy(&stale);
       if (rc != SL_E_STATE || !stale || !strstr(sl_last_error(), "before the last sl_finalize")) {
         fprintf(stderr, "rank %d: destroying the first session's scalar gave %d (%s)\n", rank, rc, sl_last_error());
         ok = 0;
       }
+      ok &= stale_refused(rank);
     }
     double got = NAN;
     int rc = dot_check(n, &got);
