@@ -128,6 +128,8 @@ int sl_array_axpby_s(sl_array *y, sl_cscalar alpha, const sl_scalar *sa, const s
   SL_TRY(check_one("sl_array_axpby_s", y));
   SL_TRY(sl_array_check_same(y, "sl_array_axpby_s: argument 1 (y)", x, "argument 4 (x)"));
   SL_CHECK_ARG(x != y, SL_E_INVALID, "sl_array_axpby_s: argument 4 (x) must differ from argument 1 (y)");
+  SL_TRY(sl_scalar_check_session("sl_array_axpby_s", sa, "argument 3 (sa)"));
+  SL_TRY(sl_scalar_check_session("sl_array_axpby_s", sb, "argument 6 (sb)"));
   return sl_array_axpby_h(y, alpha, sa ? sa->handle : NULL, 0, x, beta, sb ? sb->handle : NULL, 0);
 }
 

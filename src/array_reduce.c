@@ -92,11 +92,13 @@ int sl_stack_reduce(int kind, double p, double root_p, const sl_array *x, const 
 }
 
 /* The local checks of a public reduction (y: 1 when the call takes a second array). */
-static int public_check(const char *fn, const sl_array *x, int two, const sl_array *y, const sl_scalar *s)
+/* sarg: the position of the result scalar s among the call's arguments */
+static int public_check(const char *fn, const sl_array *x, int two, const sl_array *y, const sl_scalar *s, int sarg)
 {
   SL_CHECK_ARG(x != NULL, SL_E_INVALID, "%s: argument 1 (x) is NULL", fn);
   SL_CHECK_ARG(!two || y != NULL, SL_E_INVALID, "%s: argument 2 (y) is NULL", fn);
-  SL_CHECK_ARG(s != NULL, SL_E_INVALID, "%s: argument %d (s), the result scalar, is NULL", fn, two ? 3 : 2);
+  SL_CHECK_ARG(s != NULL, SL_E_INVALID, "%s: argument %d (s), the result scalar, is NULL", fn, sarg);
+  SL_TRY(sl_scalar_check_session(fn, s, sarg == 3 ? "argument 3 (s)" : "argument 2 (s)"));
   SL_CHECK_ARG(!x->acquired, SL_E_STATE, "%s: argument 1 (x) is acquired by the host; release it first", fn);
   SL_TRY(sl_array_check_data(fn, x, "argument 1 (x)"));
   if (two) SL_TRY(sl_array_check_same(x, "argument 1 (x)", y, "argument 2 (y)"));
@@ -111,7 +113,7 @@ static int public_check(const char *fn, const sl_array *x, int two, const sl_arr
 int sl_array_dot(const sl_array *x, const sl_array *y, sl_scalar *s)
 {
   SL_CHECK_INIT();
-  SL_TRY(SL_AGREE("sl_array_dot", public_check("sl_array_dot", x, 1, y, s), SL_SAME_I("the reduction called (dot, vdot, sum or norm)", 1), XKEY(x),
+  SL_TRY(SL_AGREE("sl_array_dot", public_check("sl_array_dot", x, 1, y, s, 3), SL_SAME_I("the reduction called (dot, vdot, sum or norm)", 1), XKEY(x),
                   sl_same_d("argument 2 (ord)", 0)));
   return reduce("sl_array_dot", SL_RED_DOT, 0, 0, x, y, s, x->dtype);
 }
@@ -119,7 +121,7 @@ int sl_array_dot(const sl_array *x, const sl_array *y, sl_scalar *s)
 int sl_array_vdot(const sl_array *x, const sl_array *y, sl_scalar *s)
 {
   SL_CHECK_INIT();
-  SL_TRY(SL_AGREE("sl_array_vdot", public_check("sl_array_vdot", x, 1, y, s), SL_SAME_I("the reduction called (dot, vdot, sum or norm)", 2), XKEY(x),
+  SL_TRY(SL_AGREE("sl_array_vdot", public_check("sl_array_vdot", x, 1, y, s, 3), SL_SAME_I("the reduction called (dot, vdot, sum or norm)", 2), XKEY(x),
                   sl_same_d("argument 2 (ord)", 0)));
   return reduce("sl_array_vdot", SL_RED_VDOT, 0, 0, x, y, s, x->dtype);
 }
@@ -127,7 +129,7 @@ int sl_array_vdot(const sl_array *x, const sl_array *y, sl_scalar *s)
 int sl_array_sum(const sl_array *x, sl_scalar *s)
 {
   SL_CHECK_INIT();
-  SL_TRY(SL_AGREE("sl_array_sum", public_check("sl_array_sum", x, 0, NULL, s), SL_SAME_I("the reduction called (dot, vdot, sum or norm)", 3), XKEY(x),
+  SL_TRY(SL_AGREE("sl_array_sum", public_check("sl_array_sum", x, 0, NULL, s, 2), SL_SAME_I("the reduction called (dot, vdot, sum or norm)", 3), XKEY(x),
                   sl_same_d("argument 2 (ord)", 0)));
   return reduce("sl_array_sum", SL_RED_SUM, 0, 0, x, NULL, s, x->dtype);
 }
@@ -135,7 +137,7 @@ int sl_array_sum(const sl_array *x, sl_scalar *s)
 int sl_array_norm(const sl_array *x, double ord, sl_scalar *s)
 {
   SL_CHECK_INIT();
-  int rc = public_check("sl_array_norm", x, 0, NULL, s);
+  int rc = public_check("sl_array_norm", x, 0, NULL, s, 3);
   if (rc == SL_SUCCESS && !(!isnan(ord) && (ord >= 0 || ord == -INFINITY)))
     rc = sl_error(SL_E_INVALID, "sl_array_norm: argument 2 (ord) must be >= 0, INFINITY or -INFINITY, got %g", ord);
   SL_TRY(SL_AGREE("sl_array_norm", rc, SL_SAME_I("the reduction called (dot, vdot, sum or norm)", 4), XKEY(x), sl_same_d("argument 2 (ord)", ord)));

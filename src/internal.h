@@ -421,6 +421,8 @@ double *sl_scalar_slot_get(void);
 void sl_scalar_slot_put(double *v);
 void sl_scalar_slots_free(void);
 unsigned sl_scalar_slots_generation(void); /* how many times the slots were freed (sl_finalize) */
+/** SL_E_STATE naming `an` (fn: the call) when s was made before the last sl_finalize; NULL passes. */
+int sl_scalar_check_session(const char *fn, const sl_scalar *s, const char *an);
 
 /* ---- scalar tasks (scalar_task.c) --------------------------------------------------------------- */
 /** A computation on variables of doubles: v[i] is buffer i; arg is the copy given at submission. */

@@ -22,12 +22,17 @@ int sl_scalar_create(sl_scalar **s, sl_dtype dt)
   return SL_SUCCESS;
 }
 
+int sl_scalar_check_session(const char *fn, const sl_scalar *s, const char *an)
+{
+  if (!s || s->generation == sl_scalar_slots_generation()) return SL_SUCCESS;
+  return sl_error(SL_E_STATE, "%s: %s was created before the last sl_finalize, which released it; make it again", fn, an);
+}
+
 int sl_scalar_destroy(sl_scalar **s)
 {
   if (!s || !*s) return SL_SUCCESS;
   if (!sl_ctx.initialized) return sl_error(SL_E_STATE, "sl_scalar_destroy: called after sl_finalize; destroy scalars before it");
-  if ((*s)->generation != sl_scalar_slots_generation())
-    return sl_error(SL_E_STATE, "sl_scalar_destroy: the scalar was created before the last sl_finalize, which released it");
+  SL_TRY(sl_scalar_check_session("sl_scalar_destroy", *s, "the scalar"));
   starpu_data_unregister((*s)->handle);
   sl_scalar_slot_put((*s)->value);
   free(*s);
@@ -42,6 +47,7 @@ int sl_scalar_get_c(sl_scalar *s, sl_cscalar *value)
   SL_CHECK_INIT();
   SL_CHECK_ARG(s != NULL, SL_E_INVALID, "sl_scalar_get: argument 1 (s) is NULL");
   SL_CHECK_ARG(value != NULL, SL_E_INVALID, "sl_scalar_get: argument 2 (value) is NULL");
+  SL_TRY(sl_scalar_check_session("sl_scalar_get", s, "argument 1 (s)"));
   sl_watch_begin("sl_scalar_get (the reduction writing the scalar, its allreduce included)");
   int rc = sl_host_acquire(s->handle, STARPU_R);
   sl_watch_end();
@@ -102,6 +108,7 @@ int sl_scalar_set(sl_scalar *s, sl_cscalar value)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(s != NULL, SL_E_INVALID, "sl_scalar_set: argument 1 (s) is NULL");
+  SL_TRY(sl_scalar_check_session("sl_scalar_set", s, "argument 1 (s)"));
   struct sop_args o = {.value = {value.re, sl_dtype_is_complex(s->dtype) ? value.im : 0.0}};
   return sl_stask_submit(sop_set, &o, sizeof o, 1, &s->handle, (enum starpu_data_access_mode[]){STARPU_W});
 }
@@ -114,6 +121,9 @@ int sl_scalar_op(sl_scalar *out, sl_scalar_opkind kind, const sl_scalar *a, cons
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_scalar_op: argument 3 (a) is NULL");
   int binary = kind <= SL_SOP_DIV;
   SL_CHECK_ARG(!binary || b != NULL, SL_E_INVALID, "sl_scalar_op: argument 4 (b) is NULL for a binary kind");
+  SL_TRY(sl_scalar_check_session("sl_scalar_op", out, "argument 1 (out)"));
+  SL_TRY(sl_scalar_check_session("sl_scalar_op", a, "argument 3 (a)"));
+  if (binary) SL_TRY(sl_scalar_check_session("sl_scalar_op", b, "argument 4 (b)"));
   starpu_data_handle_t h[3] = {out->handle};
   enum starpu_data_access_mode m[3] = {STARPU_RW};
   int n = 1;

@@ -178,6 +178,7 @@ int sl_prox_value(sl_prox *p, const sl_array *x, sl_scalar *s)
   else if (!p) rc = sl_error(SL_E_INVALID, "sl_prox_value: argument 1 (p) is NULL");
   else if (!x) rc = sl_error(SL_E_INVALID, "sl_prox_value: argument 2 (x) is NULL");
   else if (!s) rc = sl_error(SL_E_INVALID, "sl_prox_value: argument 3 (s) is NULL");
+  else if (sl_scalar_check_session("sl_prox_value", s, "argument 3 (s)") != SL_SUCCESS) rc = SL_E_STATE;
   else if (x->session != sl_session()) rc = sl_array_check_session("sl_prox_value", x, "argument 2 (x)");
   else if (x->acquired) rc = sl_error(SL_E_STATE, "sl_prox_value: argument 2 (x) is acquired by the host; release it first");
   else rc = prox_check_p(p, x, "sl_prox_value: argument 2 (x)");

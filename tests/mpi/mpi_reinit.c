@@ -59,6 +59,13 @@ static int stale_refused(int rank)
   ok &= refused(rank, "sl_op_adjoint", sl_op_adjoint(&op, stale_op), "argument 2 (a)");
   ok &= refused(rank, "sl_dottest", sl_dottest(stale_op, 1, &err), "argument 1 (op)");
   ok &= refused(rank, "sl_solve_cg", sl_solve_cg(stale_op, y, x, NULL, &info), "argument 1 (A)");
+  double sv = 0;
+  ok &= refused(rank, "sl_scalar_get", sl_scalar_get(stale, &sv), "argument 1 (s)");
+  ok &= refused(rank, "sl_scalar_set", sl_scalar_set(stale, SL_REAL(2.0)), "argument 1 (s)");
+  ok &= refused(rank, "sl_scalar_op", sl_scalar_op(s, SL_SOP_ADD, s, stale), "argument 4 (b)");
+  ok &= refused(rank, "sl_array_dot (the result)", sl_array_dot(x, y, stale), "argument 3 (s)");
+  ok &= refused(rank, "sl_array_norm (the result)", sl_array_norm(x, 2.0, stale), "argument 3 (s)");
+  ok &= refused(rank, "sl_array_axpby_s", sl_array_axpby_s(y, SL_REAL(1.0), stale, x, SL_REAL(1.0), NULL), "argument 3 (sa)");
   ok &= refused(rank, "sl_op_destroy", sl_op_destroy(&stale_op), "argument 1");
   ok &= stale_op != NULL;
   ok &= refused(rank, "sl_array_destroy", sl_array_destroy(&stale_a), "argument 1");
