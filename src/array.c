@@ -518,7 +518,7 @@ int sl_array_destroy(sl_array **pa)
 
 starpu_data_handle_t sl_array_chunk(const sl_array *a, int c)
 {
-  if (!a || c < 0 || c >= a->nchunks) return NULL;
+  if (!a || c < 0 || c >= a->nchunks || a->session != sl_session()) return NULL; /* an earlier session's are gone */
   if (a->chunk_h) return a->chunk_h[c];
   if (!a->handle) return NULL;
   return a->nchunks > 1 ? starpu_data_get_sub_data(a->handle, 1, c) : a->handle;
@@ -568,7 +568,12 @@ int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, co
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s is NULL", an);
   SL_CHECK_ARG(b != NULL, SL_E_INVALID, "%s is NULL", bn);
   SL_TRY(sl_array_check_session(NULL, a, an));
-  SL_TRY(sl_array_check_session(NULL, b, bn));
+  if (b->session != sl_session()) { /* the callers put the call's name in an ("fn: argument ...") */
+    const char *colon = strstr(an, ": ");
+    int n = colon ? (int)(colon - an) : 0;
+    return sl_error(SL_E_STATE, "%.*s%s%s was created before the last sl_finalize, which released it; make it again", n, an,
+                    n ? ": " : "", bn);
+  }
   if (a->nparts || b->nparts) {
     if (a->nparts != b->nparts)
       return sl_error(SL_E_DIST, "%s and %s differ: %d and %d stacked parts (0: a plain array)", an, bn, a->nparts, b->nparts);

@@ -22,6 +22,7 @@ static int check_one(const char *fn, const sl_array *a)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s: argument 1 is NULL", fn);
+  SL_TRY(sl_array_check_session(fn, a, "argument 1"));
   SL_CHECK_ARG(!a->acquired, SL_E_STATE, "%s: argument 1 is acquired by the host; release it first", fn);
   return sl_array_check_data(fn, a, "argument 1");
 }

@@ -99,6 +99,7 @@ static int public_check(const char *fn, const sl_array *x, int two, const sl_arr
   SL_CHECK_ARG(!two || y != NULL, SL_E_INVALID, "%s: argument 2 (y) is NULL", fn);
   SL_CHECK_ARG(s != NULL, SL_E_INVALID, "%s: argument %d (s), the result scalar, is NULL", fn, sarg);
   SL_TRY(sl_scalar_check_session(fn, s, sarg == 3 ? "argument 3 (s)" : "argument 2 (s)"));
+  SL_TRY(sl_array_check_session(fn, x, "argument 1 (x)"));
   SL_CHECK_ARG(!x->acquired, SL_E_STATE, "%s: argument 1 (x) is acquired by the host; release it first", fn);
   SL_TRY(sl_array_check_data(fn, x, "argument 1 (x)"));
   if (two) SL_TRY(sl_array_check_same(x, "argument 1 (x)", y, "argument 2 (y)"));

@@ -41,6 +41,7 @@ int sl_op_scratch(sl_op *op, int slot, const sl_array *like, sl_array **t)
 int sl_op_free_workspace(sl_op *op)
 {
   SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_op_free_workspace: argument 1 (op) is NULL");
+  SL_TRY(sl_op_check_session("sl_op_free_workspace", op, "argument 1 (op)"));
   for (int s = 0; s < 2; s++)
     while (op->nws[s] > 0) sl_array_destroy(&op->ws[s][--op->nws[s]]);
   return SL_SUCCESS;

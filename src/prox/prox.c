@@ -14,6 +14,7 @@ int prox_new(sl_prox **p, const sl_prox_ops *ops, const char *fmt, ...)
   if (!q) return sl_error(SL_E_NOMEM, "sl_prox: out of memory");
   q->ops = ops;
   q->refs = 1;
+  q->session = sl_session();
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(q->name, sizeof q->name, fmt, ap);
@@ -121,6 +122,9 @@ int prox_lipschitz_p(sl_prox *p, const sl_array *like, double *L)
 
 int prox_check_p(const sl_prox *p, const sl_array *x, const char *an)
 {
+  if (p->session != sl_session())
+    return sl_error(SL_E_STATE, "the proximal operator %s given with %s was created before the last sl_finalize, which "
+                    "released it; make it again", p->name, an);
   return p->ops->check ? p->ops->check(p, x, an) : SL_SUCCESS;
 }
 
@@ -138,6 +142,8 @@ static int check_apply(const char *fn, const sl_prox *p, double tau, const sl_ar
                fn, tau);
   SL_CHECK_ARG(x != NULL, SL_E_INVALID, "%s: argument %d (x) is NULL", fn, xi);
   SL_CHECK_ARG(y != NULL, SL_E_INVALID, "%s: argument %d (%s) is NULL", fn, xi + 1, yn);
+  SL_TRY(sl_array_check_session(fn, x, xi == 3 ? "argument 3 (x)" : "argument 2 (x)"));
+  SL_TRY(sl_array_check_session(fn, y, need_tau ? "argument 4 (y)" : "argument 3 (g)"));
   SL_CHECK_ARG(!x->acquired && !y->acquired, SL_E_STATE, "%s: an argument is acquired by the host; release it first", fn);
   char an[96], yname[32];
   snprintf(an, sizeof an, "%s: argument %d (x)", fn, xi);
@@ -192,6 +198,9 @@ int sl_prox_destroy(sl_prox **pp)
 {
   if (!pp || !*pp) return SL_SUCCESS;
   sl_prox *p = *pp;
+  if (sl_ctx.initialized && p->session != sl_session())
+    return sl_error(SL_E_STATE, "sl_prox_destroy: argument 1 (%s) was created before the last sl_finalize, which released "
+                    "it", p->name);
   *pp = NULL;
   if (--p->refs > 0) return SL_SUCCESS;
   if (!sl_ctx.initialized) return sl_error(SL_E_STATE, "sl_prox_destroy: called after sl_finalize; destroy it before");
@@ -292,6 +301,9 @@ static int compose(const char *fn, sl_prox **g, sl_prox *f, double a, double b, 
   if (!sl_ctx.initialized) rc = sl_error(SL_E_STATE, "%s: starlops is not initialised", fn);
   else if (!g) rc = sl_error(SL_E_INVALID, "%s: argument 1 (g) is NULL", fn);
   else if (!f) rc = sl_error(SL_E_INVALID, "%s: argument 2 (f) is NULL", fn);
+  else if (f->session != sl_session())
+    rc = sl_error(SL_E_STATE, "%s: argument 2 (f: %s) was created before the last sl_finalize, which released it; make it again",
+                  fn, f->name);
   else if (!isfinite(a) || (post ? !(a > 0) : a == 0))
     rc = sl_error(SL_E_INVALID, "%s: argument 3 (a) must be finite and %s, got %g", fn, post ? "> 0" : "nonzero", a);
   else if (!isfinite(b)) rc = sl_error(SL_E_INVALID, "%s: argument 4 (b) must be finite, got %g", fn, b);

@@ -22,6 +22,7 @@ struct sl_prox {
   const sl_prox_ops *ops;
   char name[64];
   int refs;
+  unsigned session;      /* sl_session() at creation: one of an earlier session is refused */
   double sigma;          /* L1, L2, L21: the weight */
   double lo, hi;         /* Box */
   /* L2 */

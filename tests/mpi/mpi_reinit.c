@@ -1,7 +1,7 @@
-/* sl_init again after sl_finalize, MPI started by the program: a scalar, an array and an operator of the first
- * session are refused (SL_E_STATE) by every call given them in the second (their handles, slots and groups went
- * with the first session), and the second session's own scalars, arrays, operators and reductions work. Run with
- * 1 to 3 ranks. */
+/* sl_init again after sl_finalize, MPI started by the program: a scalar, an array, an operator and a proximal
+ * operator of the first session are refused (SL_E_STATE) by the calls given them in the second (their handles,
+ * slots and groups went with the first session), and the second session's own scalars, arrays, operators and
+ * reductions work. Run with 1 to 3 ranks. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +14,7 @@
 static sl_scalar *stale;
 static sl_array *stale_a;
 static sl_op *stale_op;
+static sl_prox *stale_prox;
 
 /* rc must be SL_E_STATE with the message naming the session's end and `what` */
 static int refused(int rank, const char *call, int rc, const char *what)
@@ -40,7 +41,7 @@ static int stale_refused(int rank)
   ok = ok && sl_array_fill(x, SL_REAL(1.0)) == SL_SUCCESS && sl_array_fill(y, SL_REAL(1.0)) == SL_SUCCESS;
   if (!ok) return 0;
   ok &= refused(rank, "sl_array_fill", sl_array_fill(stale_a, SL_REAL(1.0)), "argument 1");
-  ok &= refused(rank, "sl_array_copy", sl_array_copy(x, stale_a), "argument 2 (src)");
+  ok &= refused(rank, "sl_array_copy", sl_array_copy(x, stale_a), "sl_array_copy: argument 2 (src)");
   ok &= refused(rank, "sl_array_axpby", sl_array_axpby(stale_a, SL_REAL(1.0), x, SL_REAL(1.0)), "argument 1");
   ok &= refused(rank, "sl_array_dot", sl_array_dot(x, stale_a, s), "argument 2 (y)");
   ok &= refused(rank, "sl_array_norm", sl_array_norm(stale_a, 2.0, s), "argument 1 (x)");
@@ -66,6 +67,14 @@ static int stale_refused(int rank)
   ok &= refused(rank, "sl_array_dot (the result)", sl_array_dot(x, y, stale), "argument 3 (s)");
   ok &= refused(rank, "sl_array_norm (the result)", sl_array_norm(x, 2.0, stale), "argument 3 (s)");
   ok &= refused(rank, "sl_array_axpby_s", sl_array_axpby_s(y, SL_REAL(1.0), stale, x, SL_REAL(1.0), NULL), "argument 3 (sa)");
+  ok &= refused(rank, "sl_op_free_workspace", sl_op_free_workspace(stale_op), "argument 1 (op)");
+  ok &= refused(rank, "sl_prox_apply", sl_prox_apply(stale_prox, 1.0, x, y), "L1");
+  ok &= refused(rank, "sl_prox_apply (x)", sl_prox_apply(stale_prox, 1.0, stale_a, y), "sl_prox_apply: argument 3 (x)");
+  sl_prox *g = NULL;
+  ok &= refused(rank, "sl_prox_postcompose", sl_prox_postcompose(&g, stale_prox, 1.0, 0.0), "argument 2 (f");
+  ok &= g == NULL;
+  ok &= refused(rank, "sl_prox_destroy", sl_prox_destroy(&stale_prox), "argument 1");
+  ok &= stale_prox != NULL;
   ok &= refused(rank, "sl_op_destroy", sl_op_destroy(&stale_op), "argument 1");
   ok &= stale_op != NULL;
   ok &= refused(rank, "sl_array_destroy", sl_array_destroy(&stale_a), "argument 1");
@@ -116,6 +125,7 @@ int main(int argc, char **argv)
       ok = ok && sl_scalar_create(&stale, SL_FLOAT64) == SL_SUCCESS;
       ok = ok && sl_array_create(&stale_a, 1, dims, SL_FLOAT64, NULL) == SL_SUCCESS;
       ok = ok && sl_op_second_derivative(&stale_op, stale_a, 0, 1.0, SL_DERIV_CENTERED, 0) == SL_SUCCESS;
+      ok = ok && sl_prox_l1(&stale_prox, 0.5) == SL_SUCCESS;
     } else {
       int rc = sl_scalar_destroy(&stale);
       if (rc != SL_E_STATE || !stale || !strstr(sl_last_error(), "before the last sl_finalize")) {
