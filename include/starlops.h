@@ -85,9 +85,9 @@ void sl_options_default(sl_options *opts);
  *  cuBLAS handles. opts may be NULL. */
 int sl_init(int *argc, char ***argv, const sl_options *opts);
 /** Collective. Waits for all tasks, releases the runtime, and finalises MPI if sl_init initialised it. Arrays,
- *  operators, scalars and proximal operators belong to the session that made them: destroy them before this; after sl_init again,
- *  the calls that act on one of an earlier session refuse it (SL_E_STATE), sl_*_destroy included (accessors of
- *  its dims, dtype or name still answer). */
+ *  operators, scalars and proximal operators belong to the session that made them: destroy them before this;
+ *  after sl_init again, the calls that act on one of an earlier session refuse it (SL_E_STATE), sl_*_destroy
+ *  included (accessors of its dims, dtype or name still answer). */
 int sl_finalize(void);
 /** 1 between sl_init and sl_finalize. */
 int sl_initialized(void);

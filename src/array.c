@@ -545,9 +545,7 @@ int sl_array_same_layout(const sl_array *a, const sl_array *b)
 
 int sl_array_check_session(const char *fn, const sl_array *a, const char *an)
 {
-  if (!a || a->session == sl_session()) return SL_SUCCESS;
-  return sl_error(SL_E_STATE, "%s%s%s was created before the last sl_finalize, which released it; make it again", fn ? fn : "",
-                  fn ? ": " : "", an);
+  return !a || a->session == sl_session() ? SL_SUCCESS : sl_error_stale(fn, an);
 }
 
 int sl_array_check_data(const char *fn, const sl_array *a, const char *an)
@@ -568,11 +566,11 @@ int sl_array_check_same(const sl_array *a, const char *an, const sl_array *b, co
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "%s is NULL", an);
   SL_CHECK_ARG(b != NULL, SL_E_INVALID, "%s is NULL", bn);
   SL_TRY(sl_array_check_session(NULL, a, an));
-  if (b->session != sl_session()) { /* the callers put the call's name in an ("fn: argument ...") */
+  if (b->session != sl_session()) { /* the callers put the call's name in an ("fn: argument ..."): name it for b too */
     const char *colon = strstr(an, ": ");
-    int n = colon ? (int)(colon - an) : 0;
-    return sl_error(SL_E_STATE, "%.*s%s%s was created before the last sl_finalize, which released it; make it again", n, an,
-                    n ? ": " : "", bn);
+    char fn[96];
+    snprintf(fn, sizeof fn, "%.*s", colon ? (int)(colon - an) : 0, an);
+    return sl_error_stale(colon ? fn : NULL, bn);
   }
   if (a->nparts || b->nparts) {
     if (a->nparts != b->nparts)

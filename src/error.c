@@ -54,6 +54,12 @@ int sl_error_starpu(int rc, const char *call, const char *file, int line)
                   strerror(rc < 0 ? -rc : rc));
 }
 
+int sl_error_stale(const char *fn, const char *what)
+{
+  return sl_error(SL_E_STATE, "%s%s%s was created before the last sl_finalize, which released it; make it again", fn ? fn : "",
+                  fn ? ": " : "", what);
+}
+
 /* Errors raised inside tasks (which cannot return them) wait here for the next synchronisation. */
 static pthread_mutex_t async_lock = PTHREAD_MUTEX_INITIALIZER;
 static int async_code;

@@ -13,6 +13,9 @@ int sl_error_set(int code, const char *fmt, ...) __attribute__((format(printf, 2
 #define sl_error sl_error_set
 int sl_error_mpi(int rc, const char *call, const char *file, int line);
 int sl_error_starpu(int rc, const char *call, const char *file, int line);
+/** SL_E_STATE: `what` (fn: the call, or NULL when `what` names it) was made before the last sl_finalize, which
+ *  released its handles and memory (an object of an earlier session). */
+int sl_error_stale(const char *fn, const char *what);
 /** Collective over comm: every rank returns the lowest (worst) code and the message of the first rank
  *  holding it, so all ranks report the same error. One allreduce; one bcast only when something failed. */
 int sl_agree(MPI_Comm comm, int code);

@@ -25,7 +25,7 @@ int sl_scalar_create(sl_scalar **s, sl_dtype dt)
 int sl_scalar_check_session(const char *fn, const sl_scalar *s, const char *an)
 {
   if (!s || s->generation == sl_scalar_slots_generation()) return SL_SUCCESS;
-  return sl_error(SL_E_STATE, "%s: %s was created before the last sl_finalize, which released it; make it again", fn, an);
+  return sl_error_stale(fn, an);
 }
 
 int sl_scalar_destroy(sl_scalar **s)

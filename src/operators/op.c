@@ -74,8 +74,9 @@ sl_op *sl_op_ref(sl_op *op)
 int sl_op_check_session(const char *fn, const sl_op *op, const char *an)
 {
   if (!op || !op->dom || op->dom->session == sl_session()) return SL_SUCCESS; /* the layouts are made with the operator */
-  return sl_error(SL_E_STATE, "%s: %s (%s) was created before the last sl_finalize, which released it; make it again", fn, an,
-                  op->name);
+  char what[256];
+  snprintf(what, sizeof what, "%s (%s)", an, op->name);
+  return sl_error_stale(fn, what);
 }
 
 int sl_op_destroy(sl_op **opp)

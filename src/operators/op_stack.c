@@ -88,9 +88,9 @@ static int make_check(sl_op **out, const char *fn, int kind, int n, sl_op **ops)
   SL_CHECK_ARG(ops != NULL, SL_E_INVALID, "%s: argument 3 (ops) is NULL", fn);
   for (int i = 0; i < n; i++) {
     SL_CHECK_ARG(ops[i] != NULL, SL_E_INVALID, "%s: argument 3 (ops): operator %d is NULL", fn, i);
-    if (sl_op_check_session(fn, ops[i], "argument 3 (ops)") != SL_SUCCESS)
-      return sl_error(SL_E_STATE, "%s: argument 3 (ops): operator %d (%s) was created before the last sl_finalize, which "
-                      "released it; make it again", fn, i, sl_op_name(ops[i]));
+    char what[48];
+    snprintf(what, sizeof what, "argument 3 (ops): operator %d", i);
+    SL_TRY(sl_op_check_session(fn, ops[i], what));
     SL_CHECK_ARG(ops[i]->dtype == ops[0]->dtype, SL_E_DTYPE, "%s: operator %d is %s, operator 0 is %s", fn, i,
                  sl_dtype_name(ops[i]->dtype), sl_dtype_name(ops[0]->dtype));
     char a[96], b[96];

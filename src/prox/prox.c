@@ -120,11 +120,22 @@ int prox_lipschitz_p(sl_prox *p, const sl_array *like, double *L)
   return p->ops->lipschitz(p, like, L);
 }
 
+/* SL_E_STATE naming the call fn and p's argument `label` when p was made before the last sl_finalize */
+static int check_session(const char *fn, const sl_prox *p, const char *label)
+{
+  if (p->session == sl_session()) return SL_SUCCESS;
+  char what[128];
+  snprintf(what, sizeof what, "%s (%s)", label, p->name);
+  return sl_error_stale(fn, what);
+}
+
 int prox_check_p(const sl_prox *p, const sl_array *x, const char *an)
 {
-  if (p->session != sl_session())
-    return sl_error(SL_E_STATE, "the proximal operator %s given with %s was created before the last sl_finalize, which "
-                    "released it; make it again", p->name, an);
+  if (p->session != sl_session()) { /* an names the call and the array p was given with */
+    char what[256];
+    snprintf(what, sizeof what, "the proximal operator %s given with %s", p->name, an);
+    return sl_error_stale(NULL, what);
+  }
   return p->ops->check ? p->ops->check(p, x, an) : SL_SUCCESS;
 }
 
@@ -198,9 +209,7 @@ int sl_prox_destroy(sl_prox **pp)
 {
   if (!pp || !*pp) return SL_SUCCESS;
   sl_prox *p = *pp;
-  if (sl_ctx.initialized && p->session != sl_session())
-    return sl_error(SL_E_STATE, "sl_prox_destroy: argument 1 (%s) was created before the last sl_finalize, which released "
-                    "it", p->name);
+  if (sl_ctx.initialized) SL_TRY(check_session("sl_prox_destroy", p, "argument 1"));
   *pp = NULL;
   if (--p->refs > 0) return SL_SUCCESS;
   if (!sl_ctx.initialized) return sl_error(SL_E_STATE, "sl_prox_destroy: called after sl_finalize; destroy it before");
@@ -301,9 +310,7 @@ static int compose(const char *fn, sl_prox **g, sl_prox *f, double a, double b, 
   if (!sl_ctx.initialized) rc = sl_error(SL_E_STATE, "%s: starlops is not initialised", fn);
   else if (!g) rc = sl_error(SL_E_INVALID, "%s: argument 1 (g) is NULL", fn);
   else if (!f) rc = sl_error(SL_E_INVALID, "%s: argument 2 (f) is NULL", fn);
-  else if (f->session != sl_session())
-    rc = sl_error(SL_E_STATE, "%s: argument 2 (f: %s) was created before the last sl_finalize, which released it; make it again",
-                  fn, f->name);
+  else if (f->session != sl_session()) rc = check_session(fn, f, "argument 2 (f)");
   else if (!isfinite(a) || (post ? !(a > 0) : a == 0))
     rc = sl_error(SL_E_INVALID, "%s: argument 3 (a) must be finite and %s, got %g", fn, post ? "> 0" : "nonzero", a);
   else if (!isfinite(b)) rc = sl_error(SL_E_INVALID, "%s: argument 4 (b) must be finite, got %g", fn, b);
