@@ -335,7 +335,7 @@ fi
 # ---- default placement: every test program as a user runs it, no forced codelets and no chunk override
 # (the programs' own 100-byte chunks, at most 2 per worker: 32 per block with 16 workers), with the CUDA
 # worker (DEFAULTS_RANKS, default "1 2") and with STARPU_NCUDA=0 on every core (part defaults-cpu) ----
-DEFAULT_PROGS=${DEFAULT_PROGS:-mpi_arrays mpi_errors mpi_comm mpi_ops mpi_solvers mpi_stencils mpi_stack mpi_summa mpi_halo mpi_fft mpi_memory mpi_shell}
+DEFAULT_PROGS=${DEFAULT_PROGS:-mpi_arrays mpi_errors mpi_comm mpi_ops mpi_solvers mpi_stencils mpi_stack mpi_summa mpi_halo mpi_fft mpi_memory mpi_shell mpi_prox mpi_nsconv mpi_sliding mpi_fft_ext mpi_restriction_axis}
 run_defaults() { # label, extra env...
   local label=$1; shift
   for np in ${DEFAULTS_RANKS:-1 2}; do
