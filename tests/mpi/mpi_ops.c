@@ -596,67 +596,110 @@ static void run_diagonal_axis(sl_dtype dt)
 /* First and second directional derivatives (pylops' definitions) on a 7 x 6 array split along axis 0, with one
  * direction and with a direction per point, against the dense matrix of sum_k v_k(g) (x[g + e_k] - x[g - e_k])
  * / (2 h_k) at points interior along k (0 at the ends: centered, no edge); second = -D^H D. */
+/* pylops' first derivative along one axis as rows of a dense matrix: row g of M gets w times the derivative
+ * of the axis through g (kind forward, backward, or centered of order 3 with or without edge) */
+static void dir_rows(double complex *M, int64_t N, int nd, const int64_t *dims, int k, double h, sl_deriv_kind kind,
+                     int edge, const double complex *w)
+{
+  int64_t stride = 1;
+  for (int a = nd - 1; a > k; a--) stride *= dims[a];
+  for (int64_t g = 0; g < N; g++) {
+    const int64_t i = g / stride % dims[k], n = dims[k];
+    double complex *row = M + g * N;
+    if (kind == SL_DERIV_FORWARD) {
+      if (i < n - 1) row[g + stride] += w[g] / h, row[g] -= w[g] / h;
+    } else if (kind == SL_DERIV_BACKWARD) {
+      if (i >= 1) row[g] += w[g] / h, row[g - stride] -= w[g] / h;
+    } else if (i >= 1 && i <= n - 2) {
+      row[g + stride] += w[g] / (2 * h), row[g - stride] -= w[g] / (2 * h);
+    } else if (edge && i == 0) {
+      row[g + stride] += w[g] / h, row[g] -= w[g] / h;
+    } else if (edge && i == n - 1) {
+      row[g] += w[g] / h, row[g - stride] -= w[g] / h;
+    }
+  }
+}
+
+/* First and Second directional derivatives (pylops' definitions) on 2-D (7 x 6) and 3-D (5 x 4 x 3) arrays split
+ * along axis 0 with mc_share (the last of 4 ranks owning nothing): every kind, with and without edge, a fixed
+ * direction and a field, forward and adjoint against the dense matrices, dot tests of both. */
 static void run_directional(sl_dtype dt)
 {
-  enum { N0 = 7, N1 = 6, N = N0 * N1 };
-  int64_t dims[2] = {N0, N1};
-  const double h[2] = {1.0, 0.5}, vfix[2] = {0.6, -0.8};
-  double complex *xg = NULL, *v0 = NULL, *v1 = NULL, *M = calloc((size_t)N * N, sizeof *M), *ref = malloc(sizeof *ref * N),
-                 *tmp = malloc(sizeof *tmp * N);
-  sl_array *x = mc_array(2, dims, dt, NULL, 23, &xg);
-  sl_array *vf[2] = {mc_array(2, dims, dt, NULL, 29, &v0), mc_array(2, dims, dt, NULL, 31, &v1)};
-  for (int field = 0; field < 2; field++) {
-    memset(M, 0, sizeof *M * (size_t)N * N);
-    for (int64_t g = 0; g < N; g++) {
-      int64_t i[2] = {g / N1, g % N1}, stride[2] = {N1, 1};
-      for (int k = 0; k < 2; k++) {
-        if (i[k] == 0 || i[k] == dims[k] - 1) continue;
-        double complex vk = field ? (k ? v1[g] : v0[g]) : vfix[k];
-        M[g * N + g + stride[k]] += vk / (2 * h[k]);
-        M[g * N + g - stride[k]] -= vk / (2 * h[k]);
+  for (int nd = 2; nd <= 3; nd++) {
+    const int64_t dims[3] = {nd == 2 ? 7 : 5, nd == 2 ? 6 : 4, 3};
+    const int64_t N = dims[0] * dims[1] * (nd == 3 ? dims[2] : 1);
+    const double h[3] = {1.0, 0.5, 2.0}, vfix[3] = {0.6, -0.8, 0.3};
+    int64_t ln = mc_share(dims[0]);
+    sl_dist dist = sl_dist_default();
+    dist.local_n = &ln;
+    double complex *xg = NULL, *vg[3] = {NULL, NULL, NULL}, *M = calloc((size_t)(N * N), sizeof *M),
+                   *ref = malloc(sizeof *ref * (size_t)N), *tmp = malloc(sizeof *tmp * (size_t)N),
+                   *w = malloc(sizeof *w * (size_t)N);
+    sl_array *x = mc_array(nd, dims, dt, &dist, 23, &xg), *vf[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < nd; k++) vf[k] = mc_array(nd, dims, dt, &dist, 29 + 2 * k, &vg[k]);
+    const sl_deriv_kind kinds[4] = {SL_DERIV_CENTERED, SL_DERIV_CENTERED, SL_DERIV_FORWARD, SL_DERIV_BACKWARD};
+    for (int c = 0; c < 4; c++)
+      for (int field = 0; field < 2; field++) {
+        const sl_deriv_kind kind = kinds[c];
+        const int edge = c == 1;
+        memset(M, 0, sizeof *M * (size_t)(N * N));
+        for (int k = 0; k < nd; k++) {
+          for (int64_t g = 0; g < N; g++) w[g] = field ? vg[k][g] : vfix[k];
+          dir_rows(M, N, nd, dims, k, h[k], kind, edge, w);
+        }
+        sl_op *D = NULL, *S = NULL;
+        CHECK_OK(sl_op_first_directional_derivative(&D, x, field ? NULL : vfix, field ? vf : NULL, h, kind, edge));
+        if (kind == SL_DERIV_CENTERED) CHECK_OK(sl_op_second_directional_derivative(&S, x, field ? NULL : vfix, field ? vf : NULL, h, edge));
+        if (!D || (kind == SL_DERIV_CENTERED && !S)) break;
+        char what[128];
+        const char *kn = kind == SL_DERIV_FORWARD ? "forward" : kind == SL_DERIV_BACKWARD ? "backward" : "centered";
+        for (int mode = 0; mode < 2; mode++) {
+          for (int64_t r = 0; r < N; r++) {
+            ref[r] = 0;
+            for (int64_t q = 0; q < N; q++) ref[r] += (mode ? conj(M[q * N + r]) : M[r * N + q]) * xg[q];
+          }
+          snprintf(what, sizeof what, "%s: FirstDirectionalDerivative %d-D (%s, edge %d, %s) %s", sl_dtype_name(dt), nd, kn,
+                   edge, field ? "field" : "fixed", mode ? "adjoint" : "forward");
+          apply_check(D, mode, dt, xg, N, ref, what);
+        }
+        double err = 1;
+        CHECK_OK(sl_dottest(D, 3, &err));
+        CHECK(err < 10 * mc_tol(dt), "%s: dot test of FirstDirectionalDerivative %d-D (%s, edge %d): %g", sl_dtype_name(dt), nd,
+              kn, edge, err);
+        if (S) {
+          for (int64_t r = 0; r < N; r++) { /* -M^H M x, which is its own adjoint */
+            tmp[r] = 0;
+            for (int64_t q = 0; q < N; q++) tmp[r] += M[r * N + q] * xg[q];
+          }
+          for (int64_t r = 0; r < N; r++) {
+            ref[r] = 0;
+            for (int64_t q = 0; q < N; q++) ref[r] -= conj(M[q * N + r]) * tmp[q];
+          }
+          for (int mode = 0; mode < 2; mode++) {
+            snprintf(what, sizeof what, "%s: SecondDirectionalDerivative %d-D (edge %d, %s) %s", sl_dtype_name(dt), nd, edge,
+                     field ? "field" : "fixed", mode ? "adjoint" : "forward");
+            apply_check(S, mode, dt, xg, N, ref, what);
+          }
+          CHECK_OK(sl_dottest(S, 5, &err));
+          CHECK(err < 10 * mc_tol(dt), "%s: dot test of SecondDirectionalDerivative %d-D (edge %d): %g", sl_dtype_name(dt), nd,
+                edge, err);
+        }
+        sl_op_destroy(&D);
+        sl_op_destroy(&S);
       }
+    if (nd == 2) {
+      sl_op *D = NULL;
+      CHECK(mc_same_error_everywhere(sl_op_first_directional_derivative(&D, x, vfix, vf, h, SL_DERIV_CENTERED, 0), SL_E_INVALID),
+            "both v and vfield: %s", sl_last_error());
+      double vbad[2] = {0.6, sl_rank() == 0 ? 0.8 : -0.8};
+      int rc = sl_op_first_directional_derivative(&D, x, vbad, NULL, h, SL_DERIV_CENTERED, 0);
+      if (sl_size() > 1) CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "(v)"), "v differing: %s", sl_last_error());
+      sl_op_destroy(&D);
     }
-    sl_op *D = NULL, *S = NULL;
-    CHECK_OK(sl_op_first_directional_derivative(&D, x, field ? NULL : vfix, field ? vf : NULL, h, SL_DERIV_CENTERED, 0));
-    CHECK_OK(sl_op_second_directional_derivative(&S, x, field ? NULL : vfix, field ? vf : NULL, h, 0));
-    if (!D || !S) break;
-    char what[96];
-    for (int mode = 0; mode < 2; mode++) {
-      for (int64_t r = 0; r < N; r++) {
-        ref[r] = 0;
-        for (int64_t c = 0; c < N; c++) ref[r] += (mode ? conj(M[c * N + r]) : M[r * N + c]) * xg[c];
-      }
-      snprintf(what, sizeof what, "%s: FirstDirectionalDerivative (%s) %s", sl_dtype_name(dt), field ? "field" : "fixed",
-               mode ? "adjoint" : "forward");
-      apply_check(D, mode, dt, xg, N, ref, what);
-    }
-    for (int64_t r = 0; r < N; r++) { /* -M^H M x */
-      tmp[r] = 0;
-      for (int64_t c = 0; c < N; c++) tmp[r] += M[r * N + c] * xg[c];
-    }
-    for (int64_t r = 0; r < N; r++) {
-      ref[r] = 0;
-      for (int64_t c = 0; c < N; c++) ref[r] -= conj(M[c * N + r]) * tmp[c];
-    }
-    snprintf(what, sizeof what, "%s: SecondDirectionalDerivative (%s)", sl_dtype_name(dt), field ? "field" : "fixed");
-    apply_check(S, 0, dt, xg, N, ref, what);
-    double err = 1;
-    CHECK_OK(sl_dottest(D, 3, &err));
-    CHECK(err < 10 * mc_tol(dt), "%s: dot test of FirstDirectionalDerivative: %g", sl_dtype_name(dt), err);
-    sl_op_destroy(&D);
-    sl_op_destroy(&S);
+    free(M), free(ref), free(tmp), free(w), free(xg);
+    sl_array_destroy(&x);
+    for (int k = 0; k < nd; k++) sl_array_destroy(&vf[k]), free(vg[k]);
   }
-  sl_op *D = NULL;
-  CHECK(mc_same_error_everywhere(sl_op_first_directional_derivative(&D, x, vfix, vf, h, SL_DERIV_CENTERED, 0), SL_E_INVALID),
-        "both v and vfield: %s", sl_last_error());
-  double vbad[2] = {0.6, sl_rank() == 0 ? 0.8 : -0.8};
-  int rc = sl_op_first_directional_derivative(&D, x, vbad, NULL, h, SL_DERIV_CENTERED, 0);
-  if (sl_size() > 1) CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "(v)"), "v differing: %s", sl_last_error());
-  sl_op_destroy(&D);
-  free(M), free(ref), free(tmp), free(xg), free(v0), free(v1);
-  sl_array_destroy(&x);
-  sl_array_destroy(&vf[0]);
-  sl_array_destroy(&vf[1]);
 }
 
 int main(int argc, char **argv)
