@@ -698,7 +698,8 @@ typedef struct {
                                   tol_rule are not used by LSQR */
   sl_array *var;           /**< LSQR: if set (laid out like x, plain), receives scipy's calc_var estimate of the
                                 diagonal of (A^H A + damp^2 I)^-1 (sum over the iterations of |w_k / rho_k|^2;
-                                an underestimate when LSQR stops early) */
+                                an underestimate when LSQR stops early, above it when it
+                                iterates past the Krylov space's dimension) */
   int pipelined;           /**< CG: pipelined CG (Ghysels-Vanroose), one fused reduction per iteration */
   double eps;              /**< ISTA/FISTA: weight of the sparsity term (default 0.1) */
   sl_thresh thresh;        /**< ISTA/FISTA: thresholding kind (default SL_THRESH_SOFT) */
