@@ -328,7 +328,7 @@ int sl_op_free_workspace(sl_op *op);
 int sl_op_identity(sl_op **op, const sl_array *like);
 /** y = 0 (domain like domain_like, range like range_like; same dtype) */
 int sl_op_zero(sl_op **op, const sl_array *domain_like, const sl_array *range_like);
-/** y = d .* x; adjoint conj(d) .* x (d is copied) */
+/** Collective. y = d .* x; adjoint conj(d) .* x (d is copied; NaN or Inf in d: SL_E_NUMERIC on every rank) */
 int sl_op_diagonal(sl_op **op, const sl_array *d);
 /** Collective. pylops' Diagonal(diag, dims, axis): y[..., i, ...] = d[i] x[..., i, ...] with i the index
  *  along `axis` of an array laid out like `like` (any axis, distributed or not); adjoint conj(d). d is a
@@ -420,8 +420,9 @@ int sl_op_redistribute(sl_op **op, const sl_array *from_like, const sl_array *to
 
 /** Collective. pylops' NonStationaryConvolve1D along `axis` of arrays laid out like `like`: nfilt filters of
  *  hsize samples (odd, centred on the middle one) in hs (nfilt x hsize values of like's dtype, the same on
- *  every rank, finite), placed at the regularly spaced indices ih (increasing); the filter of sample k is
- *  the linear interpolation of the two nearest given ones (the first or last beyond them). Forward
+ *  every rank, finite), placed at the regularly spaced indices ih (increasing, 0 <= ih < dims[axis]); the
+ *  filter of sample k is the linear interpolation of the two nearest given ones (the first or last beyond
+ *  them). Forward
  *  y[k] = sum_s h_(k-s)[s + hsize/2] x[k - s]; the adjoint uses the conjugate filters (pylops' rmatvec does
  *  not conjugate complex filters). axis must not be the one `like` is distributed along (each line is local:
  *  one task per rank, no communication); any other axis, any dtype. */

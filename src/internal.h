@@ -42,6 +42,10 @@ int sl_agree_same(MPI_Comm comm, const char *fn, int code, int n, const sl_same 
 /** A 64-bit digest (sl_array_layout_key, sl_op_key, ...) that must be the same on every rank; an error names it
  *  without its values. */
 #define SL_SAME_KEY(name, key) ((sl_same){(name), (int64_t)(key), SL_SAME_TEXT})
+/** An array argument's layout (dims, dtype, distribution, mask) for SL_AGREE: its digest, 0 where this rank has
+ *  already failed (rc) or the array is NULL. Constructors given a `like` agree it before anything collective
+ *  depends on it. */
+#define SL_SAME_LAYOUT(name, rc, a) SL_SAME_KEY((name), (rc) == SL_SUCCESS && (a) ? sl_array_layout_key(SL_FNV1A_START, (a)) : 0)
 /** sl_agree_same over the whole communicator with the values listed: SL_AGREE(fn, rc, SL_SAME_I(...), ...). */
 #define SL_AGREE(fn, code, ...)                                                                       \
   sl_agree_same(sl_ctx.comm, (fn), (code), (int)(sizeof((sl_same[]){__VA_ARGS__}) / sizeof(sl_same)), \

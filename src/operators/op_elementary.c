@@ -67,6 +67,7 @@ int sl_op_diagonal(sl_op **op, const sl_array *d)
   diagonal_t *c = sl_calloc_agreed(sizeof *c, "sl_op_diagonal", &rc);
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->d, d);
   if (rc == SL_SUCCESS) rc = sl_agree(sl_ctx.comm, sl_array_copy(c->d, d)); /* before the next collective */
+  if (rc == SL_SUCCESS) rc = sl_array_check_finite(c->d, "sl_op_diagonal", "argument 2 (d)"); /* collective, agreed */
   if (rc == SL_SUCCESS) rc = sl_array_create_like(&c->dconj, d);
   if (rc == SL_SUCCESS) rc = sl_array_conj(c->dconj, d);
   sl_op *o = NULL;

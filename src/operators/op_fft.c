@@ -274,10 +274,11 @@ int sl_op_fft(sl_op **op, const sl_array *like, int naxes, const int *axes, sl_f
   SL_CHECK_INIT();
   int ax[SL_MAX_DIMS] = {0};
   int rc = fft_check(fn, op, like, naxes, axes, norm, real, out_axis, ax);
-  sl_same same[SL_MAX_DIMS + 4] = {SL_SAME_I("argument 3 (naxes)", naxes), SL_SAME_I("argument 5 (norm)", norm),
-                                   SL_SAME_I("argument 6 (real)", real != 0), SL_SAME_I("argument 7 (out_axis)", out_axis)};
-  for (int i = 0; i < SL_MAX_DIMS; i++) same[4 + i] = SL_SAME_I("argument 4 (axes)", rc == SL_SUCCESS && i < naxes ? ax[i] : -1);
-  rc = sl_agree_same(sl_ctx.comm, fn, rc, SL_MAX_DIMS + 4, same);
+  sl_same same[SL_MAX_DIMS + 5] = {SL_SAME_I("argument 3 (naxes)", naxes), SL_SAME_I("argument 5 (norm)", norm),
+                                   SL_SAME_I("argument 6 (real)", real != 0), SL_SAME_I("argument 7 (out_axis)", out_axis),
+                                   SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like)};
+  for (int i = 0; i < SL_MAX_DIMS; i++) same[5 + i] = SL_SAME_I("argument 4 (axes)", rc == SL_SUCCESS && i < naxes ? ax[i] : -1);
+  rc = sl_agree_same(sl_ctx.comm, fn, rc, SL_MAX_DIMS + 5, same);
   if (rc != SL_SUCCESS) return rc;
   fft_t *f = sl_calloc_agreed(sizeof *f, fn, &rc);
   if (!f) return rc;

@@ -88,12 +88,31 @@ int sl_op_fft_nfft(sl_op **op, const sl_array *like, int naxes, const int *axes,
     else if (real && i == naxes - 1 && fftshift_after && fftshift_after[i])
       rc = sl_error(SL_E_INVALID, "%s: argument 9 (fftshift_after): not on the real-to-complex axis %d (its n/2 + 1 bins)", fn, ax[i]);
   }
+  /* what sl_op_fft would refuse, named by this call's arguments; and padded sizes that overflow */
+  if (rc == SL_SUCCESS && norm != SL_FFT_ORTHO && norm != SL_FFT_NONE && norm != SL_FFT_ONE_OVER_N)
+    rc = sl_error(SL_E_INVALID, "%s: argument 6 (norm) must be SL_FFT_ORTHO, SL_FFT_NONE or SL_FFT_ONE_OVER_N", fn);
+  else if (rc == SL_SUCCESS && (real ? sl_dtype_is_complex(like->dtype) : !sl_dtype_is_complex(like->dtype)))
+    rc = sl_error(SL_E_DTYPE, "%s: argument 7 (real): %s needs a %s array, argument 2 (like) is %s", fn,
+                  real ? "the real variant" : "a complex FFT", real ? "float32 or float64" : "complex64 or complex128",
+                  sl_dtype_name(like->dtype));
+  else if (rc == SL_SUCCESS && real && ax[naxes - 1] == sl_array_axis(like))
+    rc = sl_error(SL_E_DIST, "%s: argument 4 (axes): the real-to-complex axis %d (the last of axes) is the distributed axis of "
+                  "argument 2 (like); distribute it along another axis", fn, ax[naxes - 1]);
+  int64_t size = 1;
+  for (int d = 0; rc == SL_SUCCESS && d < like->ndim; d++) size *= like->dims[d] > 0 ? like->dims[d] : 1;
+  for (int i = 0; rc == SL_SUCCESS && nfft && i < naxes; i++) {
+    const int64_t rest = size / (like->dims[ax[i]] > 0 ? like->dims[ax[i]] : 1);
+    if (nfft[i] > INT64_MAX / 16 / rest)
+      rc = sl_error(SL_E_DIMS, "%s: argument 5 (nfft): nfft[%d] = %lld makes an array of more than 2^59 elements", fn, i,
+                    (long long)nfft[i]);
+    else size = rest * (nfft[i] > like->dims[ax[i]] ? nfft[i] : like->dims[ax[i]]);
+  }
   uint64_t digest = SL_FNV1A_START;
   for (int i = 0; i < naxes && rc == SL_SUCCESS; i++) {
     int64_t v[4] = {ax[i], nfft ? nfft[i] : 0, ifftshift_before ? ifftshift_before[i] != 0 : 0, fftshift_after ? fftshift_after[i] != 0 : 0};
     digest = sl_fnv1a(digest, v, sizeof v);
   }
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (naxes)", naxes), SL_SAME_I("argument 6 (norm)", norm), SL_SAME_I("argument 7 (real)", real != 0),
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 3 (naxes)", naxes), SL_SAME_I("argument 6 (norm)", norm), SL_SAME_I("argument 7 (real)", real != 0),
                   SL_SAME_I("arguments 4, 5, 8 and 9 (axes, nfft, the shifts)", digest)));
   sl_op *chain = NULL, *step = NULL;
   const sl_array *cur = like;

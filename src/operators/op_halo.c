@@ -229,7 +229,7 @@ static int halo_check(const char *fn, sl_op **op, int ndim, const int64_t dims[]
   SL_CHECK_ARG(split == SL_HALO_SPLIT_EVEN || split == SL_HALO_SPLIT_CEIL, SL_E_INVALID,
                "%s: argument 7 (split) must be SL_HALO_SPLIT_EVEN or SL_HALO_SPLIT_CEIL", fn);
   SL_CHECK_ARG(sl_dtype_valid(dt), SL_E_DTYPE, "%s: argument %d (dt) is not a valid dtype", fn,
-               split == SL_HALO_SPLIT_EVEN ? 7 : 8);
+               strcmp(fn, "sl_op_halo") == 0 ? 7 : 8);
   int64_t P = 1;
   for (int k = 0; k < ndim; k++) {
     SL_CHECK_ARG(grid[k] >= 1, SL_E_INVALID, "%s: argument 4 (grid): grid[%d] = %d must be >= 1", fn, k, grid[k]);
@@ -262,16 +262,25 @@ static int halo_check(const char *fn, sl_op **op, int ndim, const int64_t dims[]
   return SL_SUCCESS;
 }
 
+static int halo_make(const char *fn, sl_op **op, int ndim, const int64_t dims[], const int grid[], const int halo[],
+                     sl_halo_boundary bnd, sl_halo_split split, sl_dtype dt);
+
 int sl_op_halo(sl_op **op, int ndim, const int64_t dims[], const int grid[], const int halo[], sl_halo_boundary bnd,
                sl_dtype dt)
 {
-  return sl_op_halo_split(op, ndim, dims, grid, halo, bnd, SL_HALO_SPLIT_EVEN, dt);
+  return halo_make("sl_op_halo", op, ndim, dims, grid, halo, bnd, SL_HALO_SPLIT_EVEN, dt);
 }
 
 int sl_op_halo_split(sl_op **op, int ndim, const int64_t dims[], const int grid[], const int halo[], sl_halo_boundary bnd,
                      sl_halo_split split, sl_dtype dt)
 {
-  const char *fn = split == SL_HALO_SPLIT_EVEN ? "sl_op_halo" : "sl_op_halo_split";
+  return halo_make("sl_op_halo_split", op, ndim, dims, grid, halo, bnd, split, dt);
+}
+
+/* fn: the public call, which names the arguments (sl_op_halo has no split: its dt is argument 7) */
+static int halo_make(const char *fn, sl_op **op, int ndim, const int64_t dims[], const int grid[], const int halo[],
+                     sl_halo_boundary bnd, sl_halo_split split, sl_dtype dt)
+{
   SL_CHECK_INIT();
   /* one agreement: the verdict, and the description every rank must share (unused axes as -1) */
   int rc = halo_check(fn, op, ndim, dims, grid, halo, bnd, split, dt);

@@ -43,7 +43,7 @@ int sl_op_matrix_blocks(sl_op **op, int nblocks, const void *const *A, const int
     vals = malloc(el * (size_t)(nnz ? nnz : 1));
     if (!rowptr || !colind || !vals) rc = sl_error(SL_E_NOMEM, "%s: out of memory for %lld entries", fn, (long long)nnz);
   }
-  rc = sl_agree(sl_ctx.comm, rc);
+  rc = SL_AGREE(fn, rc, SL_SAME_I("argument 6 (dt)", dt));
   if (rc == SL_SUCCESS) { /* block b's rows: its row-major entries, columns shifted by the blocks before it */
     int64_t r = 0, c0 = 0, k = 0;
     rowptr[0] = 0;

@@ -39,6 +39,8 @@ int sl_op_redistribute(sl_op **op, const sl_array *from_like, const sl_array *to
     rc = sl_error(SL_E_INVALID, "%s: argument %d (%s) is NULL", fn, from_like ? 3 : 2, from_like ? "to_like" : "from_like");
   else if (from_like->session != sl_session()) rc = sl_array_check_session(fn, from_like, "argument 2 (from_like)");
   else if (to_like->session != sl_session()) rc = sl_array_check_session(fn, to_like, "argument 3 (to_like)");
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (from_like: its layout)", rc, from_like),
+                  SL_SAME_LAYOUT("argument 3 (to_like: its layout)", rc, to_like)));
   redist_op *r = rc == SL_SUCCESS ? calloc(1, sizeof *r) : NULL;
   if (rc == SL_SUCCESS && !r) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
   if (rc == SL_SUCCESS) rc = sl_redist_create(&r->fwd, from_like, to_like, fn);

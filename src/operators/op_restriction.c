@@ -49,7 +49,7 @@ int sl_op_restriction(sl_op **op, const sl_array *like, const int64_t *idx, int6
     if (idx[k] < 0 || idx[k] >= like->nlocal)
       rc = sl_error(SL_E_INVALID, "%s: argument 3 (idx) holds %lld, outside this rank's block of %lld elements", fn,
                     (long long)idx[k], (long long)like->nlocal);
-  SL_TRY(sl_agree(sl_ctx.comm, rc));
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like)));
   int64_t tot = n;
   SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &tot, 1, MPI_INT64_T, MPI_SUM, sl_ctx.comm));
   sl_dist rd = sl_dist_default();
@@ -96,7 +96,7 @@ int sl_op_restriction_axis(sl_op **op, const sl_array *like, const int64_t *iava
                     (long long)iava[k - 1]);
   }
   uint64_t digest = rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, iava, sizeof(int64_t) * (size_t)n) : 0;
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 4 (n)", n), SL_SAME_I("argument 5 (axis)", axis),
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 4 (n)", n), SL_SAME_I("argument 5 (axis)", axis),
                   SL_SAME_I("argument 3 (iava: its values)", digest)));
   /* this rank's selected planes: all n, or those inside its block along the distributed axis */
   int64_t first = 0, cnt = n, off = split ? like->offset : 0, lax = like->ldims[axis];

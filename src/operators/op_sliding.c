@@ -81,18 +81,21 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   if (rc == SL_SUCCESS && (nwin < 1 || nwin > n || nover < 0 || nover >= nwin))
     rc = sl_error(SL_E_INVALID, "%s: arguments 6-7 (nwin %lld, nover %lld) must satisfy 1 <= nwin <= %lld (the axis) and 0 <= "
                   "nover < nwin", fn, (long long)nwin, (long long)nover, (long long)n);
+  if (rc == SL_SUCCESS && nm > INT64_MAX / 16 / nwin)
+    rc = sl_error(SL_E_DIMS, "%s: arguments 5-6 (nm = %lld, nwin = %lld): M's nwin x nm elements overflow", fn, (long long)nm,
+                  (long long)nwin);
   if (rc == SL_SUCCESS && !M && nm != nwin)
     rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) is NULL (the identity: the model holds the windows) but argument 5 (nm = "
                   "%lld) is not nwin = %lld", fn, (long long)nm, (long long)nwin);
-  if (rc == SL_SUCCESS && kind == SL_TAPER_HANNING && nover > 0 && nwin / nover < 2)
-    rc = sl_error(SL_E_INVALID, "%s: argument 7 (nover = %lld) must be at most nwin / 2 = %lld for the hanning taper", fn,
+  if (rc == SL_SUCCESS && kind != SL_TAPER_NONE && nover > 0 && nwin / nover < 2) /* pylops' tapers span nover a side */
+    rc = sl_error(SL_E_INVALID, "%s: argument 7 (nover = %lld) must be at most nwin / 2 = %lld with a taper (argument 8)", fn,
                   (long long)nover, (long long)(nwin / 2));
   int dist = rc == SL_SUCCESS && like->partition == SL_SCATTER && like->axis == axis && like->group->size > 1, notfirst = 0;
   for (int d = 0; dist && d < axis; d++) notfirst |= like->dims[d] != 1;
   int64_t bad = rc == SL_SUCCESS && M ? sl_first_nonfinite(M, nwin * nm, like->dtype) : -1;
   if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)bad);
   uint64_t digest = rc == SL_SUCCESS && M ? sl_fnv1a(SL_FNV1A_START, M, (size_t)(nwin * nm) * like->elsize) : 0;
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (axis)", axis), SL_SAME_I("argument 5 (nm)", nm), SL_SAME_I("argument 6 (nwin)", nwin),
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 3 (axis)", axis), SL_SAME_I("argument 5 (nm)", nm), SL_SAME_I("argument 6 (nwin)", nwin),
                   SL_SAME_I("argument 7 (nover)", nover), SL_SAME_I("argument 8 (taper)", kind),
                   SL_SAME_I("argument 4 (M: given or NULL)", M != NULL), SL_SAME_I("argument 4 (M: its values)", digest)));
   const int64_t nmat = M ? nwin * nm : 0; /* M's elements in the tables (none for the identity) */

@@ -135,6 +135,23 @@ int sl_op_vstack(sl_op **out, int n, sl_op **ops) { return make(out, "sl_op_vsta
 int sl_op_hstack(sl_op **out, int n, sl_op **ops) { return make(out, "sl_op_hstack", STACK_H, n, ops); }
 int sl_op_block_diag(sl_op **out, int n, sl_op **ops) { return make(out, "sl_op_block_diag", STACK_DIAG, n, ops); }
 
+/* The sampling (like's ndim values; NULL: 1) and kind of a Gradient or a directional derivative, named by their
+ * positions in the caller; *digest gets the sampling values (-0 as +0) for the agreement. */
+static int deriv_args(const char *fn, const sl_array *like, const double *sampling, int spos, sl_deriv_kind kind, int kpos,
+                      uint64_t *digest)
+{
+  double sz[SL_MAX_DIMS] = {0};
+  for (int a = 0; sampling && a < like->ndim; a++) {
+    SL_CHECK_ARG(sampling[a] > 0 && isfinite(sampling[a]), SL_E_INVALID,
+                 "%s: argument %d (sampling): sampling[%d] must be finite and > 0, got %g", fn, spos, a, sampling[a]);
+    sz[a] = sampling[a] + 0.0;
+  }
+  SL_CHECK_ARG(kind == SL_DERIV_FORWARD || kind == SL_DERIV_BACKWARD || kind == SL_DERIV_CENTERED, SL_E_INVALID,
+               "%s: argument %d (kind) must be SL_DERIV_FORWARD, SL_DERIV_BACKWARD or SL_DERIV_CENTERED", fn, kpos);
+  *digest = sl_fnv1a(SL_FNV1A_START, sz, sizeof sz);
+  return SL_SUCCESS;
+}
+
 int sl_op_gradient(sl_op **out, const sl_array *like, const double *sampling, sl_deriv_kind kind, int edge)
 {
   SL_CHECK_INIT();
@@ -142,7 +159,11 @@ int sl_op_gradient(sl_op **out, const sl_array *like, const double *sampling, sl
            : !like ? sl_error(SL_E_INVALID, "sl_op_gradient: argument 2 (like) is NULL")
            : like->nparts ? sl_error(SL_E_INVALID, "sl_op_gradient: argument 2 (like) is a stacked array")
                           : sl_array_check_session("sl_op_gradient", like, "argument 2 (like)");
-  SL_TRY(SL_AGREE("sl_op_gradient", rc, SL_SAME_I("the number of axes of argument 2 (like)", like ? like->ndim : 0)));
+  uint64_t sd = 0;
+  if (rc == SL_SUCCESS) rc = deriv_args("sl_op_gradient", like, sampling, 3, kind, 4, &sd);
+  SL_TRY(SL_AGREE("sl_op_gradient", rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like),
+                  SL_SAME_KEY("argument 3 (sampling: its values)", sd), SL_SAME_I("argument 4 (kind)", kind),
+                  SL_SAME_I("argument 5 (edge)", edge != 0)));
   sl_op *d[SL_MAX_DIMS] = {NULL};
   int nd = sl_array_ndim(like);
   for (int a = 0; a < nd && rc == SL_SUCCESS; a++)
@@ -175,15 +196,24 @@ static int direction_check(const char *fn, sl_op **out, const sl_array *like, co
 
 /* HStack of v_k I (or diag(vfield[k])) after the Gradient: sum_k v_k d/dx_k. */
 static int first_directional(const char *fn, sl_op **out, const sl_array *like, const double *v, sl_array *const *vfield,
-                             const double *sampling, sl_deriv_kind kind, int edge)
+                             const double *sampling, sl_deriv_kind kind, int edge, int epos)
 {
   SL_CHECK_INIT();
   int rc = direction_check(fn, out, like, v, vfield);
+  uint64_t sd = 0;
+  if (rc == SL_SUCCESS) rc = deriv_args(fn, like, sampling, 5, kind, 6, &sd);
   double vz[SL_MAX_DIMS] = {0};
   for (int k = 0; v && rc == SL_SUCCESS && k < like->ndim; k++) vz[k] = v[k] + 0.0; /* -0 and +0 agree */
   uint64_t digest = v && rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, vz, sizeof *vz * (size_t)like->ndim) : 0;
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 3 (v) given", v != NULL), SL_SAME_I("argument 3 (v): the values", (int64_t)digest)));
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 3 (v) given", v != NULL), SL_SAME_I("argument 3 (v): the values", (int64_t)digest),
+                  SL_SAME_KEY("argument 5 (sampling: its values)", sd), SL_SAME_I("argument 6 (kind)", kind),
+                  SL_SAME_I(epos == 7 ? "argument 7 (edge)" : "argument 6 (edge)", edge != 0)));
   int nd = like->ndim;
+  for (int k = 0; !v && k < nd; k++) { /* the field's values: finite (collective, the same on every rank) */
+    char an[64];
+    snprintf(an, sizeof an, "argument 4 (vfield[%d])", k);
+    SL_TRY(sl_array_check_finite(vfield[k], fn, an));
+  }
   sl_op *w[SL_MAX_DIMS] = {NULL}, *id = NULL, *G = NULL, *H = NULL;
   rc = sl_op_gradient(&G, like, sampling, kind, edge);
   if (rc == SL_SUCCESS && v) rc = sl_op_identity(&id, like);
@@ -202,7 +232,7 @@ int sl_op_first_directional_derivative(sl_op **out, const sl_array *like, const 
                                        const double *sampling, sl_deriv_kind kind, int edge)
 {
   const char *fn = "sl_op_first_directional_derivative";
-  int rc = first_directional(fn, out, like, v, vfield, sampling, kind, edge);
+  int rc = first_directional(fn, out, like, v, vfield, sampling, kind, edge, 7);
   if (rc == SL_SUCCESS) snprintf((*out)->name, sizeof (*out)->name, "FirstDirectionalDerivative(%d axes)", like->ndim);
   return rc;
 }
@@ -215,7 +245,7 @@ int sl_op_second_directional_derivative(sl_op **out, const sl_array *like, const
   sl_op *D = NULL, *DH = NULL, *DHD = NULL;
   /* out is not first_directional's: checked and agreed here, before anything is built */
   SL_TRY(sl_agree(sl_ctx.comm, out ? SL_SUCCESS : sl_error(SL_E_INVALID, "%s: argument 1 (out) is NULL", fn)));
-  int rc = first_directional(fn, &D, like, v, vfield, sampling, SL_DERIV_CENTERED, edge);
+  int rc = first_directional(fn, &D, like, v, vfield, sampling, SL_DERIV_CENTERED, edge, 6);
   if (rc == SL_SUCCESS) rc = sl_op_adjoint(&DH, D);
   if (rc == SL_SUCCESS) rc = sl_op_product(&DHD, DH, D);
   if (rc == SL_SUCCESS) rc = sl_op_scaled(out, DHD, SL_REAL(-1.0));

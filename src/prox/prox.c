@@ -233,8 +233,8 @@ static int affine(sl_array *t, double a, const sl_array *x, double b)
 static int pre_prox(sl_prox *p, double tau, const sl_array *x, sl_array *y)
 {
   const double step = p->a * p->a * tau;
-  if (!(step > 0 && isfinite(step)))
-    return sl_error(SL_E_INVALID, "%s: the inner step a^2 tau = %g (a = %g, tau = %g) is not finite and > 0", p->name, step,
+  if (!(step >= 0 && isfinite(step))) /* 0: ProximalGradient with epsg = 0 asks g's prox with a zero step */
+    return sl_error(SL_E_INVALID, "%s: the inner step a^2 tau = %g (a = %g, tau = %g) is not finite and >= 0", p->name, step,
                     p->a, tau);
   sl_array *t = NULL;
   SL_TRY(prox_scratch(p, 0, x, &t));

@@ -66,7 +66,7 @@ static int run(sl_solver *sv, sl_prox *g, sl_op *Op, const sl_array *b, sl_op *A
     if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(1, dd, none, sv->sc);
     if (rc == SL_SUCCESS && want) rc = prox_value_p(f, x, sv->sc[1]);
     if (rc == SL_SUCCESS && want) rc = prox_value_p(g, ax, sv->sc[2]);
-    if (rc == SL_SUCCESS) rc = prox_record(sv, k, want, 1.0);
+    if (rc == SL_SUCCESS) rc = prox_record(sv, k, want, 1.0, 0);
     if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
   }
   sl_prox_destroy(&f);

@@ -54,7 +54,12 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x, int fist
   double alpha = 0;
   int rc = step_size(A, o, &alpha);
   sv->info->alpha = alpha;
-  double thresh = o->eps * alpha * 0.5;
+  double thresh = o->eps * alpha * 0.5, dmax = 1.0;
+  for (int k = 0; o->decay && k < o->niter; k++) dmax = k == 0 || o->decay[k] > dmax ? o->decay[k] : dmax;
+  if (rc == SL_SUCCESS && o->perc == 0 && !isfinite(thresh * dmax)) /* alpha is agreed: every rank sees the same */
+    rc = sl_error(SL_E_INVALID, "%s: argument 4 (options): the threshold eps alpha / 2%s = %g overflows (eps %g, alpha %g%s%g)",
+                  sv->name, o->decay ? " x decay[k]" : "", thresh * dmax, o->eps, alpha, o->decay ? ", largest decay " : "",
+                  o->decay ? dmax : 0.0);
   sl_array *d[3] = {NULL}, *g[1] = {NULL}; /* domain: xold (then the update), grad, z; range: res */
   if (rc == SL_SUCCESS) rc = solver_arrays(A, 0, d, fista ? 3 : 2);
   if (rc == SL_SUCCESS) rc = solver_arrays(A, 1, g, 1);

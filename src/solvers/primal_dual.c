@@ -32,6 +32,11 @@ static int run(sl_solver *sv, sl_prox *f, sl_prox *g, sl_op *A, sl_array *x)
       rc = sl_error(SL_E_INVALID, "PrimalDual: the steps derived from options.tau = %g, options.mu = %g and ||A|| = %g are tau = %g, "
                     "mu = %g, not finite and > 0: give both options.tau and options.mu", o->tau, o->mu, L, tau, mu);
   }
+  /* the accelerated steps divide mu by theta_k = 1 / sqrt(1 + 2 gamma tau_k) every iteration: 2 gamma tau must be
+   * finite (tau_k only decreases after the first) */
+  if (rc == SL_SUCCESS && o->gamma > 0 && !isfinite(2.0 * o->gamma * tau))
+    rc = sl_error(SL_E_INVALID, "PrimalDual: argument 5 (options): 2 gamma tau = %g overflows (gamma %g, tau %g)",
+                  2.0 * o->gamma * tau, o->gamma, tau);
   sv->info->alpha = tau;
   sl_array *d[2] = {NULL}, *r[2] = {NULL}; /* domain: xold (then the update), t (A^H y, then xhat); range: y, Axhat */
   if (rc == SL_SUCCESS) rc = prox_work(x, d, 2);
@@ -72,7 +77,7 @@ static int run(sl_solver *sv, sl_prox *f, sl_prox *g, sl_op *A, sl_array *x)
     if (rc == SL_SUCCESS && want) rc = prox_value_p(f, x, sv->sc[1]);
     if (rc == SL_SUCCESS && want) rc = sl_op_apply(A, SL_FORWARD, x, ax);
     if (rc == SL_SUCCESS && want) rc = prox_value_p(g, ax, sv->sc[2]);
-    if (rc == SL_SUCCESS) rc = prox_record(sv, k, want, 1.0);
+    if (rc == SL_SUCCESS) rc = prox_record(sv, k, want, 1.0, 0);
     if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
   }
   prox_work_free(d, 2);

@@ -26,22 +26,25 @@ int prox_want_cost(const sl_solver *sv, int *want)
 }
 
 struct rec_arg {
-  int first, cost;
+  int first, cost, nguard;
   double w;
 };
 
-/* v[1] = ||dx||^2, v[2] = f, v[3] = g */
+/* v[1] = ||dx||^2, v[2 .. 1 + nguard] = values that must be finite (a gradient's squared norm), then f and g */
 static void rec_fn(double *const *v, const void *arg)
 {
   const struct rec_arg *a = arg;
   double upd = sqrt(v[1][0]);
   v[0][slot(S_MON)] = upd;
   if (a->first) v[0][slot(S_REF)] = upd;
-  v[0][slot(S_COST)] = a->cost ? v[2][0] + (a->w != 0 ? a->w * v[3][0] : 0.0) : 0.0;
+  for (int i = 0; i < a->nguard; i++)
+    if (!prog_finite(v[2 + i][0])) v[0][slot(S_STOP)] = SL_STOP_NONFINITE;
+  const double f = v[2 + a->nguard][0], g = v[3 + a->nguard][0];
+  v[0][slot(S_COST)] = a->cost ? f + (a->w != 0 ? a->w * g : 0.0) : 0.0;
 }
 
-int prox_record(sl_solver *sv, int k, int cost, double w)
+int prox_record(sl_solver *sv, int k, int cost, double w, int nguard)
 {
-  struct rec_arg a = {k == 1, cost, w};
-  return solver_step(sv, rec_fn, &a, sizeof a, 3, sv->sc);
+  struct rec_arg a = {k == 1, cost, nguard, w};
+  return solver_step(sv, rec_fn, &a, sizeof a, 3 + nguard, sv->sc);
 }

@@ -12,7 +12,8 @@ void prox_work_free(sl_array **a, int n);
  *  submits the same reductions. */
 int prox_want_cost(const sl_solver *sv, int *want);
 /** After iteration k: the update norm ||dx|| (sc[0] holds ||dx||^2) becomes the monitored value (its first
- *  value the reference), and sc[1] + w sc[2] the cost when cost is set. */
-int prox_record(sl_solver *sv, int k, int cost, double w);
+ *  value the reference); sc[1 .. nguard] must be finite (else the solve stops, SL_STOP_NONFINITE); and
+ *  sc[1 + nguard] + w sc[2 + nguard] is the cost when cost is set. */
+int prox_record(sl_solver *sv, int k, int cost, double w, int nguard);
 
 #endif

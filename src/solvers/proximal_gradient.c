@@ -97,11 +97,13 @@ static int run(sl_solver *sv, sl_prox *f, sl_prox *g, sl_array *x)
       rc = sl_array_copy(z, x);
       if (rc == SL_SUCCESS) rc = sl_array_axpby(z, SL_REAL(omega), xold, SL_REAL(1));
     }
-    const sl_array *d[1] = {xold}, *none[1] = {NULL};
-    if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(1, d, none, sv->sc);
-    if (rc == SL_SUCCESS && want) rc = prox_value_p(f, x, sv->sc[1]);
-    if (rc == SL_SUCCESS && want) rc = prox_value_p(g, x, sv->sc[2]);
-    if (rc == SL_SUCCESS) rc = prox_record(sv, k, want, o->epsg);
+    /* ||x - xold||^2 and ||grad f(z)||^2 in one reduction: g may map a non-finite step back to finite values
+     * (a Box clips +-Inf), so the gradient is checked itself */
+    const sl_array *d[2] = {xold, grad}, *none[2] = {NULL, NULL};
+    if (rc == SL_SUCCESS) rc = sl_array_vdots_fused(2, d, none, sv->sc);
+    if (rc == SL_SUCCESS && want) rc = prox_value_p(f, x, sv->sc[2]);
+    if (rc == SL_SUCCESS && want) rc = prox_value_p(g, x, sv->sc[3]);
+    if (rc == SL_SUCCESS) rc = prox_record(sv, k, want, o->epsg, 1);
     if (rc == SL_SUCCESS) rc = solver_after(sv, k, x, &stop);
   }
   prox_work_free(w, 4);

@@ -5,6 +5,7 @@
  * calls after sl_finalize. Run with 1 to 4 ranks; prints the number of cases. */
 #include <complex.h>
 #include <limits.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,17 @@ static void solver_options(sl_array *a2)
         const char *qn[3] = {"eps", "thresh", "alpha"};
         for (int i = 0; i < 3; i++) expect(fns[k](A, y, x, b ? &q[i] : &o, NULL), SL_E_INVALID, qn[i], names[k], __LINE__);
       }
+      if (k >= 3 && m == ALL) { /* a threshold eps alpha / 2 (x decay[k]) that overflows: refused before the first step */
+        sl_solver_options q = o;
+        double decay[3] = {1, 1, 1e308};
+        q.eps = 1e300;
+        q.alpha = 1e10;
+        expect(fns[k](A, y, x, &q, NULL), SL_E_INVALID, "eps alpha / 2", "ISTA/FISTA threshold overflowing", __LINE__);
+        q.eps = 100;
+        q.alpha = 0.5;
+        q.decay = decay;
+        expect(fns[k](A, y, x, &q, NULL), SL_E_INVALID, "largest decay", "ISTA/FISTA threshold x decay overflowing", __LINE__);
+      }
     }
     /* options that differ on the last rank */
     sl_solver_options o, q;
@@ -439,9 +451,18 @@ static void nonfinite(sl_array *a2)
   MPI_Allreduce(&owner, &last, 1, MPI_INT64_T, MPI_MAX, sl_comm());
   if (sl_rank() == last) p[n - 1] = INFINITY;
   CHECK_OK(sl_array_release(dbad));
-  sl_op *good = NULL, *bad = NULL;
+  sl_op *good = NULL, *bad = NULL, *big = NULL;
   CHECK_OK(sl_op_diagonal(&good, dg));
-  CHECK_OK(sl_op_diagonal(&bad, dbad));
+  /* a diagonal holding Inf is refused where it is made */
+  expect(sl_op_diagonal(&bad, dbad), SL_E_NUMERIC, "argument 2 (d)", "Diagonal with Inf on one rank", __LINE__);
+  CHECK(bad == NULL, "no operator from a refused Diagonal");
+  /* Inf made by the operator at its first apply: the largest double, twice, on that rank */
+  CHECK_OK(sl_array_acquire(dbad, SL_READ_WRITE, (void **)&p));
+  if (sl_rank() == last) p[n - 1] = DBL_MAX;
+  CHECK_OK(sl_array_release(dbad));
+  CHECK_OK(sl_op_diagonal(&big, dbad));
+  CHECK_OK(sl_op_scaled(&bad, big, SL_REAL(2.0)));
+  sl_op_destroy(&big);
   for (int c = 0; c < 3; c++) { /* NaN in y, Inf in y, Inf in the operator */
     for (int k = 0; k < 6; k++) {
       CHECK_OK(sl_array_fill(y, SL_REAL(1)));
@@ -638,6 +659,93 @@ static void misuse(sl_array *a2)
   sl_scalar_destroy(&s);
 }
 
+/* Constructors given a `like` that is not the same array on every rank (8 x 6 on the last rank, 8 x 4 on the
+ * others): refused on every rank, naming like, before anything collective depends on it; the parity
+ * operators' own refusals (sizes whose products overflow, a taper with too much overlap, centres off the axis,
+ * a direction field holding NaN, sampling and kind named by their own positions). */
+static void likes_and_parity(void)
+{
+  int64_t wide[2] = {8, 6}, narrow[2] = {8, 4};
+  sl_array *aw = NULL, *an = NULL;
+  CHECK_OK(sl_array_create(&aw, 2, wide, SL_FLOAT64, NULL));
+  CHECK_OK(sl_array_create(&an, 2, narrow, SL_FLOAT64, NULL));
+  CHECK_OK(sl_array_fill(aw, SL_REAL(1)));
+  CHECK_OK(sl_array_fill(an, SL_REAL(1)));
+  const sl_array *lk = sl_rank() == sl_size() - 1 ? aw : an;
+  const int dc = differ_code();
+  double M[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}, hs[3] = {1, 2, 1}, v2[2] = {0.6, 0.8};
+  int64_t ih1[1] = {1}, iava[2] = {0, 2}, nf4[1] = {4};
+  int ax1[1] = {1}, ax01[2] = {0, 1};
+  OP_CASE(dc, "like", sl_op_first_derivative(&op, lk, 1, 1.0, SL_DERIV_CENTERED, 3, 0));
+  OP_CASE(dc, "like", sl_op_second_derivative(&op, lk, 1, 1.0, SL_DERIV_CENTERED, 0));
+  OP_CASE(dc, "like", sl_op_laplacian(&op, lk, 2, NULL, NULL, NULL, SL_DERIV_CENTERED, 0));
+  OP_CASE(dc, "like", sl_op_gradient(&op, lk, NULL, SL_DERIV_FORWARD, 0));
+  OP_CASE(dc, "like", sl_op_first_directional_derivative(&op, lk, v2, NULL, NULL, SL_DERIV_CENTERED, 0));
+  OP_CASE(dc, "like", sl_op_nonstationary_convolve1d(&op, lk, hs, 1, 3, ih1, 1));
+  OP_CASE(dc, "like", sl_op_restriction_axis(&op, lk, iava, 2, 1));
+  OP_CASE(dc, "like", sl_op_roll(&op, lk, 1, 1));
+  OP_CASE(dc, "like", sl_op_sliding1d(&op, lk, 1, M, 4, 4, 0, SL_TAPER_NONE));
+  OP_CASE(dc, "like", sl_op_patch2d_dense(&op, lk, ax01, NULL, 2, 2, 2, 0, 2, 0, SL_TAPER_NONE));
+  OP_CASE(dc, "like", sl_op_fft_nfft(&op, lk, 1, ax1, nf4, SL_FFT_ORTHO, 1, NULL, NULL));
+  OP_CASE(dc, "like", sl_op_redistribute(&op, lk, lk));
+  {
+    sl_prox *px = NULL;
+    int rc = sl_prox_l21_axis(&px, lk, 1, 0.5);
+    expect(rc, dc, "like", "sl_prox_l21_axis with like differing between ranks", __LINE__);
+    sl_prox_destroy(&px);
+  }
+  /* the parity operators' own refusals, on every rank */
+  OP_CASE(SL_E_DIMS, "nm", sl_op_sliding1d(&op, aw, 1, M, INT64_MAX / 2, 4, 2, SL_TAPER_NONE));
+  OP_CASE(SL_E_DIMS, "nm", sl_op_patch2d(&op, aw, ax01, M, 2, 2, 0, M, ((int64_t)1 << 62) - 1, 2, 0, SL_TAPER_NONE));
+  OP_CASE(SL_E_DIMS, "nop0", sl_op_patch2d_dense(&op, aw, ax01, M, (int64_t)1 << 31, ((int64_t)1 << 31) + 1, 4, 2, 4, 2, SL_TAPER_NONE));
+  OP_CASE(SL_E_INVALID, "nover", sl_op_sliding1d(&op, aw, 1, M, 3, 4, 3, SL_TAPER_COSINE));
+  OP_CASE(SL_E_INVALID, "nover", sl_op_sliding1d(&op, aw, 1, M, 3, 4, 3, SL_TAPER_COSINESQUARE));
+  int64_t off[1] = {6};
+  OP_CASE(SL_E_INVALID, "argument 6 (ih)", sl_op_nonstationary_convolve1d(&op, aw, hs, 1, 3, off, 1));
+  double hbad[2] = {1.0, -1.0};
+  OP_CASE(SL_E_INVALID, "argument 5 (sampling)", sl_op_first_directional_derivative(&op, aw, v2, NULL, hbad, SL_DERIV_CENTERED, 0));
+  OP_CASE(SL_E_INVALID, "argument 6 (kind)", sl_op_first_directional_derivative(&op, aw, v2, NULL, NULL, (sl_deriv_kind)7, 0));
+  OP_CASE(SL_E_INVALID, "argument 3 (sampling)", sl_op_gradient(&op, aw, hbad, SL_DERIV_CENTERED, 0));
+  double hdiff[2] = {1.0, differ(1.0, 2.0)};
+  OP_CASE(dc, "argument 5 (sampling", sl_op_first_directional_derivative(&op, aw, v2, NULL, hdiff, SL_DERIV_CENTERED, 0));
+  {
+    sl_array *vf[2] = {NULL, NULL};
+    CHECK_OK(sl_array_create_like(&vf[0], aw));
+    CHECK_OK(sl_array_create_like(&vf[1], aw));
+    CHECK_OK(sl_array_fill(vf[0], SL_REAL(1)));
+    CHECK_OK(sl_array_fill(vf[1], SL_REAL(1)));
+    double *p = NULL;
+    CHECK_OK(sl_array_acquire(vf[1], SL_READ_WRITE, (void **)&p));
+    if (sl_rank() == sl_size() - 1 && sl_array_local_size(vf[1]) > 0) p[0] = NAN;
+    CHECK_OK(sl_array_release(vf[1]));
+    int owner = sl_array_local_size(vf[1]) > 0 && sl_rank() == sl_size() - 1, any = 0;
+    MPI_Allreduce(&owner, &any, 1, MPI_INT, MPI_MAX, sl_comm());
+    OP_CASE(any ? SL_E_NUMERIC : SL_SUCCESS, "vfield[1]", sl_op_first_directional_derivative(&op, aw, NULL, vf, NULL, SL_DERIV_CENTERED, 0));
+    OP_CASE(any ? SL_E_NUMERIC : SL_SUCCESS, "vfield[1]", sl_op_second_directional_derivative(&op, aw, NULL, vf, NULL, 0));
+    OP_CASE(any ? SL_E_NUMERIC : SL_SUCCESS, "argument 2 (d)", sl_op_diagonal(&op, vf[1]));
+    sl_array_destroy(&vf[0]);
+    sl_array_destroy(&vf[1]);
+  }
+  /* arguments named by the call that takes them, not by the call it makes inside */
+  int64_t huge[1] = {INT64_MAX / 4};
+  OP_CASE(SL_E_DIMS, "sl_op_fft_nfft: argument 5 (nfft)", sl_op_fft_nfft(&op, aw, 1, ax1, huge, SL_FFT_ORTHO, 1, NULL, NULL));
+  OP_CASE(SL_E_DTYPE, "sl_op_fft_nfft: argument 7 (real)", sl_op_fft_nfft(&op, aw, 1, ax1, nf4, SL_FFT_ORTHO, 0, NULL, NULL));
+  OP_CASE(SL_E_INVALID, "sl_op_fft_nfft: argument 6 (norm)", sl_op_fft_nfft(&op, aw, 1, ax1, nf4, (sl_fft_norm)5, 1, NULL, NULL));
+  {
+    double blk[4] = {1, 2, 3, 4};
+    float blkf[4] = {1, 2, 3, 4};
+    const void *A[1] = {sl_rank() == sl_size() - 1 ? (const void *)blkf : (const void *)blk};
+    int64_t nr[1] = {2}, nc[1] = {2};
+    OP_CASE(dc, "argument 6 (dt)", sl_op_matrix_blocks(&op, 1, A, nr, nc, sl_rank() == sl_size() - 1 ? SL_FLOAT32 : SL_FLOAT64));
+    int64_t hd[2] = {8, 6};
+    int grid[2] = {sl_size(), 1}, halo[2] = {1, 1};
+    OP_CASE(dc, "sl_op_halo_split", sl_op_halo_split(&op, 2, hd, grid, halo, SL_HALO_ZERO,
+                                                    sl_rank() == sl_size() - 1 ? SL_HALO_SPLIT_CEIL : SL_HALO_SPLIT_EVEN, SL_FLOAT64));
+  }
+  sl_array_destroy(&aw);
+  sl_array_destroy(&an);
+}
+
 int main(int argc, char **argv)
 {
   mc_init(&argc, &argv);
@@ -658,6 +766,7 @@ int main(int argc, char **argv)
   nonfinite(a2);
   buffers_and_overflows(a2);
   misuse(a2);
+  likes_and_parity();
   /* the library still works after all of it */
   sl_scalar *s = NULL;
   CHECK_OK(sl_scalar_create(&s, SL_FLOAT64));

@@ -60,7 +60,9 @@ static void test_case_dims(sl_dtype dt, const int64_t dims_in[3], int64_t L, int
   int64_t dims[3] = {dims_in[0], dims_in[1], dims_in[2]};
   const int64_t nf = 4;
   int64_t ih[4];
-  for (int f = 0; f < nf; f++) ih[f] = 1 + 3 * f; /* 1, 4, 7, 10: some samples beyond the last centre */
+  /* 1, 4, 7, 10 (spaced 1 or 2 on axes shorter than 12, which the centres must lie on): samples beyond the last centre */
+  const int64_t step = dims[axis] >= 12 ? 3 : (dims[axis] - 3) / 3 > 1 ? (dims[axis] - 3) / 3 : 1;
+  for (int f = 0; f < nf; f++) ih[f] = 1 + step * f;
   int64_t ln = mc_share(dims[dist_axis]);
   sl_dist d = broadcast ? sl_dist_broadcast() : sl_dist_scatter(dist_axis);
   if (!broadcast) d.local_n = &ln;
@@ -153,6 +155,14 @@ static void test_bad_input(void)
   int64_t far[2] = {0, INT64_MAX / 2};
   rc = sl_op_nonstationary_convolve1d(&op, x, hs, 2, 3, far, 1);
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "ih[1]"), "a centre at 2^62: %s", sl_last_error());
+  /* centres off the axis (pylops refuses them): before it, past its end */
+  int64_t before[2] = {-1, 3}, past[2] = {3, 8};
+  rc = sl_op_nonstationary_convolve1d(&op, x, hs, 2, 3, before, 1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 6 (ih)") && strstr(sl_last_error(), "0 <= ih < 8"),
+        "a centre before the axis: %s", sl_last_error());
+  rc = sl_op_nonstationary_convolve1d(&op, x, hs, 2, 3, past, 1);
+  CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "argument 6 (ih)"), "a centre past the axis: %s",
+        sl_last_error());
   free(long_h);
   sl_array_destroy(&xw);
   sl_array_destroy(&x);

@@ -5,6 +5,7 @@
  * update orders, accelerated steps, theta) against serial implementations written here; L2 with a derivative
  * as its operator and ADMM-L2 with A the derivative (coupling the ranks) against dense direct solves; bad input. */
 #include <complex.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -838,6 +839,82 @@ static void test_hostile(void)
     rc = sl_solve_admm_l2(g, D, bad, NULL, x, &o, &info);
     CHECK(mc_same_error_everywhere(rc, SL_E_NUMERIC) && strstr(sl_last_error(), "ADMM-L2: argument 3 (b)"), "ADMM with %g in b: %s",
           nonfinite[k], sl_last_error());
+  }
+  /* an operator that makes Inf at its first apply (the largest double on one rank, scaled by 2), under a Box
+   * that clips +-Inf back to finite values: ProximalGradient still stops with SL_E_NUMERIC on every rank */
+  {
+    sl_array *dv = NULL, *x0 = NULL;
+    CHECK_OK(sl_array_create_like(&dv, ab));
+    CHECK_OK(sl_array_create_like(&x0, ab));
+    CHECK_OK(sl_array_fill(dv, SL_REAL(1)));
+    CHECK_OK(sl_array_fill(x0, SL_REAL(1)));
+    poke(dv, R == 0 ? 0 : -1, DBL_MAX);
+    sl_op *Dm = NULL, *Dinf = NULL;
+    sl_prox *fi = NULL, *box = NULL;
+    CHECK_OK(sl_op_diagonal(&Dm, dv));
+    CHECK_OK(sl_op_scaled(&Dinf, Dm, SL_REAL(2.0)));
+    CHECK_OK(sl_prox_l2(&fi, Dinf, ab, 1.0, 4));
+    CHECK_OK(sl_prox_box(&box, -1.0, 1.0));
+    for (int accel = 0; accel < 2; accel++) {
+      sl_solver_options_default(&o);
+      o.niter = 5;
+      o.tau = 0.1;
+      o.x0 = x0;
+      o.accel = accel ? SL_ACCEL_FISTA : SL_ACCEL_NONE;
+      memset(&info, 0, sizeof info);
+      int rc = sl_solve_proximal_gradient(fi, box, x, &o, &info);
+      CHECK(mc_same_error_everywhere(rc, SL_E_NUMERIC) && info.stop == SL_STOP_NONFINITE,
+            "ProximalGradient (acceleration %d) on an operator making Inf, under a Box: rc %d, stop %d (%s)", accel, rc,
+            (int)info.stop, sl_last_error());
+    }
+    sl_prox_destroy(&fi);
+    sl_prox_destroy(&box);
+    sl_op_destroy(&Dm);
+    sl_op_destroy(&Dinf);
+    sl_array_destroy(&dv);
+    sl_array_destroy(&x0);
+  }
+  /* epsg = 0 with a precomposed g: its prox is asked with a zero step (pyproximal's prox(x, 0)), not refused; the
+   * result is plain gradient descent on f for an L1 g */
+  {
+    sl_prox *l1 = NULL, *pre = NULL;
+    CHECK_OK(sl_prox_l1(&l1, 0.3));
+    CHECK_OK(sl_prox_precompose(&pre, l1, 2.0, 0.5));
+    sl_array *x2 = NULL;
+    CHECK_OK(sl_array_create_like(&x2, ab));
+    sl_solver_options_default(&o);
+    o.niter = 4;
+    o.tol = 0;
+    o.tau = 0.1;
+    o.epsg = 0;
+    CHECK_OK(sl_solve_proximal_gradient(f, pre, x, &o, &info));
+    CHECK_OK(sl_solve_proximal_gradient(f, l1, x2, &o, &info));
+    cplx *a1 = mc_gather(x), *a2g = mc_gather(x2);
+    double e = 0;
+    for (int64_t i = 0; i < n0 * n1; i++) e = fmax(e, cabs(a1[i] - a2g[i]));
+    CHECK(e < 1e-12, "ProximalGradient with epsg = 0: a precomposed g and a plain one differ by %g", e);
+    free(a1), free(a2g);
+    sl_array_destroy(&x2);
+    sl_prox_destroy(&pre);
+    sl_prox_destroy(&l1);
+  }
+  /* PrimalDual's accelerated steps with 2 gamma tau overflowing: refused, naming gamma */
+  {
+    sl_op *G = NULL;
+    sl_prox *l21 = NULL, *fl = NULL;
+    CHECK_OK(sl_op_gradient(&G, ab, NULL, SL_DERIV_FORWARD, 0));
+    CHECK_OK(sl_prox_l21(&l21, 0.3));
+    CHECK_OK(sl_prox_l2(&fl, NULL, ab, 1.0, 0));
+    sl_solver_options_default(&o);
+    o.niter = 3;
+    o.tau = o.mu = 0.3;
+    o.gamma = 1e308;
+    int rc = sl_solve_primal_dual(fl, l21, G, x, &o, &info);
+    CHECK(mc_same_error_everywhere(rc, SL_E_INVALID) && strstr(sl_last_error(), "gamma"), "PrimalDual with gamma 1e308: %s",
+          sl_last_error());
+    sl_prox_destroy(&fl);
+    sl_prox_destroy(&l21);
+    sl_op_destroy(&G);
   }
   /* without an operator cg_niter is unused: ranks may pass different values, and the object agrees */
   CHECK_OK(sl_prox_l2(&h, NULL, ab, 1.0, R));
