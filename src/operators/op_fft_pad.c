@@ -112,7 +112,8 @@ int sl_op_fft_nfft(sl_op **op, const sl_array *like, int naxes, const int *axes,
     int64_t v[4] = {ax[i], nfft ? nfft[i] : 0, ifftshift_before ? ifftshift_before[i] != 0 : 0, fftshift_after ? fftshift_after[i] != 0 : 0};
     digest = sl_fnv1a(digest, v, sizeof v);
   }
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 3 (naxes)", naxes), SL_SAME_I("argument 6 (norm)", norm), SL_SAME_I("argument 7 (real)", real != 0),
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like),
+                  SL_SAME_I("argument 3 (naxes)", naxes), SL_SAME_I("argument 6 (norm)", norm), SL_SAME_I("argument 7 (real)", real != 0),
                   SL_SAME_I("arguments 4, 5, 8 and 9 (axes, nfft, the shifts)", digest)));
   sl_op *chain = NULL, *step = NULL;
   const sl_array *cur = like;

@@ -100,8 +100,8 @@ int sl_op_nonstationary_convolve1d(sl_op **op, const sl_array *like, const void 
                     (long long)(ih[1] - ih[0]));
   if (rc == SL_SUCCESS && (ih[0] < 0 || ih[nfilt - 1] >= like->dims[axis]))
     rc = sl_error(SL_E_INVALID, "%s: argument 6 (ih): the filter centres must lie on the axis, 0 <= ih < %lld (argument 2's "
-                  "length along axis %d; pylops' rule), got %lld .. %lld", fn, (long long)like->dims[axis], axis, (long long)ih[0],
-                  (long long)ih[nfilt - 1]);
+                  "length along axis %d; pylops' rule), got %lld .. %lld", fn, (long long)like->dims[axis], axis,
+                  (long long)ih[0], (long long)ih[nfilt - 1]);
   int64_t bad = rc == SL_SUCCESS ? sl_first_nonfinite(hs, nfilt * hsize, like->dtype) : -1;
   if (bad >= 0)
     rc = sl_error(SL_E_INVALID, "%s: argument 3 (hs) holds a non-finite value at filter %lld, sample %lld", fn,
@@ -110,7 +110,8 @@ int sl_op_nonstationary_convolve1d(sl_op **op, const sl_array *like, const void 
     digest = sl_fnv1a(digest, hs, (size_t)(nfilt * hsize) * like->elsize);
     digest = sl_fnv1a(digest, ih, sizeof(int64_t) * (size_t)nfilt);
   }
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 4 (nfilt)", nfilt), SL_SAME_I("argument 5 (hsize)", hsize),
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like),
+                  SL_SAME_I("argument 4 (nfilt)", nfilt), SL_SAME_I("argument 5 (hsize)", hsize),
                   SL_SAME_I("argument 7 (axis)", axis), SL_SAME_I("arguments 3 and 6 (hs and ih: their values)", digest)));
   nsconv_t *c = calloc(1, sizeof *c);
   int64_t n = like->dims[axis];

@@ -76,7 +76,8 @@ int sl_op_patch2d(sl_op **op, const sl_array *like, const int axes[2], const voi
       rc = sl_error(SL_E_INVALID, "%s: argument %d (M%d) must be given with nop%d >= 1 (nop%d %lld)", fn, a ? 8 : 4, a, a, a,
                     (long long)nop[a]);
   /* agreed here so that every rank fails at the same point; the two Sliding1D constructors agree the rest */
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 3 (axes[0])", a0), SL_SAME_I("argument 3 (axes[1])", a1)));
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like),
+                  SL_SAME_I("argument 3 (axes[0])", a0), SL_SAME_I("argument 3 (axes[1])", a1)));
   if (sl_patch_moved(like, a0, a1)) { /* patches local in a layout split along another axis, then moved back */
     sl_array *loc = NULL;
     sl_op *inner = NULL;

@@ -30,8 +30,8 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
     else if (nop0 < 1 || nop1 < 1)
       rc = sl_error(SL_E_INVALID, "%s: arguments 5-6 (nop0 = %lld, nop1 = %lld) must be >= 1", fn, (long long)nop0, (long long)nop1);
     else if (nop0 > INT64_MAX / 16 / nop1 || nwin0 * nwin1 > INT64_MAX / 16 / (nop0 * nop1))
-      rc = sl_error(SL_E_DIMS, "%s: arguments 5-6 (nop0 = %lld, nop1 = %lld): M's (nwin0 nwin1) x (nop0 nop1) elements overflow", fn,
-                    (long long)nop0, (long long)nop1);
+      rc = sl_error(SL_E_DIMS, "%s: arguments 5-6 (nop0 = %lld, nop1 = %lld): M's (nwin0 nwin1) x (nop0 nop1) elements "
+                    "overflow", fn, (long long)nop0, (long long)nop1);
     else if (!M && (nop0 != nwin0 || nop1 != nwin1))
       rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) is NULL (the identity: the model holds the patches) but arguments 5-6 "
                     "(nop0 = %lld, nop1 = %lld) are not the patch's (%lld, %lld)", fn, (long long)nop0, (long long)nop1,
@@ -42,7 +42,8 @@ int sl_op_patch2d_dense(sl_op **op, const sl_array *like, const int axes[2], con
   int64_t bad = rc == SL_SUCCESS && M ? sl_first_nonfinite(M, rows * cols, like->dtype) : -1;
   if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)bad);
   uint64_t digest = rc == SL_SUCCESS && M ? sl_fnv1a(SL_FNV1A_START, M, (size_t)(rows * cols) * like->elsize) : 0;
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 3 (axes[0])", a0), SL_SAME_I("argument 3 (axes[1])", a1),
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like),
+                  SL_SAME_I("argument 3 (axes[0])", a0), SL_SAME_I("argument 3 (axes[1])", a1),
                   SL_SAME_I("argument 5 (nop0)", nop0), SL_SAME_I("argument 6 (nop1)", nop1),
                   SL_SAME_I("argument 7 (nwin0)", nwin0), SL_SAME_I("argument 8 (nover0)", nover0),
                   SL_SAME_I("argument 9 (nwin1)", nwin1), SL_SAME_I("argument 10 (nover1)", nover1),

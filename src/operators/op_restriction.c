@@ -96,7 +96,8 @@ int sl_op_restriction_axis(sl_op **op, const sl_array *like, const int64_t *iava
                     (long long)iava[k - 1]);
   }
   uint64_t digest = rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, iava, sizeof(int64_t) * (size_t)n) : 0;
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 4 (n)", n), SL_SAME_I("argument 5 (axis)", axis),
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like),
+                  SL_SAME_I("argument 4 (n)", n), SL_SAME_I("argument 5 (axis)", axis),
                   SL_SAME_I("argument 3 (iava: its values)", digest)));
   /* this rank's selected planes: all n, or those inside its block along the distributed axis */
   int64_t first = 0, cnt = n, off = split ? like->offset : 0, lax = like->ldims[axis];

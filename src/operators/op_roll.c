@@ -41,7 +41,8 @@ int sl_op_roll(sl_op **op, const sl_array *like, int axis, int64_t shift)
     rc = sl_error(SL_E_INVALID, "%s: argument 3 (axis) is %d, outside the %d axes of argument 2 (like)", fn, axis, like->ndim);
   if (rc == SL_SUCCESS && axis < 0) axis += like->ndim; /* -1 and ndim - 1 agree */
   int64_t n = rc == SL_SUCCESS ? like->dims[axis] : 0, s = n > 0 ? ((shift % n) + n) % n : 0; /* so do shifts n apart */
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 3 (axis)", axis), SL_SAME_I("argument 4 (shift, modulo the axis length)", s)));
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like),
+                  SL_SAME_I("argument 3 (axis)", axis), SL_SAME_I("argument 4 (shift, modulo the axis length)", s)));
   if (s == 0) return sl_op_identity(op, like);
   if (like->partition != SL_SCATTER || like->axis != axis) { /* local: a permutation */
     int64_t *perm = malloc(sizeof *perm * (size_t)n);

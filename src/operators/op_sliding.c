@@ -95,7 +95,8 @@ int sl_op_sliding1d(sl_op **op, const sl_array *like, int axis, const void *M, i
   int64_t bad = rc == SL_SUCCESS && M ? sl_first_nonfinite(M, nwin * nm, like->dtype) : -1;
   if (bad >= 0) rc = sl_error(SL_E_INVALID, "%s: argument 4 (M) holds a non-finite value at %lld", fn, (long long)bad);
   uint64_t digest = rc == SL_SUCCESS && M ? sl_fnv1a(SL_FNV1A_START, M, (size_t)(nwin * nm) * like->elsize) : 0;
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 3 (axis)", axis), SL_SAME_I("argument 5 (nm)", nm), SL_SAME_I("argument 6 (nwin)", nwin),
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like),
+                  SL_SAME_I("argument 3 (axis)", axis), SL_SAME_I("argument 5 (nm)", nm), SL_SAME_I("argument 6 (nwin)", nwin),
                   SL_SAME_I("argument 7 (nover)", nover), SL_SAME_I("argument 8 (taper)", kind),
                   SL_SAME_I("argument 4 (M: given or NULL)", M != NULL), SL_SAME_I("argument 4 (M: its values)", digest)));
   const int64_t nmat = M ? nwin * nm : 0; /* M's elements in the tables (none for the identity) */

@@ -205,7 +205,8 @@ static int first_directional(const char *fn, sl_op **out, const sl_array *like, 
   double vz[SL_MAX_DIMS] = {0};
   for (int k = 0; v && rc == SL_SUCCESS && k < like->ndim; k++) vz[k] = v[k] + 0.0; /* -0 and +0 agree */
   uint64_t digest = v && rc == SL_SUCCESS ? sl_fnv1a(SL_FNV1A_START, vz, sizeof *vz * (size_t)like->ndim) : 0;
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 3 (v) given", v != NULL), SL_SAME_I("argument 3 (v): the values", (int64_t)digest),
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like),
+                  SL_SAME_I("argument 3 (v) given", v != NULL), SL_SAME_I("argument 3 (v): the values", (int64_t)digest),
                   SL_SAME_KEY("argument 5 (sampling: its values)", sd), SL_SAME_I("argument 6 (kind)", kind),
                   SL_SAME_I(epos == 7 ? "argument 7 (edge)" : "argument 6 (edge)", edge != 0)));
   int nd = like->ndim;

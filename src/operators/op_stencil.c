@@ -243,7 +243,8 @@ int sl_op_first_derivative(sl_op **op, const sl_array *like, int axis, double sa
   const char *fn = "sl_op_first_derivative";
   SL_CHECK_INIT();
   int rc = first_check(fn, op, like, &axis, sampling, kind, order);
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 3 (axis)", axis), sl_same_d("argument 4 (sampling)", sampling),
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like),
+                  SL_SAME_I("argument 3 (axis)", axis), sl_same_d("argument 4 (sampling)", sampling),
                   SL_SAME_I("argument 5 (kind)", kind), SL_SAME_I("argument 6 (order)", kind == SL_DERIV_CENTERED ? order : 0),
                   SL_SAME_I("argument 7 (edge)", edge != 0)));
   st_plan p;
@@ -262,7 +263,8 @@ int sl_op_second_derivative(sl_op **op, const sl_array *like, int axis, double s
   const char *fn = "sl_op_second_derivative";
   SL_CHECK_INIT();
   int rc = first_check(fn, op, like, &axis, sampling, kind, 3);
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 3 (axis)", axis), sl_same_d("argument 4 (sampling)", sampling),
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like),
+                  SL_SAME_I("argument 3 (axis)", axis), sl_same_d("argument 4 (sampling)", sampling),
                   SL_SAME_I("argument 5 (kind)", kind), SL_SAME_I("argument 6 (edge)", edge != 0)));
   st_plan p;
   memset(&p, 0, sizeof p);

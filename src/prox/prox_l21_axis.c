@@ -150,7 +150,8 @@ int sl_prox_l21_axis(sl_prox **p, const sl_array *like, int axis, double sigma)
   if (across && like->group->mask)
     rc = sl_error(SL_E_DIST, "%s: argument 3 (axis = %d) is the distributed axis of argument 2 (like), which has a mask "
                   "(replicas): redistribute it first (sl_op_redistribute)", fn, axis);
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like), SL_SAME_I("argument 3 (axis)", axis), sl_same_d("argument 4 (sigma)", sigma)));
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like),
+                  SL_SAME_I("argument 3 (axis)", axis), sl_same_d("argument 4 (sigma)", sigma)));
   if (like->ndim == 1) return whole_new(p, like, sigma);
   sl_array *lines = NULL; /* the layout where every line is local: like's, or like's along the other axis */
   sl_op *redist = NULL;
