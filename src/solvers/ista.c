@@ -84,6 +84,9 @@ static int run(sl_solver *sv, sl_op *A, const sl_array *y, sl_array *x, int fist
     if (rc == SL_SUCCESS) rc = sl_array_axpby(x, SL_REAL(alpha), grad, SL_REAL(1)); /* x = z + alpha grad */
     double dk = o->decay ? o->decay[k - 1] : 1.0, tk = thresh * dk;
     if (rc == SL_SUCCESS && o->perc > 0) rc = percentile_thresh(x, 100.0 - dk * (100.0 - o->perc), o->thresh, &tk);
+    if (rc == SL_E_NUMERIC) /* agreed inside: every rank restates it with the solver's name */
+      rc = sl_error(SL_E_NUMERIC, "%s: iteration %d: the iterate holds NaN at the percentile thresholding (check y, options.x0 and "
+                    "the operator)", sv->name, k);
     if (rc == SL_SUCCESS) rc = sl_array_threshold(x, x, o->thresh, tk);
     if (rc == SL_SUCCESS) rc = sl_array_axpby(xold, SL_REAL(1), x, SL_REAL(-1));   /* xold = x - xold */
     if (rc == SL_SUCCESS && fista) {

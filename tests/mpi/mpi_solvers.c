@@ -722,6 +722,22 @@ static void test_ista_percentile_scattered(sl_dtype dt)
           fista ? "FISTA" : "ISTA", sl_dtype_name(dt), e);
     free(xs);
   }
+  if (dt == SL_FLOAT64) { /* a NaN in y on the first rank: SL_E_NUMERIC on every rank, naming the solver */
+    double *p = NULL;
+    CHECK_OK(sl_array_acquire(y, SL_READ_WRITE, (void **)&p));
+    if (R == 0 && cnt > 0) p[0] = NAN;
+    CHECK_OK(sl_array_release(y));
+    for (int fista = 0; fista < 2; fista++) {
+      sl_solver_options o;
+      sl_solver_options_default(&o);
+      o.niter = 3;
+      o.alpha = 0.5;
+      o.perc = 60;
+      int rc = (fista ? sl_solve_fista : sl_solve_ista)(A, y, x, &o, NULL);
+      CHECK(mc_same_error_everywhere(rc, SL_E_NUMERIC) && strstr(sl_last_error(), fista ? "FISTA" : "ISTA"),
+            "%s with percentile thresholding and NaN in y: %s", fista ? "FISTA" : "ISTA", sl_last_error());
+    }
+  }
   sl_op_destroy(&A);
   sl_array_destroy(&da);
   sl_array_destroy(&y);
