@@ -693,13 +693,13 @@ static void test_ista_percentile_scattered(sl_dtype dt)
   scatter(y, b);
   sl_op *A = NULL;
   CHECK_OK(sl_op_diagonal(&A, da));
+  sl_solver_options o;
+  sl_solver_options_default(&o);
+  o.niter = 10;
+  o.tol = 0;
+  o.alpha = 0.5;
+  o.perc = 60;
   for (int fista = 0; fista < 2; fista++) {
-    sl_solver_options o;
-    sl_solver_options_default(&o);
-    o.niter = 10;
-    o.tol = 0;
-    o.alpha = 0.5;
-    o.perc = 60;
     sl_solver_info info;
     CHECK_OK((fista ? sl_solve_fista : sl_solve_ista)(A, y, x, &o, &info));
     double t = 1;
@@ -727,12 +727,8 @@ static void test_ista_percentile_scattered(sl_dtype dt)
     CHECK_OK(sl_array_acquire(y, SL_READ_WRITE, (void **)&p));
     if (R == 0 && cnt > 0) p[0] = NAN;
     CHECK_OK(sl_array_release(y));
+    o.niter = 3;
     for (int fista = 0; fista < 2; fista++) {
-      sl_solver_options o;
-      sl_solver_options_default(&o);
-      o.niter = 3;
-      o.alpha = 0.5;
-      o.perc = 60;
       int rc = (fista ? sl_solve_fista : sl_solve_ista)(A, y, x, &o, NULL);
       CHECK(mc_same_error_everywhere(rc, SL_E_NUMERIC) && strstr(sl_last_error(), fista ? "FISTA" : "ISTA"),
             "%s with percentile thresholding and NaN in y: %s", fista ? "FISTA" : "ISTA", sl_last_error());
