@@ -95,9 +95,10 @@ int main(int argc, char **argv)
   P = sl_size();
   R = sl_rank();
   const sl_dtype *dts = mc_dtypes;
-  const int64_t inc[4] = {0, 3, 4, 8}, any[5] = {6, 1, 1, 0, 3};
+  const int64_t inc[4] = {0, 3, 4, 8}, any[5] = {6, 1, 1, 0, 3}, ends[3] = {0, 1, 8};
   for (int t = 0; t < 4; t++) {
     test_case(dts[t], 0, 0, 0, inc, 4); /* the distributed axis: ranks keep 0 to 2 planes */
+    test_case(dts[t], 0, 0, 0, ends, 3); /* a middle rank (3 ranks and more) owns planes and keeps none of them */
     test_case(dts[t], 0, 0, 1, any, 5); /* another axis: any order, a repeat */
     test_case(dts[t], 1, 0, 2, any + 2, 3);
     test_case(dts[t], 0, 1, 0, any, 5); /* replicated */

@@ -611,8 +611,8 @@ static void test_ista(sl_dtype dt)
   double decay[40];
   for (int k = 0; k < 40; k++) decay[k] = 1.5 * pow(0.95, k); /* pylops' decay: a shrinking threshold */
   for (int fista = 0; fista < 2; fista++)
-    for (int c = 0; c < 7; c++) { /* soft, hard, half; soft with decay; percentile: soft, hard, soft decayed */
-      int kind = c < 3 ? c : (c == 5 ? SL_THRESH_HARD : SL_THRESH_SOFT);
+    for (int c = 0; c < 8; c++) { /* soft, hard, half; soft with decay; percentile: soft, hard, soft decayed, half */
+      int kind = c < 3 ? c : (c == 5 ? SL_THRESH_HARD : c == 7 ? SL_THRESH_HALF : SL_THRESH_SOFT);
       sl_solver_options o;
       sl_solver_options_default(&o);
       o.decay = c == 3 || c == 6 ? decay : NULL;
