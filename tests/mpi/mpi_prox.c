@@ -171,6 +171,36 @@ static void test_elementwise(sl_dtype dt)
   EXPECT_VALUE(post, ax, v, "postcomposed L1");
   for (int64_t i = 0; i < n; i++) ref[i] = ball(x[i], 3.0 * sigma);
   check_prox(dt, post, tau, ax, ref, 1, "postcomposed L1 dual prox");
+  /* the value of a precomposed L2; a postcomposed L2 (prox, value, gradient); a postcomposition of a
+   * precomposition; a precomposed Box (a shifted, scaled box) */
+  v = 0;
+  for (int64_t i = 0; i < n; i++) v += 0.5 * s2 * pow(cabs(a * x[i] + sh - b[i]), 2);
+  EXPECT_VALUE(pre2, ax, v, "precomposed L2");
+  sl_prox *post2 = NULL, *nest = NULL, *prebox = NULL;
+  CHECK_OK(sl_prox_postcompose(&post2, l2, 3.0, 0.5));
+  v = 0.5;
+  for (int64_t i = 0; i < n; i++)
+    ref[i] = (x[i] + 3.0 * tau * s2 * b[i]) / (1 + 3.0 * tau * s2), v += 3.0 * 0.5 * s2 * pow(cabs(x[i] - b[i]), 2);
+  check_prox(dt, post2, tau, ax, ref, 0, "postcomposed L2 prox");
+  EXPECT_VALUE(post2, ax, v, "postcomposed L2");
+  CHECK_OK(sl_prox_gradient(post2, ax, g));
+  for (int64_t i = 0; i < n; i++) ref[i] = 3.0 * s2 * (x[i] - b[i]);
+  EXPECT_CLOSE(g, ref, tolf(dt), "postcomposed L2 gradient");
+  CHECK_OK(sl_prox_postcompose(&nest, pre, 3.0, 0.5));
+  v = 0.5;
+  for (int64_t i = 0; i < n; i++)
+    ref[i] = (soft(a * x[i] + sh, a * a * 3.0 * tau * sigma) - sh) / a, v += 3.0 * sigma * cabs(a * x[i] + sh);
+  check_prox(dt, nest, tau, ax, ref, 0, "postcomposed precomposed L1 prox");
+  EXPECT_VALUE(nest, ax, v, "postcomposed precomposed L1");
+  CHECK_OK(sl_prox_precompose(&prebox, box, a, sh));
+  for (int64_t i = 0; i < n; i++) {
+    cplx c = a * x[i] + sh;
+    ref[i] = ((sl_dtype_is_complex(dt) ? clipc(c, -0.3, 0.5) : clip1(creal(c), -0.3, 0.5)) - sh) / a;
+  }
+  check_prox(dt, prebox, tau, ax, ref, 0, "precomposed Box prox (the box (lo - b) / a .. (hi - b) / a)");
+  sl_prox_destroy(&post2);
+  sl_prox_destroy(&nest);
+  sl_prox_destroy(&prebox);
   /* not smooth: no gradient; L21 refuses a plain array */
   int rc = sl_prox_gradient(l1, ax, g);
   CHECK(mc_same_error_everywhere(rc, SL_E_INVALID), "gradient of L1: %s", sl_last_error());
@@ -494,6 +524,26 @@ static void test_pg_admm(sl_dtype dt)
   o.niter = 3;
   CHECK_OK(sl_solve_proximal_gradient(f, g, x, &o, &info));
   CHECK(fabs(info.alpha - 1.0 / 9.0) < 1e-3, "ProximalGradient step %g, expected 1/9 (%s)", info.alpha, sl_dtype_name(dt));
+  { /* a postcomposed f (3 f): its Lipschitz constant 3 x 9, and the iterates of the serial ProximalGradient on 3 f */
+    sl_prox *f3 = NULL;
+    CHECK_OK(sl_prox_postcompose(&f3, f, 3.0, 0.0));
+    CHECK_OK(sl_solve_proximal_gradient(f3, g, x, &o, &info));
+    CHECK(fabs(info.alpha - 1.0 / 27.0) < 1e-3, "ProximalGradient on 3 f: step %g, expected 1/27 (%s)", info.alpha,
+          sl_dtype_name(dt));
+    sl_solver_options q;
+    sl_solver_options_default(&q);
+    q.niter = 15;
+    q.tol = 0;
+    q.tau = 0.03;
+    q.epsg = eps;
+    CHECK_OK(sl_solve_proximal_gradient(f3, g, x, &q, &info));
+    cplx *d3 = malloc(sizeof *d3 * (size_t)n), *b3 = malloc(sizeof *b3 * (size_t)n);
+    for (int64_t i = 0; i < n; i++) d3[i] = sqrt(3.0) * d[i], b3[i] = sqrt(3.0) * b[i]; /* 3/2 ||D x - b||^2 */
+    serial_pg(n, d3, b3, sigma, eps, 0.03, 0, 15, ref);
+    EXPECT_CLOSE(x, ref, tolf(dt), "ProximalGradient on a postcomposed f");
+    free(d3), free(b3);
+    sl_prox_destroy(&f3);
+  }
   /* converged: the lasso's optimality (soft-threshold fixed point) */
   o.niter = 400;
   o.tol = 1e-12;
