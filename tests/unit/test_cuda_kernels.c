@@ -104,6 +104,32 @@ Test(cuda_kernels, match_the_cpu_kernels)
         cudaFree(dw);
         free(w);
       }
+      for (int kind = SL_THRESH_SOFT; kind <= SL_THRESH_HALF; kind++) {
+        kernel_threshold(dt, n, z, x, kind, 0.2);
+        cr_assert_eq(kernel_cuda_threshold(dt, n, dz, dx, kind, 0.2, NULL), cudaSuccess);
+        expect_same(dt, n, z, dz, kind == SL_THRESH_SOFT ? "threshold (soft)" : kind == SL_THRESH_HARD ? "threshold (hard)"
+                                                                                                      : "threshold (half)");
+      }
+      { /* the coefficients times device scalars: against the CPU kernels with the products formed here (real
+         * dtypes: the real parts) */
+        double sab[4] = {0.5, -0.2, 1.25, 0.3};
+        double *dsab = to_device(sab, sizeof sab);
+        const int cx = sl_dtype_is_complex(dt);
+        double ae[2] = {a[0] * sab[0] - (cx ? a[1] * sab[1] : 0), cx ? a[0] * sab[1] + a[1] * sab[0] : 0};
+        double be[2] = {b[0] * sab[2] - (cx ? b[1] * sab[3] : 0), cx ? b[0] * sab[3] + b[1] * sab[2] : 0};
+        memcpy(z, y, bytes);
+        cr_assert_eq(cudaMemcpy(dz, y, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+        kernel_axpby(dt, n, z, x, ae, be);
+        cr_assert_eq(kernel_cuda_axpbys(dt, n, dz, dx, a, b, dsab, dsab + 2, NULL), cudaSuccess);
+        expect_same(dt, n, z, dz, "axpbys");
+        kernel_axpby(dt, n, z, x, ae, b);
+        cr_assert_eq(kernel_cuda_axpbys(dt, n, dz, dx, a, b, dsab, NULL, NULL), cudaSuccess);
+        expect_same(dt, n, z, dz, "axpbys (sb NULL)");
+        kernel_scale(dt, n, z, be);
+        cr_assert_eq(kernel_cuda_scales(dt, n, dz, b, dsab + 2, NULL), cudaSuccess);
+        expect_same(dt, n, z, dz, "scales");
+        cudaFree(dsab);
+      }
       double *scratch, *out;
       cr_assert_eq(cudaMalloc((void **)&scratch, SL_CUDA_REDUCE_SCRATCH_DOUBLES * sizeof(double)), cudaSuccess);
       cr_assert_eq(cudaMalloc((void **)&out, 2 * sizeof(double)), cudaSuccess);
