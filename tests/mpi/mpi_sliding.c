@@ -508,6 +508,11 @@ int main(int argc, char **argv)
     const int64_t d2[3] = {13, 5, 9}, w2[2] = {9, 4}, o2[2] = {0, 2}, p2[2] = {5, 6};
     for (int dense = 0; dense < 3; dense += 2) /* Sliding2D: one window over axis 2; the axes in reverse order */
       test_patch2d(dts[t], 1, d2, a2, w2, o2, p2, SL_TAPER_COSINE, dense);
+    /* Sliding2D as documented (nwin1 the second axis's length, nover1 = 0), windows sliding over the distributed
+     * axis 0 */
+    const int64_t ws[2] = {5, 9}, os[2] = {2, 0}, ps[2] = {4, 6};
+    const int as[2] = {0, 2};
+    for (int dense = 0; dense < 3; dense += 2) test_patch2d(dts[t], 0, d2, as, ws, os, ps, SL_TAPER_HANNING, dense);
     /* patches over the distributed axis 0, as the first or the second patch axis */
     const int64_t d3[3] = {17, 4, 10}, w3[2] = {6, 4}, o3[2] = {2, 1}, p3[2] = {3, 5};
     const int a3[2] = {0, 2}, a4[2] = {2, 0};
