@@ -387,6 +387,7 @@ int main(int argc, char **argv)
   mdc(9, 3, 4, 2, 5, SL_FLOAT64, 1); /* twosided: nt = 2 * 5 - 1, every frequency */
   mdc(11, 2, 3, 2, 4, SL_FLOAT64, 1);
   mdc(7, 2, 5, 1, 4, SL_FLOAT32, 1);
+  mdc(10, 2, 3, 2, 4, SL_FLOAT64, 1); /* twosided with an even nt */
   redistribute();
   errors();
   return mc_finish("mpi_fft");
