@@ -580,13 +580,16 @@ int sl_op_sum(sl_op **out, sl_op *a, sl_op *b);
 int sl_op_diff(sl_op **out, sl_op *a, sl_op *b);
 /** a b (b applies first) */
 int sl_op_product(sl_op **out, sl_op *a, sl_op *b);
-/** s a (s complex for complex operators; its imaginary part must be 0 for real ones) */
+/** s a (s finite; complex for complex operators; its imaginary part must be 0 for real ones) */
 int sl_op_scaled(sl_op **out, sl_op *a, sl_cscalar s);
 /** a^H, a^T = conj(a^H), conj(a) */
 int sl_op_adjoint(sl_op **out, sl_op *a);
 int sl_op_transpose(sl_op **out, sl_op *a);
 int sl_op_conj(sl_op **out, sl_op *a);
-/** a^k for a square operator (domain laid out like the range), k >= 0 (a^0 = identity) */
+/** The largest k of sl_op_power (a power is a chain of k products, applied k deep) */
+#define SL_OP_POWER_MAX 1024
+/** a^k for a square operator (domain laid out like the range), 0 <= k <= SL_OP_POWER_MAX (a^0 = identity;
+ *  a^1 = a itself, another reference) */
 int sl_op_power(sl_op **out, sl_op *a, int k);
 
 /** Dot test: random u (domain) and v (range) from seed; *err = |v^H (A u) - (A^H v)^H u| / max of their

@@ -469,7 +469,8 @@ int sl_array_create_like(sl_array **a, const sl_array *like)
   if (rc == SL_SUCCESS) rc = sl_array_check_session("sl_array_create_like", like, "argument 2 (like)");
   sl_array *tmp = NULL;
   if (rc == SL_SUCCESS) rc = sl_array_clone(&tmp, like, SL_STORE_USER);
-  rc = sl_agree(sl_ctx.comm, rc); /* the layout was agreed when `like` was made: only the allocation can differ */
+  /* the layout was agreed when `like` was made; the allocation can differ, and so can the array a rank passes */
+  rc = SL_AGREE("sl_array_create_like", rc, SL_SAME_LAYOUT("argument 2 (like: its layout)", rc, like));
   if (rc != SL_SUCCESS) {
     sl_array_destroy(&tmp);
     return rc;

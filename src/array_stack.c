@@ -17,6 +17,8 @@ int sl_array_stack(sl_array **out, int n, sl_array **parts)
     char part[48];
     snprintf(part, sizeof part, "argument 3 (parts): part %d", i);
     SL_TRY(sl_array_check_session("sl_array_stack", parts[i], part));
+    SL_CHECK_ARG(!parts[i]->in_stack, SL_E_INVALID, "sl_array_stack: %s is a part of another stacked array (the stack owns "
+                 "it): stack the stacked array itself, or a copy of the part", part);
     SL_CHECK_ARG(parts[i]->dtype == parts[0]->dtype, SL_E_DTYPE, "sl_array_stack: part %d is %s, part 0 is %s", i,
                  sl_dtype_name(parts[i]->dtype), sl_dtype_name(parts[0]->dtype));
     for (int j = 0; j < i; j++)

@@ -7,12 +7,15 @@
 int sl_dottest(sl_op *op, unsigned seed, double *err)
 {
   SL_CHECK_INIT();
-  SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_dottest: argument 1 (op) is NULL");
-  SL_TRY(sl_op_check_session("sl_dottest", op, "argument 1 (op)"));
-  SL_CHECK_ARG(err != NULL, SL_E_INVALID, "sl_dottest: argument 3 (err) is NULL");
+  int rc = !op ? sl_error(SL_E_INVALID, "sl_dottest: argument 1 (op) is NULL")
+           : !err ? sl_error(SL_E_INVALID, "sl_dottest: argument 3 (err) is NULL")
+                  : sl_op_check_session("sl_dottest", op, "argument 1 (op)");
+  /* one verdict, and the same operator (its name and layouts) and seed on every rank */
+  SL_TRY(SL_AGREE("sl_dottest", rc, SL_SAME_KEY("argument 1 (op: its name and layouts)", rc == SL_SUCCESS ? sl_op_key(op) : 0),
+                  SL_SAME_I("argument 2 (seed)", seed)));
   sl_array *u = NULL, *v = NULL, *au = NULL, *ahv = NULL;
   sl_scalar *s1 = NULL, *s2 = NULL;
-  int rc = sl_op_create_domain(op, &u);
+  rc = sl_op_create_domain(op, &u);
   if (rc == SL_SUCCESS) rc = sl_op_create_range(op, &v);
   if (rc == SL_SUCCESS) rc = sl_op_create_range(op, &au);
   if (rc == SL_SUCCESS) rc = sl_op_create_domain(op, &ahv);
@@ -34,6 +37,9 @@ int sl_dottest(sl_op *op, unsigned seed, double *err)
   if (rc == SL_SUCCESS) {
     double d = hypot(a.re - b.re, a.im - b.im), m = fmax(hypot(a.re, a.im), hypot(b.re, b.im));
     *err = m > 0 ? d / m : d;
+    if (!isfinite(*err)) /* the values agree on every rank (allreduced): so does the verdict */
+      rc = sl_error(SL_E_NUMERIC, "sl_dottest: v^H (A u) = %g%+gi and (A^H v)^H u = %g%+gi are not both finite (the operator "
+                    "overflows or makes NaN on random data)", a.re, a.im, b.re, b.im);
   }
   sl_scalar_destroy(&s1);
   sl_scalar_destroy(&s2);

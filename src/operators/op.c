@@ -214,7 +214,8 @@ int sl_op_grid_check(const char *fn, sl_op **out, int64_t N, int64_t K, int64_t 
     rc = sl_error(SL_E_INVALID, "%s: arguments 6-7: the grid %d x %d does not fit %d ranks (pr x pc must equal it)", fn, pr,
                   pc, sl_ctx.size);
   else if (!sl_dtype_valid(dt)) rc = sl_error(SL_E_INVALID, "%s: argument 8 (dt) is not a valid dtype", fn);
-  return sl_agree(sl_ctx.comm, rc);
+  return SL_AGREE(fn, rc, SL_SAME_I("argument 3 (N)", N), SL_SAME_I("argument 4 (K)", K), SL_SAME_I("argument 5 (M)", M),
+                  SL_SAME_I("argument 6 (pr)", pr), SL_SAME_I("argument 7 (pc)", pc), SL_SAME_I("argument 8 (dt)", dt));
 }
 
 int sl_op_grid_channel(const char *fn, int color, int key, struct comm_channel **ch)

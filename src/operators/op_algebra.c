@@ -2,6 +2,7 @@
  * composite submits its parts' tasks in order; StarPU's data dependencies make them one task graph. Every
  * temporary is allocated once, at the composite's first apply: building a composite allocates nothing of
  * vector size. */
+#include <math.h>
 #include <stdio.h>
 
 #include <stdlib.h>
@@ -135,6 +136,8 @@ int sl_op_scaled(sl_op **out, sl_op *a, sl_cscalar s)
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "sl_op_scaled: argument 1 (out) is NULL");
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_op_scaled: argument 2 (a) is NULL");
   SL_TRY(sl_op_check_session("sl_op_scaled", a, "argument 2 (a)"));
+  SL_CHECK_ARG(isfinite(s.re) && isfinite(s.im), SL_E_INVALID, "sl_op_scaled: argument 3 (s) = %g%+gi is not finite", s.re,
+               s.im);
   SL_CHECK_ARG(sl_dtype_is_complex(a->dtype) || s.im == 0.0, SL_E_DTYPE,
                "sl_op_scaled: argument 3 (s) is complex (%g%+gi) but argument 2 (a) is %s", s.re, s.im,
                sl_dtype_name(a->dtype));
@@ -192,9 +195,15 @@ int sl_op_power(sl_op **out, sl_op *a, int k)
   SL_CHECK_ARG(out != NULL, SL_E_INVALID, "sl_op_power: argument 1 (out) is NULL");
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_op_power: argument 2 (a) is NULL");
   SL_TRY(sl_op_check_session("sl_op_power", a, "argument 2 (a)"));
-  SL_CHECK_ARG(k >= 0, SL_E_INVALID, "sl_op_power: argument 3 (k) is %d, must be >= 0", k);
+  /* a power is a chain of k products (applied by recursion k deep) */
+  SL_CHECK_ARG(k >= 0 && k <= SL_OP_POWER_MAX, SL_E_INVALID, "sl_op_power: argument 3 (k) is %d, must be in [0, %d]", k,
+               SL_OP_POWER_MAX);
   SL_TRY(sl_array_check_same(a->dom, "sl_op_power: the domain of argument 2 (a)", a->rng, "its range"));
   if (k == 0) return sl_op_identity(out, a->dom);
+  if (k == 1) { /* a itself (another reference): its name stays */
+    *out = sl_op_ref(a);
+    return SL_SUCCESS;
+  }
   sl_op *acc = sl_op_ref(a);
   for (int i = 1; i < k; i++) {
     sl_op *next;

@@ -20,6 +20,10 @@ int sl_op_matmul_block(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
   int i = sl_ctx.rank / pc, j = sl_ctx.rank % pc;
   int64_t nb = part_of(N, pr, i), mb = part_of(M, pc, j);
   rc = nb * K > 0 && !A ? sl_error(SL_E_INVALID, "%s: argument 2 (A) is NULL for a %lld x %lld block", fn, (long long)nb, (long long)K) : SL_SUCCESS;
+  int64_t bad = rc == SL_SUCCESS && nb * K > 0 ? sl_first_nonfinite(A, nb * K, dt) : -1;
+  if (bad >= 0)
+    rc = sl_error(SL_E_INVALID, "%s: argument 2 (A) holds a non-finite value at (%lld, %lld) of this rank's block", fn,
+                  (long long)(bad / K), (long long)(bad % K));
   /* X: (K, M) scattered along its columns within each grid row (mask = grid row) */
   int *mask = malloc(sizeof *mask * (size_t)sl_ctx.size);
   if (!mask) rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);

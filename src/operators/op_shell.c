@@ -20,16 +20,24 @@ static void shell_free(void *p)
   free(c);
 }
 
+/* A callback's return: a starlops status as it is; any other value becomes SL_E_RUNTIME naming it */
+static int shell_status(const sl_op *op, const char *which, int rc)
+{
+  if (rc <= 0 && rc >= SL_E_NUMERIC) return rc;
+  return sl_error(SL_E_RUNTIME, "%s: its %s callback returned %d, which is not a starlops status (SL_SUCCESS or an SL_E_* code)",
+                  op->name, which, rc);
+}
+
 static int shell_forward(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   shell_t *c = op->data;
-  return c->forward(c->ctx, mode, x, y);
+  return shell_status(op, "forward", c->forward(c->ctx, mode, x, y));
 }
 
 static int shell_adjoint(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   shell_t *c = op->data;
-  return c->adjoint(c->ctx, mode, x, y);
+  return shell_status(op, "adjoint", c->adjoint(c->ctx, mode, x, y));
 }
 
 static const sl_op_ops shell_ops = {shell_forward, shell_adjoint, shell_free, NULL};
@@ -55,7 +63,8 @@ int sl_op_shell(sl_op **op, const char *name, const sl_array *domain_like, const
   /* validate, agree, build, finish */
   int rc = shell_check(op, name, domain_like, range_like, forward);
   SL_TRY(SL_AGREE("sl_op_shell", rc, SL_SAME_I("argument 6 (adjoint given or NULL)", adjoint != NULL),
-                  sl_same_s("argument 2 (name)", name)));
+                  sl_same_s("argument 2 (name)", name), SL_SAME_LAYOUT("argument 3 (domain_like: its layout)", rc, domain_like),
+                  SL_SAME_LAYOUT("argument 4 (range_like: its layout)", rc, range_like)));
   shell_t *c = calloc(1, sizeof *c);
   if (!c) rc = sl_error(SL_E_NOMEM, "sl_op_shell: out of memory");
   sl_op *o = NULL;

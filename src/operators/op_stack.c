@@ -105,14 +105,21 @@ static int make_check(sl_op **out, const char *fn, int kind, int n, sl_op **ops)
 static int make(sl_op **out, const char *fn, int kind, int n, sl_op **ops)
 {
   SL_CHECK_INIT();
-  SL_TRY(SL_AGREE(fn, make_check(out, fn, kind, n, ops), SL_SAME_I("argument 2 (n)", n)));
+  int rc = make_check(out, fn, kind, n, ops);
+  uint64_t parts = SL_FNV1A_START; /* the parts in their order: names and layouts */
+  for (int i = 0; rc == SL_SUCCESS && i < n; i++) {
+    const uint64_t k = sl_op_key(ops[i]);
+    parts = sl_fnv1a(parts, &k, sizeof k);
+  }
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 2 (n)", n), SL_SAME_KEY("argument 3 (ops: their names and layouts, in order)",
+                                                                       rc == SL_SUCCESS ? parts : 0)));
   char name[160];
   int len = snprintf(name, sizeof name, "%s(", kind == STACK_V ? "VStack" : kind == STACK_H ? "HStack" : "BlockDiag");
   for (int i = 0; i < n && len < (int)sizeof name - 8; i++)
     len += snprintf(name + len, sizeof name - (size_t)len, "%s%.40s", i ? ", " : "", ops[i]->name);
   snprintf(name + (len < (int)sizeof name - 2 ? len : (int)sizeof name - 2), 2, ")");
   sl_array *dom = NULL, *rng = NULL;
-  int rc = kind == STACK_V ? SL_SUCCESS : stacked_like(ops, n, 0, &dom);
+  rc = kind == STACK_V ? SL_SUCCESS : stacked_like(ops, n, 0, &dom);
   if (rc == SL_SUCCESS && kind != STACK_H) rc = stacked_like(ops, n, 1, &rng);
   stack_ctx *c = rc == SL_SUCCESS ? calloc(1, sizeof *c) : NULL;
   if (c) c->parts = calloc((size_t)n, sizeof *c->parts);

@@ -151,6 +151,10 @@ int sl_op_matmul_summa(sl_op **op, const void *A, int64_t N, int64_t K, int64_t 
   s->offka = off_of(K, pc, s->j);
   s->offkx = off_of(K, pr, s->i);
   rc = s->nb * s->ka > 0 && !A ? sl_error(SL_E_INVALID, "%s: argument 2 (A) is NULL for a %lld x %lld block", fn, (long long)s->nb, (long long)s->ka) : SL_SUCCESS;
+  int64_t bad = rc == SL_SUCCESS && s->nb * s->ka > 0 ? sl_first_nonfinite(A, s->nb * s->ka, dt) : -1;
+  if (bad >= 0)
+    rc = sl_error(SL_E_INVALID, "%s: argument 2 (A) holds a non-finite value at (%lld, %lld) of this rank's block", fn,
+                  (long long)(bad / s->ka), (long long)(bad % s->ka));
   if (rc == SL_SUCCESS) rc = make_panels(s);
   /* the grid's rows and columns as channels of the comm layer */
   rc = sl_agree(sl_ctx.comm, rc);
@@ -197,6 +201,8 @@ int sl_op_summa_block(int64_t N, int64_t K, int64_t M, int pr, int pc, int rank,
 {
   SL_CHECK_ARG(pr >= 1 && pc >= 1 && rank >= 0 && rank < pr * pc && extent, SL_E_INVALID,
                "sl_op_summa_block: a rank of the %d x %d grid and an extent array are needed", pr, pc);
+  SL_CHECK_ARG(N >= 1 && K >= 1 && M >= 1, SL_E_INVALID, "sl_op_summa_block: arguments 1-3 (N, K, M) must be >= 1, got %lld, "
+               "%lld, %lld", (long long)N, (long long)K, (long long)M);
   int i = rank / pc, j = rank % pc;
   int64_t e[8] = {off_of(N, pr, i), part_of(N, pr, i), off_of(K, pc, j), part_of(K, pc, j),
                   off_of(K, pr, i), part_of(K, pr, i), off_of(M, pc, j), part_of(M, pc, j)};

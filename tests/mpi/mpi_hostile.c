@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "mpi_check.h"
+#include "starlops_ext.h"
 
 static int ncases;
 
@@ -746,6 +747,109 @@ static void likes_and_parity(void)
   sl_array_destroy(&an);
 }
 
+/* a shell callback that answers with a value that is not a status */
+static int bad_status(void *ctx, sl_op_mode mode, const sl_array *x, sl_array *y) { return 5; }
+
+/* Arrays and operators: storage-less layouts where data is read, parts of stacks stacked again, scales and
+ * powers out of range, dot tests that overflow, shell callbacks' statuses, and arguments that must be the
+ * same array or operator on every rank (the last rank passes another) */
+static void arrays_and_algebra(const char *dir)
+{
+  int64_t d7[2] = {7, 5}, d6[2] = {6, 4};
+  sl_array *a7 = NULL, *a6 = NULL, *b7 = NULL;
+  CHECK_OK(sl_array_create(&a7, 2, d7, SL_FLOAT64, NULL));
+  CHECK_OK(sl_array_create(&a6, 2, d6, SL_FLOAT64, NULL));
+  CHECK_OK(sl_array_create(&b7, 2, d7, SL_FLOAT64, NULL));
+  CHECK_OK(sl_array_fill(a7, SL_REAL(1)));
+  CHECK_OK(sl_array_fill(b7, SL_REAL(2)));
+  const int last = sl_rank() == sl_size() - 1, dc = differ_code();
+  sl_op *Id = NULL, *Dg = NULL;
+  CHECK_OK(sl_op_identity(&Id, a7));
+  CHECK_OK(sl_op_diagonal(&Dg, b7));
+  sl_array *lay = (sl_array *)sl_op_domain(Id); /* a layout: no storage */
+  double *buf = malloc(sizeof *buf * 35);
+  void *p = NULL;
+  EXPECT(sl_array_redistribute(a7, lay), SL_E_INVALID, "argument 2 (src)");
+  EXPECT(sl_array_redistribute(lay, a7), SL_E_INVALID, "argument 1 (dst)");
+  EXPECT(sl_array_gather(lay, -1, buf), SL_E_INVALID, "argument 1 (a)");
+  EXPECT(sl_array_fill_random(lay, 3), SL_E_INVALID, "argument 1 (a)");
+  EXPECT(sl_array_acquire(lay, SL_READ, &p), SL_E_INVALID, "argument 1 (a)");
+  char path[512];
+  snprintf(path, sizeof path, "%s/hostile_layout.npy", dir);
+  EXPECT(sl_array_save_npy(lay, path), SL_E_INVALID, "argument 1 (a)");
+  /* a part of a stack stacked again (its stack owns it: destroying both freed it twice) */
+  sl_array *c1 = NULL, *c2 = NULL, *st = NULL, *st2 = NULL;
+  CHECK_OK(sl_array_create_like(&c1, a7));
+  CHECK_OK(sl_array_create_like(&c2, a7));
+  CHECK_OK(sl_array_stack(&st, 2, (sl_array *[]){c1, c2}));
+  EXPECT(sl_array_stack(&st2, 1, (sl_array *[]){sl_array_stack_part(st, 0)}), SL_E_INVALID, "another stacked array");
+  sl_array_destroy(&st2);
+  sl_array_destroy(&st);
+  /* scales and powers */
+  OP_CASE(SL_E_INVALID, "argument 3 (s)", sl_op_scaled(&op, Id, SL_REAL(NAN)));
+  OP_CASE(SL_E_INVALID, "argument 3 (s)", sl_op_scaled(&op, Id, SL_REAL(INFINITY)));
+  OP_CASE(SL_E_INVALID, "argument 3 (k)", sl_op_power(&op, Id, SL_OP_POWER_MAX + 1));
+  {
+    char before[128];
+    snprintf(before, sizeof before, "%s", sl_op_name(Dg));
+    sl_op *one = NULL;
+    CHECK_OK(sl_op_power(&one, Dg, 1));
+    CHECK(strcmp(sl_op_name(Dg), before) == 0, "sl_op_power(a, 1) renamed a: '%s' (was '%s')", sl_op_name(Dg), before);
+    sl_op_destroy(&one);
+  }
+  /* a dot test on an operator that overflows: SL_E_NUMERIC, not success with err NaN */
+  {
+    sl_op *big = NULL, *big2 = NULL;
+    CHECK_OK(sl_op_scaled(&big, Id, SL_REAL(1e200)));
+    CHECK_OK(sl_op_product(&big2, big, big));
+    double err = 0;
+    EXPECT(sl_dottest(big2, 1, &err), SL_E_NUMERIC, "not both finite");
+    EXPECT(sl_dottest(Id, 1, last ? NULL : &err), SL_E_INVALID, "argument 3 (err)");
+    EXPECT(sl_dottest(Id, (unsigned)differ(1, 2), &err), dc, "argument 2 (seed)");
+    sl_op_destroy(&big);
+    sl_op_destroy(&big2);
+  }
+  /* a shell callback returning a value that is not a status: SL_E_RUNTIME naming it */
+  {
+    sl_op *sh = NULL;
+    CHECK_OK(sl_op_shell(&sh, "BadStatus", a7, a7, bad_status, NULL, NULL, NULL));
+    EXPECT(sl_op_apply(sh, SL_FORWARD, a7, b7), SL_E_RUNTIME, "returned 5");
+    sl_op_destroy(&sh);
+    OP_CASE(dc, "domain_like", sl_op_shell(&op, "Differ", last ? a6 : a7, a7, bad_status, NULL, NULL, NULL));
+  }
+  /* the same array or operators on every rank */
+  {
+    sl_array *cl = NULL;
+    EXPECT(sl_array_create_like(&cl, last ? a6 : a7), dc, "argument 2 (like");
+    sl_array_destroy(&cl);
+    EXPECT(sl_array_gather(last ? b7 : a7, -1, buf), SL_SUCCESS, NULL); /* the same layout: allowed */
+    EXPECT(sl_array_gather(last ? a6 : a7, -1, buf), dc, "argument 1 (a: its layout)");
+    snprintf(path, sizeof path, "%s/hostile_differ.npy", dir);
+    EXPECT(sl_array_save_npy(last ? a6 : a7, path), dc, "argument 1 (a: its layout)");
+    OP_CASE(dc, "argument 3 (ops", sl_op_vstack(&op, 2, last ? (sl_op *[]){Dg, Id} : (sl_op *[]){Id, Dg}));
+    OP_CASE(dc, "argument 3 (ops", sl_op_block_diag(&op, 2, last ? (sl_op *[]){Dg, Id} : (sl_op *[]){Id, Dg}));
+  }
+  /* the grid operators: a grid differing between ranks, non-finite blocks, bad sizes */
+  {
+    double A[64];
+    for (int i = 0; i < 64; i++) A[i] = 1.0;
+    const int P = sl_size();
+    OP_CASE(P > 1 ? SL_E_INVALID : SL_SUCCESS, P > 1 ? "differs" : NULL,
+            sl_op_matmul_summa(&op, A, 4, 4, 4, last ? P : 1, last ? 1 : P, SL_FLOAT64));
+    A[0] = NAN;
+    OP_CASE(SL_E_INVALID, "non-finite", sl_op_matmul_summa(&op, A, 4, 4, 4, 1, P, SL_FLOAT64));
+    OP_CASE(SL_E_INVALID, "non-finite", sl_op_matmul_block(&op, A, 4, 4, 4, 1, P, SL_FLOAT64));
+    int64_t e[8];
+    EXPECT(sl_op_summa_block(-5, 4, 4, 1, 1, 0, e), SL_E_INVALID, "N, K, M");
+  }
+  free(buf);
+  sl_op_destroy(&Id);
+  sl_op_destroy(&Dg);
+  sl_array_destroy(&a7);
+  sl_array_destroy(&a6);
+  sl_array_destroy(&b7);
+}
+
 int main(int argc, char **argv)
 {
   mc_init(&argc, &argv);
@@ -767,6 +871,7 @@ int main(int argc, char **argv)
   buffers_and_overflows(a2);
   misuse(a2);
   likes_and_parity();
+  arrays_and_algebra(dir);
   /* the library still works after all of it */
   sl_scalar *s = NULL;
   CHECK_OK(sl_scalar_create(&s, SL_FLOAT64));
