@@ -691,7 +691,9 @@ typedef struct {
   const sl_array *x0;      /**< initial guess laid out like x; NULL: zero */
   int show;                /**< 1: print the iteration table and a summary on rank 0 */
   FILE *out;               /**< where show prints (NULL: stdout) */
-  sl_solver_callback callback; /**< called after every iteration when set (each call waits) */
+  sl_solver_callback callback; /**< called after every iteration when set (each call waits); a nonzero return
+                                    stops the solve at the next convergence test (every check_every iterations),
+                                    the requests of the ranks combined */
   void *user;              /**< passed to callback */
   double *cost;            /**< if set, niter + 1 entries: the residual norm before iteration 1 and after
                                 each iteration (ISTA/FISTA: the cost 1/2 ||y - A x||^2 + eps ||x||_1; the

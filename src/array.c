@@ -555,6 +555,8 @@ int sl_array_check_data(const char *fn, const sl_array *a, const char *an)
   SL_TRY(sl_array_check_session(fn, a, an));
   SL_CHECK_ARG(!a->layout_only, SL_E_INVALID, "%s: %s is a layout without storage (an operator's domain or range): make an "
                "array like it (sl_array_create_like, sl_op_create_domain)", fn, an);
+  /* a task on an array the host holds waits for its release: refused instead of waiting for ever */
+  SL_CHECK_ARG(!a->acquired, SL_E_STATE, "%s: %s is acquired by the host; release it first", fn, an);
   for (int i = 0; i < a->nparts; i++) {
     SL_CHECK_ARG(!a->parts[i]->acquired, SL_E_STATE, "%s: %s: its part %d is acquired by the host; release it first", fn, an, i);
     SL_TRY(sl_array_check_data(fn, a->parts[i], an));

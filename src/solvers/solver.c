@@ -162,6 +162,10 @@ static int begin_check(sl_solver *sv, const char *name, sl_op *A, const sl_array
   snprintf(what, sizeof what, "the domain of %s", sl_op_name(A));
   snprintf(an, sizeof an, "%s: argument 3 (x)", name);
   SL_TRY(sl_array_check_same(x, an, sl_op_domain(A), what));
+  /* arrays the host holds: their tasks would wait for ever (x0 is checked with the options) */
+  SL_TRY(sl_array_check_data(name, y, "argument 2 (y)"));
+  SL_TRY(sl_array_check_data(name, x, "argument 3 (x)"));
+  if (sv->o.x0) SL_TRY(sl_array_check_data(name, sv->o.x0, "argument 4 (options): x0"));
   return options_check(name, &sv->o, x, sl_op_domain(A), what);
 }
 
@@ -366,10 +370,12 @@ int solver_after(sl_solver *sv, int k, const sl_array *x, int *stop)
     SL_TRY(sl_trace_event(ev));
   }
   sl_trace_iteration(k + 1); /* the next iteration's tasks carry its number */
-  int code = 0;
-  if (sv->o.callback && k > 0 && sv->o.callback(k, x, sv->o.user)) code = SL_STOP_CALLBACK;
-  int test = k == 0 || k % sv->o.check_every == 0 || k == sv->o.niter || code;
+  /* a callback's request waits for the next test, which every rank makes at the same iteration (a request on
+   * one rank alone would otherwise send that rank into the test's allreduce by itself) */
+  if (sv->o.callback && k > 0 && sv->o.callback(k, x, sv->o.user)) sv->cb_stop = 1;
+  int test = k == 0 || k % sv->o.check_every == 0 || k == sv->o.niter;
   if (!test) return SL_SUCCESS;
+  int code = sv->cb_stop ? SL_STOP_CALLBACK : 0;
   SL_TRY(fetch(sv));
   print_rows(sv, k, 0);
   if (sv->state[slot(S_BAD)] >= 0) code = SL_STOP_NONFINITE; /* before any other reason */

@@ -27,6 +27,7 @@ typedef struct sl_solver {
   int iter;                   /* iterations done */
   int no_initial_test;        /* iteration 0 has nothing to test (ISTA/FISTA, the proximal solvers) */
   int cost_inf_ok;            /* the cost may be +Inf (an indicator's value) without stopping the solve */
+  int cb_stop;                /* the callback asked to stop: acted on at the next test */
   sl_scalar *sc[6];           /* reduction results (sc[5]: the final check of x) */
   const sl_array *x;          /* the solution */
   FILE *out;

@@ -842,6 +842,29 @@ static void arrays_and_algebra(const char *dir)
     int64_t e[8];
     EXPECT(sl_op_summa_block(-5, 4, 4, 1, 1, 0, e), SL_E_INVALID, "N, K, M");
   }
+  /* a solver's x, y or x0 held by the host on the last rank: refused on every rank (the tasks waited for ever) */
+  for (int w = 0; w < 3; w++) {
+    sl_array *x = NULL, *y = NULL, *x0 = NULL;
+    CHECK_OK(sl_array_create_like(&x, a7));
+    CHECK_OK(sl_array_create_like(&y, a7));
+    CHECK_OK(sl_array_create_like(&x0, a7));
+    CHECK_OK(sl_array_fill(y, SL_REAL(1)));
+    CHECK_OK(sl_array_fill(x0, SL_REAL(0)));
+    sl_array *held = w == 0 ? x : w == 1 ? y : x0;
+    void *hp = NULL;
+    if (last) CHECK_OK(sl_array_acquire(held, w == 0 ? SL_READ : SL_READ_WRITE, &hp));
+    sl_solver_options o;
+    sl_solver_options_default(&o);
+    o.niter = 3;
+    o.x0 = x0;
+    char label[64];
+    snprintf(label, sizeof label, "CG with %s acquired on the last rank", w == 0 ? "x" : w == 1 ? "y" : "x0");
+    expect(sl_solve_cg(Dg, y, x, &o, NULL), SL_E_STATE, "acquired", label, __LINE__);
+    if (last) CHECK_OK(sl_array_release(held));
+    sl_array_destroy(&x);
+    sl_array_destroy(&y);
+    sl_array_destroy(&x0);
+  }
   free(buf);
   sl_op_destroy(&Id);
   sl_op_destroy(&Dg);

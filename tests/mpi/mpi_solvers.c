@@ -308,6 +308,17 @@ static void test_cg(sl_dtype dt, int pipelined)
     CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
     CHECK(info.iterations == 4 && info.stop == SL_STOP_CALLBACK && calls == 4, "%s: callback: %d iterations, %d calls, '%s'",
           name, info.iterations, calls, sl_stop_reason_name(info.stop));
+    /* with check_every 3 the request waits for the next test (iteration 6); a request on the last rank alone
+     * stops every rank there too */
+    for (int alone = 0; alone < 2; alone++) {
+      calls = 0;
+      o.check_every = 3;
+      o.callback = !alone || R == P - 1 ? stop_at_4 : NULL;
+      CHECK_OK(sl_solve_cg(s.M, y, x, &o, &info));
+      CHECK(info.iterations == 6 && info.stop == SL_STOP_CALLBACK, "%s: callback%s with check_every 3: %d iterations, '%s'", name,
+            alone ? " on the last rank" : "", info.iterations, sl_stop_reason_name(info.stop));
+    }
+    o.check_every = 1;
     /* damp: (M + damp^2 I) x = y against the direct solve of the shifted matrix, from x0 */
     {
       cplx *Ms = malloc(sizeof *Ms * (size_t)(n * n)), *xd = malloc(sizeof *xd * (size_t)n);
