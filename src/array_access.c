@@ -49,8 +49,7 @@ int sl_array_acquire(sl_array *a, sl_access mode, void **ptr)
   SL_CHECK_ARG(mode >= SL_READ && mode <= SL_READ_WRITE, SL_E_INVALID,
                "sl_array_acquire: argument 2 (mode) must be SL_READ, SL_WRITE or SL_READ_WRITE");
   SL_CHECK_ARG(ptr != NULL, SL_E_INVALID, "sl_array_acquire: argument 3 (ptr) is NULL");
-  SL_CHECK_ARG(!a->acquired, SL_E_STATE, "sl_array_acquire: argument 1 (a) is already acquired");
-  SL_TRY(sl_array_check_data("sl_array_acquire", a, "argument 1 (a)"));
+  SL_TRY(sl_array_check_data("sl_array_acquire", a, "argument 1 (a)")); /* storage, not acquired already */
   sl_watch_begin("sl_array_acquire (the tasks writing the array, collectives included)");
   int rc = 0;
   for (int c = 0; c < a->nchunks && rc == 0; c++) rc = starpu_data_acquire(sl_array_chunk(a, c), starpu_mode(mode));

@@ -98,8 +98,7 @@ static int check_args(const char *fn, const sl_array *a, int root, const void *g
     code = sl_error(SL_E_INVALID, "%s: argument 2 (root) = %d is not -1 or a rank in 0..%d", fn, root, sl_ctx.size - 1);
   else if (!global && (root == -1 || root == sl_ctx.rank))
     code = sl_error(SL_E_INVALID, "%s: argument 3 (global) is NULL on rank %d, which needs it", fn, sl_ctx.rank);
-  else if ((code = sl_array_check_data(fn, a, "argument 1 (a)")) == SL_SUCCESS && a->acquired)
-    code = sl_error(SL_E_STATE, "%s: argument 1 (a) is acquired by the host; release it first", fn);
+  else code = sl_array_check_data(fn, a, "argument 1 (a)"); /* storage, not acquired */
   return SL_AGREE(fn, code, SL_SAME_I("argument 2 (root)", root), SL_SAME_LAYOUT("argument 1 (a: its layout)", code, a));
 }
 

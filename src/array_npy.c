@@ -86,8 +86,7 @@ int sl_array_save_npy(sl_array *a, const char *path)
   else if (a->session != sl_session()) code = sl_array_check_session("sl_array_save_npy", a, "argument 1 (a)");
   else if (!path) code = sl_error(SL_E_INVALID, "sl_array_save_npy: argument 2 (path) is NULL");
   else if (a->nparts) code = sl_error(SL_E_INVALID, "sl_array_save_npy: a stacked array is not accepted here (save its parts)");
-  else if (a->acquired) code = sl_error(SL_E_STATE, "sl_array_save_npy: argument 1 (a) is acquired by the host; release it first");
-  else code = sl_array_check_data("sl_array_save_npy", a, "argument 1 (a)");
+  else code = sl_array_check_data("sl_array_save_npy", a, "argument 1 (a)"); /* storage, not acquired */
   struct stat sb;
   if (code == SL_SUCCESS && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
     code = sl_error(SL_E_IO, "sl_array_save_npy: '%s' exists and is not a regular file (on rank %d)", path, sl_ctx.rank);

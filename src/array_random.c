@@ -12,9 +12,7 @@ int sl_array_fill_random(sl_array *a, unsigned seed)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_fill_random: argument 1 (a) is NULL");
-  SL_TRY(sl_array_check_session("sl_array_fill_random", a, "argument 1 (a)"));
-  SL_CHECK_ARG(!a->acquired, SL_E_STATE, "sl_array_fill_random: argument 1 (a) is acquired by the host; release it first");
-  SL_TRY(sl_array_check_data("sl_array_fill_random", a, "argument 1 (a)"));
+  SL_TRY(sl_array_check_data("sl_array_fill_random", a, "argument 1 (a)")); /* session, storage, not acquired */
   for (int i = 0; i < a->nparts; i++) SL_TRY(sl_array_fill_random(a->parts[i], seed + 7919u * (unsigned)(i + 1)));
   if (a->nparts) return SL_SUCCESS;
   int place = a->partition == SL_BROADCAST ? 0 : a->group->rank + 1;

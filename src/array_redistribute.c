@@ -381,15 +381,12 @@ int sl_array_redistribute(sl_array *dst, const sl_array *src)
   int rc = SL_SUCCESS;
   if (!dst || !src) rc = sl_error(SL_E_INVALID, "%s: argument %d (%s) is NULL", fn, dst ? 2 : 1, dst ? "src" : "dst");
   else if (dst == src) rc = sl_error(SL_E_INVALID, "%s: arguments 1 (dst) and 2 (src) are the same array", fn);
-  else if (dst->session != sl_session()) rc = sl_array_check_session(fn, dst, "argument 1 (dst)");
-  else if (src->session != sl_session()) rc = sl_array_check_session(fn, src, "argument 2 (src)");
-  else if (dst->acquired || src->acquired) rc = sl_error(SL_E_STATE, "%s: an argument is acquired by the host; release it first", fn);
-  else if ((rc = sl_array_check_data(fn, dst, "argument 1 (dst)")) == SL_SUCCESS)
+  else if ((rc = sl_array_check_data(fn, dst, "argument 1 (dst)")) == SL_SUCCESS) /* session, storage, not acquired */
     rc = sl_array_check_data(fn, src, "argument 2 (src)");
-  SL_TRY(SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 1 (dst: its layout)", rc, dst), SL_SAME_LAYOUT("argument 2 (src: its layout)", rc, src)));
   sl_redist *p = NULL;
-  if (rc == SL_SUCCESS) rc = sl_redist_create(&p, src, dst, fn);
-  rc = sl_agree(sl_ctx.comm, rc);
+  if (rc == SL_SUCCESS) rc = sl_redist_create(&p, src, dst, fn); /* local: the layouts are compared with the verdict */
+  rc = SL_AGREE(fn, rc, SL_SAME_LAYOUT("argument 1 (dst: its layout)", rc, dst),
+                SL_SAME_LAYOUT("argument 2 (src: its layout)", rc, src));
   starpu_data_handle_t *hs = NULL, *hd = NULL;
   if (rc == SL_SUCCESS) {
     hs = malloc(sizeof *hs * (size_t)(src->nchunks + 1));

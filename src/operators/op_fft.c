@@ -233,6 +233,21 @@ static int fft_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 static const sl_op_ops fft_ops = {fft_apply, NULL, fft_free, NULL};
 
 /* The checks of sl_op_fft (every rank reaches the same verdict: like is agreed, the rest must be). */
+int sl_fft_kind_check(const char *fn, const sl_array *like, sl_fft_norm norm, int normpos, int real, int realpos, int last)
+{
+  SL_CHECK_ARG(norm == SL_FFT_ORTHO || norm == SL_FFT_NONE || norm == SL_FFT_ONE_OVER_N, SL_E_INVALID,
+               "%s: argument %d (norm) must be SL_FFT_ORTHO, SL_FFT_NONE or SL_FFT_ONE_OVER_N", fn, normpos);
+  sl_dtype dt = sl_array_dtype(like);
+  SL_CHECK_ARG(real ? !sl_dtype_is_complex(dt) : sl_dtype_is_complex(dt), SL_E_DTYPE,
+               "%s: argument %d (real): %s needs a %s array, argument 2 (like) is %s", fn, realpos,
+               real ? "the real variant" : "a complex FFT", real ? "float32 or float64" : "complex64 or complex128",
+               sl_dtype_name(dt));
+  SL_CHECK_ARG(!real || last != sl_array_axis(like), SL_E_DIST,
+               "%s: argument 4 (axes): the real-to-complex axis %d (the last of axes) is the distributed axis of "
+               "argument 2 (like); distribute it along another axis", fn, last);
+  return SL_SUCCESS;
+}
+
 static int fft_check(const char *fn, sl_op **op, const sl_array *like, int naxes, const int *axes, sl_fft_norm norm,
                      int real, int out_axis, int *ax)
 {
@@ -252,15 +267,7 @@ static int fft_check(const char *fn, sl_op **op, const sl_array *like, int naxes
     for (int j = 0; j < i; j++) SL_CHECK_ARG(ax[j] != k, SL_E_INVALID, "%s: argument 4 (axes): axis %d appears twice", fn, k);
     ax[i] = k;
   }
-  SL_CHECK_ARG(norm == SL_FFT_ORTHO || norm == SL_FFT_NONE || norm == SL_FFT_ONE_OVER_N, SL_E_INVALID,
-               "%s: argument 5 (norm) must be SL_FFT_ORTHO, SL_FFT_NONE or SL_FFT_ONE_OVER_N", fn);
-  sl_dtype dt = sl_array_dtype(like);
-  SL_CHECK_ARG(real ? !sl_dtype_is_complex(dt) : sl_dtype_is_complex(dt), SL_E_DTYPE,
-               "%s: argument 6 (real): %s needs a %s array, argument 2 (like) is %s", fn, real ? "the real variant" : "a complex FFT",
-               real ? "float32 or float64" : "complex64 or complex128", sl_dtype_name(dt));
-  SL_CHECK_ARG(!real || ax[naxes - 1] != sl_array_axis(like), SL_E_DIST,
-               "%s: argument 4 (axes): the real-to-complex axis %d (the last of axes) is the distributed axis of "
-               "argument 2 (like); distribute it along another axis", fn, ax[naxes - 1]);
+  SL_TRY(sl_fft_kind_check(fn, like, norm, 5, real, 6, ax[naxes - 1]));
   SL_CHECK_ARG(out_axis >= -1 && out_axis < nd, SL_E_INVALID,
                "%s: argument 7 (out_axis) %d is neither -1 (the axis of like) nor an axis of a %d-D array", fn, out_axis, nd);
   SL_CHECK_ARG(nd >= 2 || (naxes == 1 && ax[0] != sl_array_axis(like)) || sl_ctx.size == 1, SL_E_DIST,

@@ -89,15 +89,7 @@ int sl_op_fft_nfft(sl_op **op, const sl_array *like, int naxes, const int *axes,
       rc = sl_error(SL_E_INVALID, "%s: argument 9 (fftshift_after): not on the real-to-complex axis %d (its n/2 + 1 bins)", fn, ax[i]);
   }
   /* what sl_op_fft would refuse, named by this call's arguments; and padded sizes that overflow */
-  if (rc == SL_SUCCESS && norm != SL_FFT_ORTHO && norm != SL_FFT_NONE && norm != SL_FFT_ONE_OVER_N)
-    rc = sl_error(SL_E_INVALID, "%s: argument 6 (norm) must be SL_FFT_ORTHO, SL_FFT_NONE or SL_FFT_ONE_OVER_N", fn);
-  else if (rc == SL_SUCCESS && (real ? sl_dtype_is_complex(like->dtype) : !sl_dtype_is_complex(like->dtype)))
-    rc = sl_error(SL_E_DTYPE, "%s: argument 7 (real): %s needs a %s array, argument 2 (like) is %s", fn,
-                  real ? "the real variant" : "a complex FFT", real ? "float32 or float64" : "complex64 or complex128",
-                  sl_dtype_name(like->dtype));
-  else if (rc == SL_SUCCESS && real && ax[naxes - 1] == sl_array_axis(like))
-    rc = sl_error(SL_E_DIST, "%s: argument 4 (axes): the real-to-complex axis %d (the last of axes) is the distributed axis of "
-                  "argument 2 (like); distribute it along another axis", fn, ax[naxes - 1]);
+  if (rc == SL_SUCCESS) rc = sl_fft_kind_check(fn, like, norm, 6, real, 7, ax[naxes - 1]);
   int64_t size = 1;
   for (int d = 0; rc == SL_SUCCESS && d < like->ndim; d++) size *= like->dims[d] > 0 ? like->dims[d] : 1;
   for (int i = 0; rc == SL_SUCCESS && nfft && i < naxes; i++) {

@@ -135,6 +135,11 @@ int sl_op_finish(sl_op **out, sl_op *o, int rc);
 /** Collective. The checks shared by the distributed MatrixMult kinds (out, sizes, a grid that fits the ranks,
  *  the dtype), agreed by every rank. */
 int sl_op_grid_check(const char *fn, sl_op **out, int64_t N, int64_t K, int64_t M, int pr, int pc, sl_dtype dt);
+/** The FFT's kind against like (op_fft.c): the norm, real against like's dtype, the real-to-complex axis `last`
+ *  (the last of the axes) not the distributed one; normpos, realpos: those arguments' positions in fn. */
+int sl_fft_kind_check(const char *fn, const sl_array *like, sl_fft_norm norm, int normpos, int real, int realpos, int last);
+/** A derivative's kind (op_stencil.c): forward, backward or centered; argn its position in fn. */
+int sl_deriv_kind_check(const char *fn, int argn, sl_deriv_kind kind);
 /** The chunk handles of a (malloc'd, NULL and 0 when it has none). */
 int sl_op_chunks(const sl_array *a, starpu_data_handle_t **h, int *n);
 /** Collective. A comm-layer channel on the ranks of sl_ctx.comm sharing color, ordered by key (a grid row

@@ -153,8 +153,7 @@ static int deriv_args(const char *fn, const sl_array *like, const double *sampli
                  "%s: argument %d (sampling): sampling[%d] must be finite and > 0, got %g", fn, spos, a, sampling[a]);
     sz[a] = sampling[a] + 0.0;
   }
-  SL_CHECK_ARG(kind == SL_DERIV_FORWARD || kind == SL_DERIV_BACKWARD || kind == SL_DERIV_CENTERED, SL_E_INVALID,
-               "%s: argument %d (kind) must be SL_DERIV_FORWARD, SL_DERIV_BACKWARD or SL_DERIV_CENTERED", fn, kpos);
+  SL_TRY(sl_deriv_kind_check(fn, kpos, kind));
   *digest = sl_fnv1a(SL_FNV1A_START, sz, sizeof sz);
   return SL_SUCCESS;
 }

@@ -185,7 +185,7 @@ static int check_sampling(const char *fn, int argn, double d)
   return SL_SUCCESS;
 }
 
-static int check_kind(const char *fn, int argn, sl_deriv_kind kind)
+int sl_deriv_kind_check(const char *fn, int argn, sl_deriv_kind kind)
 {
   SL_CHECK_ARG(kind == SL_DERIV_FORWARD || kind == SL_DERIV_BACKWARD || kind == SL_DERIV_CENTERED, SL_E_INVALID,
                "%s: argument %d (kind) must be SL_DERIV_FORWARD, SL_DERIV_BACKWARD or SL_DERIV_CENTERED", fn, argn);
@@ -231,7 +231,7 @@ static int first_check(const char *fn, sl_op **op, const sl_array *like, int *ax
   SL_TRY(check_like(fn, like));
   SL_TRY(check_axis(fn, like, 3, axis));
   SL_TRY(check_sampling(fn, 4, sampling));
-  SL_TRY(check_kind(fn, 5, kind));
+  SL_TRY(sl_deriv_kind_check(fn, 5, kind));
   SL_CHECK_ARG(kind != SL_DERIV_CENTERED || order == 3 || order == 5, SL_E_INVALID,
                "%s: argument 6 (order) must be 3 or 5 for a centered derivative, got %d", fn, order);
   return SL_SUCCESS;
@@ -283,7 +283,7 @@ static int laplacian_terms(const char *fn, sl_op **op, const sl_array *like, int
   SL_TRY(check_like(fn, like));
   SL_CHECK_ARG(naxes >= 1 && naxes <= like->ndim && naxes <= ST_MAX_TERMS, SL_E_INVALID,
                "%s: argument 3 (naxes) must be 1 to %d, got %d", fn, like->ndim, naxes);
-  SL_TRY(check_kind(fn, 7, kind));
+  SL_TRY(sl_deriv_kind_check(fn, 7, kind));
   for (int i = 0; i < naxes; i++) {
     int a = axes ? axes[i] : i;
     SL_TRY(check_axis(fn, like, 4, &a));

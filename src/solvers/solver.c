@@ -90,6 +90,7 @@ static int options_check(const char *name, const sl_solver_options *q, const sl_
   if (q->x0) {
     snprintf(an, sizeof an, "%s: options.x0", name);
     SL_TRY(sl_array_check_same(q->x0, an, x_like, what));
+    SL_TRY(sl_array_check_data(name, q->x0, "options.x0"));
     SL_CHECK_ARG(q->x0 != x, SL_E_INVALID, "%s: options.x0 must differ from the solution argument (x)", name);
   }
   if (q->var) {
@@ -162,10 +163,9 @@ static int begin_check(sl_solver *sv, const char *name, sl_op *A, const sl_array
   snprintf(what, sizeof what, "the domain of %s", sl_op_name(A));
   snprintf(an, sizeof an, "%s: argument 3 (x)", name);
   SL_TRY(sl_array_check_same(x, an, sl_op_domain(A), what));
-  /* arrays the host holds: their tasks would wait for ever (x0 is checked with the options) */
+  /* arrays the host holds: their tasks would wait for ever (x0: with the options) */
   SL_TRY(sl_array_check_data(name, y, "argument 2 (y)"));
   SL_TRY(sl_array_check_data(name, x, "argument 3 (x)"));
-  if (sv->o.x0) SL_TRY(sl_array_check_data(name, sv->o.x0, "argument 4 (options): x0"));
   return options_check(name, &sv->o, x, sl_op_domain(A), what);
 }
 

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <lapacke.h>
+
 int mc_failures;
 
 void mc_report(const char *file, int line, const char *fmt, ...)
@@ -183,4 +185,24 @@ double mc_host_cache_default_bytes(void)
   MPI_Comm_size(node, &k);
   MPI_Comm_free(&node);
   return floor(mem / 8.0 / k);
+}
+
+void mc_solve_dense(int64_t n, const double complex *M, const double complex *b, double complex *x)
+{
+  /* OpenBLAS's complex gemv kernels (inside its triangular solves) may read a vector past its end: the matrix
+   * and the right-hand side get a few spare elements */
+  double complex *A = calloc((size_t)(n * n + 4), sizeof *A), *xb = calloc((size_t)(n + 4), sizeof *xb);
+  lapack_int *ipiv = malloc(sizeof *ipiv * (size_t)n);
+  CHECK(A && xb && ipiv, "mc_solve_dense: out of memory");
+  if (A && xb && ipiv) {
+    memcpy(A, M, sizeof *A * (size_t)(n * n));
+    memcpy(xb, b, sizeof *xb * (size_t)n);
+    int info = LAPACKE_zgesv(LAPACK_COL_MAJOR, (lapack_int)n, 1, (lapack_complex_double *)A, (lapack_int)n, ipiv,
+                             (lapack_complex_double *)xb, (lapack_int)n);
+    CHECK(info == 0, "LAPACKE_zgesv failed (%d)", info);
+    memcpy(x, xb, sizeof *x * (size_t)n);
+  }
+  free(A);
+  free(xb);
+  free(ipiv);
 }

@@ -47,6 +47,8 @@ int mc_compare_mag(sl_array *a, const double complex *ref, const double *mag, co
 sl_array *mc_array(int ndim, const int64_t *dims, sl_dtype dt, const sl_dist *dist, int seed, double complex **global);
 /** The global array gathered on every rank, as double complex (malloc'd; free it). */
 double complex *mc_gather(sl_array *a);
+/* x = M^-1 b for a dense n x n M (column-major), by LAPACKE_zgesv (a failure is a failed check) */
+void mc_solve_dense(int64_t n, const double complex *M, const double complex *b, double complex *x);
 /** This rank's share of n split over the ranks as the tests do: on 4 ranks the last owns nothing. */
 int64_t mc_share(int64_t n);
 /** The host allocation cache's default cap on this rank, as docs/install.md states it: an eighth of the node's

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lapacke.h>
-
 #include "mpi_check.h"
 
 typedef double complex cplx;
@@ -615,22 +613,6 @@ static void dense_mv(int64_t n, const cplx *K, int adj, const cplx *x, cplx *y)
   }
 }
 
-/* x = M^-1 b for a dense n x n M (column-major); the spare elements: OpenBLAS's complex kernels may read a
- * vector a little past its end */
-static void dense_solve(int64_t n, const cplx *M, const cplx *b, cplx *x)
-{
-  cplx *A = calloc((size_t)(n * n + 4), sizeof *A), *xb = calloc((size_t)(n + 4), sizeof *xb);
-  lapack_int *ipiv = malloc(sizeof *ipiv * (size_t)n);
-  CHECK(A && xb && ipiv, "dense_solve: out of memory");
-  memcpy(A, M, sizeof *A * (size_t)(n * n));
-  memcpy(xb, b, sizeof *xb * (size_t)n);
-  int info = LAPACKE_zgesv(LAPACK_COL_MAJOR, (lapack_int)n, 1, (lapack_complex_double *)A, (lapack_int)n, ipiv,
-                           (lapack_complex_double *)xb, (lapack_int)n);
-  CHECK(info == 0, "LAPACKE_zgesv failed (%d)", info);
-  memcpy(x, xb, sizeof *x * (size_t)n);
-  free(A), free(xb), free(ipiv);
-}
-
 /* M = c0 D^H D + c1 K^H K (D diagonal d, or the identity when d is NULL), column-major */
 static cplx *dense_normal(int64_t n, const cplx *d, double c0, const cplx *K, double c1)
 {
@@ -665,7 +647,7 @@ static void test_coupled(sl_dtype dt)
   cplx *M = dense_normal(n, NULL, 1.0, Kd, tau * s);
   dense_mv(n, Kd, 1, b, t);
   for (int64_t i = 0; i < n; i++) r2[i] = x[i] + tau * s * t[i];
-  dense_solve(n, M, r2, ref);
+  mc_solve_dense(n, M, r2, ref);
   check_prox(dt, p, tau, ax, ref, 0, "L2(FirstDerivative) prox (CG across the ranks)");
   dense_mv(n, Kd, 0, x, t);
   double v = 0;
@@ -697,7 +679,7 @@ static void test_coupled(sl_dtype dt)
     for (int64_t i = 0; i < n; i++) r2[i] = (z[i] - u[i]) / ta;
     dense_mv(n, Kd, 1, r2, t);
     for (int64_t i = 0; i < n; i++) t[i] += conj(d[i]) * b[i];
-    dense_solve(n, M, t, ref);
+    mc_solve_dense(n, M, t, ref);
     dense_mv(n, Kd, 0, ref, kx);
     for (int64_t i = 0; i < n; i++) {
       z[i] = soft(kx[i] + u[i], ta * sigma);

@@ -6,7 +6,6 @@
  * written here; x0, early stopping,
  * check_every, callbacks, cost history; bad input. */
 #include <complex.h>
-#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,22 +49,16 @@ static cplx *gram(sl_dtype dt, int64_t m, int64_t n, double c, int seed) /* M = 
   return M;
 }
 
-static void solve_dense(int64_t n, const cplx *M, const cplx *b, cplx *x) /* x = M^-1 b */
+/* the diagonal of M^-1 (real parts), column by column from dense solves */
+static void diag_inverse(int64_t n, const cplx *M, cplx *dref)
 {
-  /* OpenBLAS's complex gemv kernels (inside its triangular solves) may read a vector past its end: the matrix
-   * and the right-hand side get a few spare elements */
-  cplx *A = calloc((size_t)(n * n + 4), sizeof *A), *xb = calloc((size_t)(n + 4), sizeof *xb);
-  lapack_int *ipiv = malloc(sizeof *ipiv * (size_t)n);
-  CHECK(A && xb && ipiv, "solve_dense: out of memory");
-  memcpy(A, M, sizeof *A * (size_t)(n * n));
-  memcpy(xb, b, sizeof *xb * (size_t)n);
-  int info = LAPACKE_zgesv(LAPACK_COL_MAJOR, (lapack_int)n, 1, (lapack_complex_double *)A, (lapack_int)n, ipiv,
-                           (lapack_complex_double *)xb, (lapack_int)n);
-  CHECK(info == 0, "LAPACKE_zgesv failed (%d)", info);
-  memcpy(x, xb, sizeof *x * (size_t)n);
-  free(A);
-  free(xb);
-  free(ipiv);
+  cplx *ej = calloc((size_t)n, sizeof *ej), *col = malloc(sizeof *col * (size_t)n);
+  for (int64_t j = 0; j < n; j++) {
+    for (int64_t i = 0; i < n; i++) ej[i] = i == j;
+    mc_solve_dense(n, M, ej, col);
+    dref[j] = creal(col[j]);
+  }
+  free(ej), free(col);
 }
 
 /* Largest eigenvalue of a Hermitian n x n M (column-major), by cyclic Jacobi rotations on its real symmetric
@@ -230,7 +223,7 @@ static void test_cg(sl_dtype dt, int pipelined)
   }
   scatter(y, b);
   scatter(x0, x0g);
-  solve_dense(n, s.Md, b, xref);
+  mc_solve_dense(n, s.Md, b, xref);
   const char *name = pipelined ? "CG (pipelined)" : "CG";
   double tol = dt == SL_FLOAT32 ? 1e-3 : 1e-8;
 
@@ -324,7 +317,7 @@ static void test_cg(sl_dtype dt, int pipelined)
       cplx *Ms = malloc(sizeof *Ms * (size_t)(n * n)), *xd = malloc(sizeof *xd * (size_t)n);
       memcpy(Ms, s.Md, sizeof *Ms * (size_t)(n * n));
       for (int64_t i = 0; i < n; i++) Ms[i + i * n] += 0.7 * 0.7;
-      solve_dense(n, Ms, b, xd);
+      mc_solve_dense(n, Ms, b, xd);
       sl_solver_options_default(&o);
       o.pipelined = pipelined;
       o.damp = 0.7;
@@ -407,7 +400,7 @@ static void ls_reference(const ls_t *s, const cplx *b0, double damp, const cplx 
     }
     for (int64_t k = 0; k < m; k++) rhs[i] += conj(s->Ad[k + i * m]) * b[k];
   }
-  solve_dense(n, N, rhs, x);
+  mc_solve_dense(n, N, rhs, x);
   for (int64_t j = 0; shift && j < n; j++) x[j] += shift[j];
   free(N);
   free(rhs);
@@ -453,23 +446,18 @@ static void test_least_squares(sl_dtype dt, const char *name, solver_fn solve)
       sl_solver_info info;
       CHECK_OK(solve(s.V, y, x, &o, &info));
       if (want_var) { /* calc_var: the diagonal of (A^H A + damp^2 I)^-1 once converged */
-        cplx *N = calloc((size_t)(n * n), sizeof *N), *ej = calloc((size_t)n, sizeof *ej), *col = malloc(sizeof *col * (size_t)n);
-        cplx *dref = malloc(sizeof *dref * (size_t)n);
+        cplx *N = calloc((size_t)(n * n), sizeof *N), *dref = malloc(sizeof *dref * (size_t)n);
         for (int64_t i = 0; i < n; i++)
           for (int64_t j = 0; j < n; j++) {
             for (int64_t k = 0; k < m; k++) N[i + j * n] += conj(s.Ad[k + i * m]) * s.Ad[k + j * m];
             if (i == j) N[i + j * n] += damps[d] * damps[d];
           }
-        for (int64_t j = 0; j < n; j++) {
-          for (int64_t i = 0; i < n; i++) ej[i] = i == j;
-          solve_dense(n, N, ej, col);
-          dref[j] = creal(col[j]);
-        }
+        diag_inverse(n, N, dref);
         cplx *vg = mc_gather(var);
         double ev = rel_err(n, vg, dref);
         CHECK(ev < 1e-9, "LSQR %s damp %g: calc_var differs from diag((A^H A + damp^2 I)^-1) by %.3e", sl_dtype_name(dt),
               damps[d], ev);
-        free(vg), free(N), free(ej), free(col), free(dref);
+        free(vg), free(N), free(dref);
         sl_array_destroy(&var);
       }
       cplx *xs = mc_gather(x);
@@ -860,8 +848,7 @@ static void test_calc_var_scattered(sl_dtype dt)
   CHECK_OK(sl_op_create_domain(s.H, &x));
   CHECK_OK(sl_op_create_range(s.H, &y));
   CHECK_OK(sl_array_create_like(&var, x));
-  cplx *yg = malloc(sizeof *yg * (size_t)m), *ej = calloc((size_t)n, sizeof *ej), *col = malloc(sizeof *col * (size_t)n),
-       *dref = malloc(sizeof *dref * (size_t)n);
+  cplx *yg = malloc(sizeof *yg * (size_t)m), *dref = malloc(sizeof *dref * (size_t)n);
   for (int64_t i = 0; i < m; i++) yg[i] = hval(dt, i, 3, 9);
   scatter(y, yg);
   for (int d = 0; d < 2; d++) {
@@ -875,18 +862,14 @@ static void test_calc_var_scattered(sl_dtype dt)
     sl_solver_info info;
     CHECK_OK(sl_solve_lsqr(s.H, y, x, &o, &info));
     cplx *N = gram(dt, m, n, damps[d] * damps[d], 4);
-    for (int64_t j = 0; j < n; j++) {
-      for (int64_t i = 0; i < n; i++) ej[i] = i == j;
-      solve_dense(n, N, ej, col);
-      dref[j] = creal(col[j]);
-    }
+    diag_inverse(n, N, dref);
     cplx *vg = mc_gather(var);
     double ev = rel_err(n, vg, dref);
     CHECK(ev < 1e-9, "LSQR %s damp %g, scattered domain: calc_var differs from diag((A^H A + damp^2 I)^-1) by %.3e",
           sl_dtype_name(dt), damps[d], ev);
     free(vg), free(N);
   }
-  free(yg), free(ej), free(col), free(dref);
+  free(yg), free(dref);
   sl_array_destroy(&x);
   sl_array_destroy(&y);
   sl_array_destroy(&var);
