@@ -20,12 +20,15 @@ static void shell_free(void *p)
   free(c);
 }
 
-/* A callback's return: a starlops status as it is; any other value becomes SL_E_RUNTIME naming it */
+/* A callback's return: a starlops status as it is; any other value becomes SL_E_RUNTIME naming it. The status
+ * is agreed (one allreduce of an int per apply): a callback failing on some ranks fails the apply on every
+ * rank, so that the others do not go on into the next collective call (a solver's reduction) alone. */
 static int shell_status(const sl_op *op, const char *which, int rc)
 {
-  if (rc <= 0 && rc >= SL_E_NUMERIC) return rc;
-  return sl_error(SL_E_RUNTIME, "%s: its %s callback returned %d, which is not a starlops status (SL_SUCCESS or an SL_E_* code)",
+  if (rc > 0 || rc < SL_E_NUMERIC)
+    rc = sl_error(SL_E_RUNTIME, "%s: its %s callback returned %d, which is not a starlops status (SL_SUCCESS or an SL_E_* code)",
                   op->name, which, rc);
+  return sl_agree(sl_ctx.comm, rc);
 }
 
 static int shell_forward(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)

@@ -750,6 +750,18 @@ static void likes_and_parity(void)
 /* a shell callback that answers with a value that is not a status */
 static int bad_status(void *ctx, sl_op_mode mode, const sl_array *x, sl_array *y) { return 5; }
 
+/* a shell callback that applies an inner operator, and on the last rank fails at its left-th call */
+typedef struct {
+  int left;
+  sl_op *inner;
+} fail_late_t;
+static int fail_late(void *ctx, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  fail_late_t *c = ctx;
+  if (sl_rank() == sl_size() - 1 && --c->left == 0) return sl_error_set(SL_E_BACKEND, "FailLate: the user's device is gone");
+  return sl_op_apply(c->inner, mode, x, y);
+}
+
 /* Arrays and operators: storage-less layouts where data is read, parts of stacks stacked again, scales and
  * powers out of range, dot tests that overflow, shell callbacks' statuses, and arguments that must be the
  * same array or operator on every rank (the last rank passes another) */
@@ -816,6 +828,27 @@ static void arrays_and_algebra(const char *dir)
     EXPECT(sl_op_apply(sh, SL_FORWARD, a7, b7), SL_E_RUNTIME, "returned 5");
     sl_op_destroy(&sh);
     OP_CASE(dc, "domain_like", sl_op_shell(&op, "Differ", last ? a6 : a7, a7, bad_status, NULL, NULL, NULL));
+    /* a callback failing on the last rank only, at its third call inside a solve: the solve fails on every
+     * rank with the last rank's message (the others waited in the next reduction for ever) */
+    sl_array *x = NULL, *dg = NULL;
+    CHECK_OK(sl_array_create_like(&x, a7));
+    CHECK_OK(sl_array_create_like(&dg, a7));
+    CHECK_OK(sl_array_fill_random(dg, 5));
+    CHECK_OK(sl_array_axpby(dg, SL_REAL(1), b7, SL_REAL(1))); /* 2 + random: 35 distinct values, many CG iterations */
+    fail_late_t fl = {3, NULL};
+    CHECK_OK(sl_op_diagonal(&fl.inner, dg));
+    CHECK_OK(sl_op_shell(&sh, "FailLate", a7, a7, fail_late, fail_late, &fl, NULL));
+    sl_solver_options o;
+    sl_solver_options_default(&o);
+    o.niter = 10;
+    o.tol = 0;
+    expect(sl_solve_cg(sh, b7, x, &o, NULL), SL_E_BACKEND, "the user's device is gone", "CG on a shell failing on the last rank", __LINE__);
+    fl.left = 3;
+    expect(sl_solve_cgls(sh, b7, x, &o, NULL), SL_E_BACKEND, "FailLate", "CGLS on a shell failing on the last rank", __LINE__);
+    sl_array_destroy(&x);
+    sl_array_destroy(&dg);
+    sl_op_destroy(&sh);
+    sl_op_destroy(&fl.inner);
   }
   /* the same array or operators on every rank */
   {
