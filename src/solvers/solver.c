@@ -249,6 +249,7 @@ int solver_begin_prox(sl_solver *sv, const char *name, int rc, const char *desc,
   if (o) sv->o = *o;
   else sl_solver_options_default(&sv->o);
   if (rc == SL_SUCCESS && !x) rc = sl_error(SL_E_INVALID, "%s: the solution argument (x) is NULL", name);
+  if (rc == SL_SUCCESS) rc = sl_array_check_data(name, x, "the solution argument (x)");
   if (rc == SL_SUCCESS) rc = options_check(name, &sv->o, x, x, "the solution x");
   return begin_common(sv, name, rc, desc, x ? x->dtype : SL_FLOAT64, x, 0, info);
 }

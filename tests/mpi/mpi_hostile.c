@@ -893,6 +893,17 @@ static void arrays_and_algebra(const char *dir)
     char label[64];
     snprintf(label, sizeof label, "CG with %s acquired on the last rank", w == 0 ? "x" : w == 1 ? "y" : "x0");
     expect(sl_solve_cg(Dg, y, x, &o, NULL), SL_E_STATE, "acquired", label, __LINE__);
+    if (w != 1) { /* the proximal solvers' x and x0 */
+      sl_prox *l1 = NULL, *l2 = NULL;
+      CHECK_OK(sl_prox_l1(&l1, 0.1));
+      CHECK_OK(sl_prox_l2(&l2, NULL, y, 1.0, 0));
+      snprintf(label, sizeof label, "ProximalGradient with %s acquired on the last rank", w == 0 ? "x" : "x0");
+      expect(sl_solve_proximal_gradient(l2, l1, x, &o, NULL), SL_E_STATE, "acquired", label, __LINE__);
+      snprintf(label, sizeof label, "PrimalDual with %s acquired on the last rank", w == 0 ? "x" : "x0");
+      expect(sl_solve_primal_dual(l2, l1, Id, x, &o, NULL), SL_E_STATE, "acquired", label, __LINE__);
+      sl_prox_destroy(&l1);
+      sl_prox_destroy(&l2);
+    }
     if (last) CHECK_OK(sl_array_release(held));
     sl_array_destroy(&x);
     sl_array_destroy(&y);
