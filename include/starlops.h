@@ -269,7 +269,8 @@ typedef enum { SL_THRESH_SOFT = 0, SL_THRESH_HARD = 1, SL_THRESH_HALF = 2 } sl_t
 int sl_array_threshold(sl_array *dst, const sl_array *src, sl_thresh kind, double thresh);
 /** Fills a with uniform values in [-1, 1) (both parts for complex) from seed and the block's place in its
  *  group, so replicas agree: tasks (CPU or CUDA) whose values depend only on seed, the place and the
- *  element's position, not on the worker or the chunking. Asynchronous. */
+ *  element's position, not on the worker or the chunking. Asynchronous; for a replicated array (SL_BROADCAST
+ *  or a mask) collective, the seed agreed over the ranks. */
 int sl_array_fill_random(sl_array *a, unsigned seed);
 
 /* Reductions (collective, async): the result lands in s, whose dtype becomes the result's dtype.

@@ -12,7 +12,12 @@ int sl_array_fill_random(sl_array *a, unsigned seed)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_fill_random: argument 1 (a) is NULL");
-  SL_TRY(sl_array_check_data("sl_array_fill_random", a, "argument 1 (a)")); /* session, storage, not acquired */
+  int rc = sl_array_check_data("sl_array_fill_random", a, "argument 1 (a)"); /* session, storage, not acquired */
+  /* a replicated array (a full copy per rank, or replicas over a mask's groups): collective, the seed agreed,
+   * so that the replicas hold the same values */
+  if (a->nparts == 0 && (a->partition == SL_BROADCAST || (a->group && a->group->mask)))
+    rc = SL_AGREE("sl_array_fill_random", rc, SL_SAME_I("argument 2 (seed), for a replicated array", seed));
+  SL_TRY(rc);
   for (int i = 0; i < a->nparts; i++) SL_TRY(sl_array_fill_random(a->parts[i], seed + 7919u * (unsigned)(i + 1)));
   if (a->nparts) return SL_SUCCESS;
   int place = a->partition == SL_BROADCAST ? 0 : a->group->rank + 1;

@@ -855,6 +855,12 @@ static void arrays_and_algebra(const char *dir)
     sl_array *cl = NULL;
     EXPECT(sl_array_create_like(&cl, last ? a6 : a7), dc, "argument 2 (like");
     sl_array_destroy(&cl);
+    /* a replicated array filled from seeds that differ: the replicas would differ */
+    sl_dist bd = sl_dist_broadcast();
+    CHECK_OK(sl_array_create(&cl, 2, d7, SL_FLOAT64, &bd));
+    EXPECT(sl_array_fill_random(cl, (unsigned)differ(3, 4)), dc, "argument 2 (seed)");
+    EXPECT(sl_array_fill_random(cl, 3), SL_SUCCESS, NULL);
+    sl_array_destroy(&cl);
     EXPECT(sl_array_gather(last ? b7 : a7, -1, buf), SL_SUCCESS, NULL); /* the same layout: allowed */
     EXPECT(sl_array_gather(last ? a6 : a7, -1, buf), dc, "argument 1 (a: its layout)");
     snprintf(path, sizeof path, "%s/hostile_differ.npy", dir);
