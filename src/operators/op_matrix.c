@@ -95,7 +95,7 @@ static int matrix_of(sl_op **op, int kind, const void *A, int64_t nrows, int64_t
   else if (e > 0 && (bad = sl_first_nonfinite(A, e, dt)) >= 0)
     rc = sl_error(SL_E_INVALID, "%s: argument 2 (A) holds a non-finite value at (%lld, %lld)", fn, (long long)(bad / ncols),
                   (long long)(bad % ncols));
-  SL_TRY(sl_agree(sl_ctx.comm, rc));
+  SL_TRY(SL_AGREE(fn, rc, SL_SAME_I("argument 5 (nrhs)", nrhs), SL_SAME_I("argument 6 (dt)", dt)));
   /* sums over ranks, and min/max of the replicated side's extent, which every rank must share */
   int64_t tot[2] = {nrows, ncols}, lo[2] = {nrows, ncols}, hi[2] = {nrows, ncols};
   SL_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, tot, 2, MPI_INT64_T, MPI_SUM, sl_ctx.comm));

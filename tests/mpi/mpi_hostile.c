@@ -738,6 +738,9 @@ static void likes_and_parity(void)
     const void *A[1] = {sl_rank() == sl_size() - 1 ? (const void *)blkf : (const void *)blk};
     int64_t nr[1] = {2}, nc[1] = {2};
     OP_CASE(dc, "argument 6 (dt)", sl_op_matrix_blocks(&op, 1, A, nr, nc, sl_rank() == sl_size() - 1 ? SL_FLOAT32 : SL_FLOAT64));
+    /* the dense blocks' nrhs and dtype, named by the call (they were refused by the array it makes inside) */
+    OP_CASE(dc, "sl_op_matrix: argument 5 (nrhs)", sl_op_matrix(&op, blk, 2, 2, differ(1, 2), SL_FLOAT64));
+    OP_CASE(dc, "sl_op_hstack_matrix: argument 6 (dt)", sl_op_hstack_matrix(&op, A[0], 2, 2, 1, sl_rank() == sl_size() - 1 ? SL_FLOAT32 : SL_FLOAT64));
     int64_t hd[2] = {8, 6};
     int grid[2] = {sl_size(), 1}, halo[2] = {1, 1};
     OP_CASE(dc, "sl_op_halo_split", sl_op_halo_split(&op, 2, hd, grid, halo, SL_HALO_ZERO,
