@@ -55,8 +55,11 @@ static int mdc_build(const char *fn, int twosided, sl_op **op, const void *G, in
   if (__builtin_mul_overflow(nsl, ns, &cnt) || __builtin_mul_overflow(cnt, nr, &cnt) || cnt > (int64_t)UINT32_MAX)
     rc = sl_error(SL_E_DIMS, "%s: arguments 3, 5 and 6 (nfl, ns, nr): this rank's %lld frequency slices of %lld x %lld are past "
                   "2^32 elements (one buffer)", fn, (long long)nsl, (long long)ns, (long long)nr);
-  else if (!isfinite(c))
+  else if (!isfinite(c) || (dtype == SL_FLOAT32 && !isfinite((float)c)))
     rc = sl_error(SL_E_INVALID, "%s: arguments 9 and 10 (dt, dr): the scale dt dr sqrt(nt) = %g overflows", fn, c);
+  else if (c == 0.0 || (dtype == SL_FLOAT32 && (float)c == 0.0f))
+    rc = sl_error(SL_E_INVALID, "%s: arguments 9 and 10 (dt, dr): the scale dt dr sqrt(nt) = %g underflows to zero%s", fn, c,
+                  dtype == SL_FLOAT32 ? " in float32" : "");
   else if ((bad = sl_first_nonfinite(G, nfl * ns * nr, ct)) >= 0)
     rc = sl_error(SL_E_INVALID, "%s: argument 2 (G) holds a non-finite value at element %lld", fn, (long long)bad);
   else if (!(g = calloc((size_t)cnt + 1, cel)))

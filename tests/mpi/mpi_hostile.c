@@ -156,6 +156,10 @@ static void ffts_and_mdc(sl_array *a3r)
   OP_CASE(dc, "dt", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, differ(0.004, 0.002), 1.0, SL_FLOAT64));
   OP_CASE(dc, "dr", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 0.004, differ(1.0, 2.0), SL_FLOAT64));
   OP_CASE(dc, "nv", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, (int64_t)differ(1, 2), 0.004, 1.0, SL_FLOAT64));
+  /* a scale dt dr sqrt(nt) that underflows to zero (a zero operator) or overflows float32 */
+  OP_CASE(SL_E_INVALID, "underflows to zero", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 1e-200, 1e-200, SL_FLOAT64));
+  OP_CASE(SL_E_INVALID, "underflows to zero in float32", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 1e-30, 1e-30, SL_FLOAT32));
+  OP_CASE(SL_E_INVALID, "overflows", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 1e30, 1e30, SL_FLOAT32));
   free(G);
 }
 
