@@ -105,13 +105,17 @@ int main(int argc, char **argv)
 {
   int64_t sizes[2][16] = {{400, 524}, {8000, 12000}};
   int nsizes[2] = {2, 2}, reps = 10, check = 0;
+  int64_t zpl[8] = {0}, zrw[4] = {0};
+  int nzpl = 1, nzrw = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsizes[0] = bench_parse_list(argv[++i], sizes[0], 16);
     else if (!strcmp(argv[i], "--sizes2") && i + 1 < argc) nsizes[1] = bench_parse_list(argv[++i], sizes[1], 16);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--check")) check = 1;
+    else if (!strcmp(argv[i], "--zplanes") && i + 1 < argc) nzpl = bench_parse_list(argv[++i], zpl, 8);
+    else if (!strcmp(argv[i], "--zrows") && i + 1 < argc) nzrw = bench_parse_list(argv[++i], zrw, 4);
     else {
-      fprintf(stderr, "usage: bench_stencil_kernel [--sizes c1,c2,...] [--sizes2 n1,n2,...] [--reps R] [--check]\n");
+      fprintf(stderr, "usage: bench_stencil_kernel [--sizes c1,c2,...] [--sizes2 n1,n2,...] [--reps R] [--check] [--zplanes p1,..] [--zrows r1,..]\n");
       return 2;
     }
   }
@@ -123,6 +127,16 @@ int main(int argc, char **argv)
   }
   printf("# bench_stencil_kernel: fused 3-D and 2-D Laplacians, float64, one block, mean of %d applies; "
          "ceiling: cudaMemcpy D2D\n", reps);
+  {
+    int clk = 0, bus = 0, l2 = 0;
+    struct cudaDeviceProp pr;
+    CK(cudaGetDeviceProperties(&pr, 0));
+    CK(cudaDeviceGetAttribute(&clk, cudaDevAttrMemoryClockRate, 0));
+    CK(cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, 0));
+    CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    printf("# %s: %d SMs, L2 %d MB, memory %d kHz x %d bits (peak %.2f TB/s)\n", pr.name, pr.multiProcessorCount,
+           l2 >> 20, clk, bus, 2.0 * 1e3 * clk * (bus / 8) * 1e-12);
+  }
   printf("| block | way | time (ms) | GB/s | copy (ms) | ratio to the copy |%s\n|---|---|---|---|---|---|%s\n",
          check ? " against the generic kernel |" : "", check ? "---|" : "");
   cublasHandle_t cb = NULL;
@@ -143,10 +157,15 @@ int main(int argc, char **argv)
       fill(x, n);
       timing tm = {st, a, b, reps};
       float copy = time_ms(&tm, NULL, x, y, n);
+      for (int v = 0; v < (nd == 3 ? nzpl * nzrw : 1); v++)
       for (int adj = 0; adj < 2; adj++) {
         st_plan p = lap(nd, c, adj);
+        char way[64];
+        p.zmarch = (int)zpl[v / nzrw], p.zby = (int)zrw[v % nzrw];
+        if (p.zmarch || p.zby) snprintf(way, sizeof way, "%s, %d planes, %d rows", adj ? "adjoint" : "forward", p.zmarch, p.zby);
+        else snprintf(way, sizeof way, "%s", adj ? "adjoint" : "forward");
         float t = time_ms(&tm, &p, x, y, n);
-        printf("| %lld^%d | %s | %.3f | %.1f | %.3f | %.2f |", (long long)c, nd, adj ? "adjoint" : "forward", t,
+        printf("| %lld^%d | %s | %.3f | %.1f | %.3f | %.2f |", (long long)c, nd, way, t,
                2.0 * 8.0 * (double)n / t * 1e-6, copy, copy / t);
         if (check) { /* y holds the last timed apply */
           p.generic = 1;

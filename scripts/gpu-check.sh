@@ -3,7 +3,7 @@
 # (once with the scheduler's own placement, once with every compute codelet forced onto the GPU), run the
 # benchmarks, and print a short table last.
 # Usage: scripts/gpu-check.sh LOGDIR [BUNDLE.tar.gz] [all, or a comma list of suite, cuda, bench,
-#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ...", CUDATESTS_CHUNKED likewise with 4 chunks per block), solvers, latency, waits, ringbench, alongbench, patchbench, windowsbench, vecbench, ncu (NCU_PROG, NCU_ARGS, NCU_KERNELS, NCU_ENV), ext (user operators), keybench, stencilbench, fftbench, summa, defaults, defaults-cpu, kernels, setup
+#   suite-many (the many_chunks tests), prox (TV denoising), python, nsbench, cudatests (CUDATESTS="prog:ranks ...", CUDATESTS_CHUNKED likewise with 4 chunks per block), solvers, latency, waits, ringbench, alongbench, patchbench, windowsbench, vecbench, ncu (NCU_PROG, NCU_ARGS, NCU_KERNELS, NCU_ENV), ext (user operators), keybench, stencilbench, kernelbench (STENCIL_KERNEL_ARGS), fftbench, summa, defaults, defaults-cpu, kernels, setup
 #   (DEFAULT_PROGS, DEFAULTS_RANKS)]
 # (suite, cuda and bench split the check into device calls of less than 10 minutes each: the whole test
 # suite under dmdas; the suite with every compute codelet on the GPU, the examples and the comm backends;
@@ -170,10 +170,13 @@ if want solvers; then
 fi
 # ---- the latency of a CG iteration (bench_setup, L^H L 1000^2) under StarPU's schedulers and settings ----
 if want latency; then
-  for cfg in "dmdas:" "dmda:STARPU_SCHED=dmda" "eager:STARPU_SCHED=eager" "prio:STARPU_SCHED=prio" "lws:STARPU_SCHED=lws" \
-             "ncpu1:STARPU_NCPU=1" "pipeline0:STARPU_CUDA_PIPELINE=0" "pipeline8:STARPU_CUDA_PIPELINE=8"; do
+  # LATENCY_CFGS: the configurations to run ("label:VAR=value"; a label given twice runs twice, in two processes)
+  j=0
+  for cfg in ${LATENCY_CFGS:-"dmdas:" "dmda:STARPU_SCHED=dmda" "eager:STARPU_SCHED=eager" "prio:STARPU_SCHED=prio" "lws:STARPU_SCHED=lws" \
+             "ncpu1:STARPU_NCPU=1" "pipeline0:STARPU_CUDA_PIPELINE=0" "pipeline8:STARPU_CUDA_PIPELINE=8"}; do
     label=${cfg%%:*} envs=${cfg#*:}
-    STEP_TIMEOUT=60 step "bench_setup CG, $label" "bench-latency-$label.log" env $envs mpirun -n 1 --bind-to none \
+    j=$((j + 1))
+    STEP_TIMEOUT=60 step "bench_setup CG, $label" "bench-latency-$j-$label.log" env $envs mpirun -n 1 --bind-to none \
       "$B/build/bench/bench_setup" --setup 0 --sizes 1000 --cg 1000 --reps 5
   done
 fi
@@ -235,8 +238,12 @@ if want prox; then
       "forced CUDA, 2 ranks:2:STARLOPS_CODELET_WHERE=cuda" "CPUs only, 1 rank:1:STARPU_NCUDA=0"; do
     IFS=: read -r what np envs <<< "$cfg"
     i=$((i + 1))
-    STEP_TIMEOUT=180 step "tv_denoise 2048^2, $what" "tv-$i.log" env $envs mpirun -n "$np" --bind-to none \
+    # PROX_WHICH: a comma list of the configurations to run (1-4), each PROX_TIMES times (default once)
+    [ -n "${PROX_WHICH:-}" ] && [[ ",$PROX_WHICH," != *",$i,"* ]] && continue
+    for rep in $(seq "${PROX_TIMES:-1}"); do
+    STEP_TIMEOUT=180 step "tv_denoise 2048^2, $what" "tv-$i-$rep.log" env $envs mpirun -n "$np" --bind-to none \
       "$E/tv_denoise" --quiet --n 2048
+    done
   done
 fi
 # ---- NonStationaryConvolve1D and Sliding1D against their ceilings: the GPU (forced CUDA) beside a device-to-device copy, one
@@ -367,6 +374,11 @@ if want fftbench; then
   STEP_TIMEOUT=120 STARPU_NCUDA=0 STARPU_NCPU=16 step "bench_fft, 1 rank x 16 CPUs" bench-fft-cpu16.log \
     mpirun -n 1 --bind-to none "$B/build/bench/bench_fft" --sizes 2048,4096 --reps 3
 fi
+if want stencilbench || want kernelbench; then
+  # STENCIL_KERNEL_ARGS: bench_stencil_kernel's arguments (e.g. --zplanes 4,16 --zrows 8,16 for the 3-D kernel's forms)
+  STEP_TIMEOUT=${KERNELBENCH_TIMEOUT:-90} step "bench_stencil_kernel: the Laplacian kernels alone against a copy and the generic kernel (700^3: rows in bands)" bench-stencil-kernel.log \
+    "$B/build/bench/bench_stencil_kernel" ${STENCIL_KERNEL_ARGS:---check --sizes 400,524,700 --reps 10}
+fi
 if want stencilbench || want keybench; then
   # STENCIL_CHUNK_BYTES and STENCIL_SIZES override the chunk size and the grid sizes
   sc=${STENCIL_CHUNK_BYTES:-$((1 << 28))} ss=${STENCIL_SIZES:-4000,8000}
@@ -375,8 +387,6 @@ if want stencilbench || want keybench; then
   STEP_TIMEOUT=120 STARLOPS_STENCIL_EDGE_SERIAL=1 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc \
     step "bench_stencil on the GPU, edges after the interior" bench-stencil-gpu-serial.log \
     mpirun -n 1 --bind-to none -x STARLOPS_STENCIL_EDGE_SERIAL "$B/build/bench/bench_stencil" --sizes "$ss" --reps 5
-  STEP_TIMEOUT=90 step "bench_stencil_kernel: the Laplacian kernels alone against a copy and the generic kernel (700^3: rows in bands)" bench-stencil-kernel.log \
-    "$B/build/bench/bench_stencil_kernel" --check --sizes 400,524,700 --reps 10
   STEP_TIMEOUT=120 step "bench_stencil, no variables set" bench-stencil-default.log \
     mpirun -n 1 --bind-to none "$B/build/bench/bench_stencil" --sizes "$ss" --reps 5
   STEP_TIMEOUT=120 STARLOPS_STENCIL_GENERIC=1 STARLOPS_CODELET_WHERE=cuda STARLOPS_CHUNK_BYTES=$sc \

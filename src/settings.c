@@ -101,6 +101,15 @@ int sl_settings_read(const sl_options *o)
   SL_TRY(parse_flag("STARLOPS_STENCIL_NO_OVERLAP", &s->stencil_no_overlap));
   SL_TRY(parse_flag("STARLOPS_STENCIL_GENERIC", &s->stencil_generic));
   SL_TRY(parse_flag("STARLOPS_STENCIL_EDGE_SERIAL", &s->stencil_edge_serial));
+  int64_t zk;
+  SL_TRY(parse_whole("STARLOPS_STENCIL_ZPLANES", 0, 0, 32, &zk));
+  if (zk != 0 && zk != 4 && zk != 8 && zk != 16 && zk != 32)
+    return sl_error(SL_E_INVALID, "sl_init: STARLOPS_STENCIL_ZPLANES must be 4, 8, 16 or 32, not %lld", (long long)zk);
+  s->stencil_zplanes = (int)zk;
+  SL_TRY(parse_whole("STARLOPS_STENCIL_ZROWS", 0, 0, 16, &zk));
+  if (zk != 0 && zk != 8 && zk != 16)
+    return sl_error(SL_E_INVALID, "sl_init: STARLOPS_STENCIL_ZROWS must be 8 or 16, not %lld", (long long)zk);
+  s->stencil_zrows = (int)zk;
   SL_TRY(parse_flag("STARLOPS_SOLVER_NO_FUSE", &s->no_fuse));
   SL_TRY(parse_flag("STARLOPS_NSCONV_ROWS", &s->nsconv_rows));
   SL_TRY(parse_flag("STARLOPS_COMM_STAGE_HOST", &s->comm_stage_host));

@@ -6,11 +6,11 @@
  * geometry gives the position (x: the last axis, y: the one before, z: the others), every thread sums RPT
  * rows of one column with all loads issued before the sums, and no index is tested.
  *
- * 3-D blocks whose terms along axes 1 and 2 have no ghosts (stencil_z_k): the box's planes whole, edge rows
+ * 3-D blocks whose terms along axes 1 and 2 have no ghosts (stencil_zm_k): the box's planes whole, edge rows
  * and columns included (a row's weights: the interior ones, or those of a table of at most four rows at
- * each end, passed with the launch), each thread ST_ZB consecutive planes of one column: a thread loads its
- * column's values once (ST_ZB + 2 ZR loads where a thread per element makes 3 ST_ZB for the 7-point
- * Laplacian), and the taps along the row come from the neighbouring lanes. Only the planes outside the box
+ * each end, passed with the launch), each thread 4 to 32 consecutive planes of one column: a thread loads its
+ * column's values once (NZ + 2 ZR loads where a thread per element makes 3 NZ for the 7-point Laplacian), and
+ * the taps along the row come from the neighbouring lanes. Only the planes outside the box
  * are left to the edge launch, as flat ranges.
  *
  * The edges: everything else in the task's range (the box's frame, the rows near the segment's ends, ghost
@@ -198,9 +198,9 @@ static void launch_fast(const st_taps<R> &tp, const R *x, R *y, const st_fbox &b
   }
 }
 
-/* ---- 3-D blocks: ST_ZB planes per thread, whole planes ---- */
+/* ---- 3-D blocks: whole planes, 4 to 32 planes a thread in groups of ST_ZB ---- */
 
-#define ST_ZB 4 /* planes per thread in the 3-D kernel */
+#define ST_ZB 4 /* planes per group in the 3-D kernel (and per thread in its one-group form) */
 
 /* A 3-D block's sum for the kernel that takes whole planes: the axis-0 term's interior weights (the planes'
  * range keeps every axis-0 tap inside the segment and off the global ends), and the terms along axes 1 and 2
@@ -227,20 +227,22 @@ __device__ static inline float st_shfl(float v, int d)
 __device__ static inline double2 st_shfl(double2 v, int d) { return make_double2(st_shfl(v.x, d), st_shfl(v.y, d)); }
 __device__ static inline float2 st_shfl(float2 v, int d) { return make_float2(st_shfl(v.x, d), st_shfl(v.y, d)); }
 
-/* Every thread sums ST_ZB consecutive planes of one column: the column's values on those planes and the ZR
- * planes either side are loaded once (ST_ZB + 2 ZR loads where the per-element kernel makes 3 ST_ZB), the
- * taps along the row come from the neighbouring lanes (a warp is 32 columns of one row, a block 32
- * columns by 8 rows), those along axis 1 from memory. The planes cover the rows and columns whole, edges
- * included, so that the edge launch has only the planes outside the range (flat and coalesced). */
-template <typename R, int NC, int ZR, int MB>
-__global__ void __launch_bounds__(256, MB)
-    stencil_z_k(st_zplan<R> zp, const R *__restrict__ xr, R *__restrict__ yr, st_fbox b)
+/* Every thread sums NZ consecutive planes of one column in groups of ST_ZB: the column's values on a group's
+ * planes and the ZR planes either side are loaded once, the 2 ZR planes two groups share kept in registers
+ * (NZ + 2 ZR loads for NZ outputs where the per-element kernel makes 3 NZ); the taps along the row come from
+ * the neighbouring lanes (a warp is 32 columns of one row, a block 32 columns by BY rows), those along axis 1
+ * from memory (the rows above and below a block are loaded twice, 2 / BY of a plane). The planes cover the
+ * rows and columns whole, edges included, so that the edge launch has only the planes outside the range (flat
+ * and coalesced). MB: the blocks per SM the registers must allow. */
+template <typename R, int NC, int ZR, int NZ, int BY, int MB>
+__global__ void __launch_bounds__(32 * BY, MB)
+    stencil_zm_k(st_zplan<R> zp, const R *__restrict__ xr, R *__restrict__ yr, st_fbox b)
 {
   typedef typename st_vec<R, NC>::T V;
   const V *__restrict__ x = (const V *)xr;
   V *__restrict__ y = (V *)yr;
-  const int row = zp.row0 + blockIdx.y * blockDim.y + threadIdx.y;
-  const int col = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31, z0 = blockIdx.z * ST_ZB;
+  const int row = zp.row0 + blockIdx.y * BY + threadIdx.y;
+  const int col = blockIdx.x * 32 + threadIdx.x, lane = threadIdx.x & 31, z0 = blockIdx.z * NZ;
   const int sz = b.zstr[0], act = col < b.ex, c = act ? col : b.ex - 1;
   if (row >= b.ey) return; /* whole warps */
   const int f = z0 * sz + row * b.sy + c;
@@ -249,52 +251,64 @@ __global__ void __launch_bounds__(256, MB)
   const int xi = c < zp.ilo[1] ? c : zp.ilo[1] + c - zp.ihi[1];
   const double *wy = yin ? zp.cint[0] : zp.ew[0][yi], *wx = xin ? zp.cint[1] : zp.ew[1][xi];
   const R wc = zp.wz[2] + (R)wy[2] + (R)wx[2];
-  V cz[ST_ZB + 2 * ZR], acc[ST_ZB];
-  int g[ST_ZB];
+  const int nz = b.ez - z0 < NZ ? b.ez - z0 : NZ; /* the block's planes (uniform over the block) */
+  V cz[ST_ZB + 2 * ZR];
 #pragma unroll
-  for (int j = 0; j < ST_ZB + 2 * ZR; j++) {
-    int zz = z0 - ZR + j;
-    zz = zz < b.ez - 1 + ZR ? zz : b.ez - 1 + ZR;
-    cz[j] = __ldg(&x[f + (zz - z0) * sz]);
+  for (int j = 0; j < 2 * ZR; j++) cz[j + ST_ZB] = __ldg(&x[f + (j - ZR) * sz]);
+#pragma unroll
+  for (int q = 0; q < NZ; q += ST_ZB) {
+    if (q >= nz) break;
+    /* the group's planes q .. q + ST_ZB - 1 (the last group's clamped to the last plane + ZR, which lies in
+     * the segment); the shared planes move down */
+#pragma unroll
+    for (int j = 0; j < 2 * ZR; j++) cz[j] = cz[j + ST_ZB];
+    int g[ST_ZB];
+#pragma unroll
+    for (int j = 0; j < ST_ZB; j++) {
+      int zz = q + j + ZR;
+      zz = zz < nz - 1 + ZR ? zz : nz - 1 + ZR;
+      cz[j + 2 * ZR] = __ldg(&x[f + zz * sz]);
+      g[j] = f + (q + j < nz ? q + j : nz - 1) * sz;
+    }
+    V acc[ST_ZB];
+#pragma unroll
+    for (int j = 0; j < ST_ZB; j++) {
+      st_zero(acc[j]);
+      st_axpy(acc[j], wc, cz[j + ZR]);
+#pragma unroll
+      for (int d = -ZR; d <= ZR; d++)
+        if (d != 0) st_axpy(acc[j], zp.wz[d + 2], cz[j + ZR + d]);
+    }
+#pragma unroll
+    for (int d = -2; d <= 2; d++) {
+      if (d == 0 || !(zp.mask[0] >> (d + 2) & 1)) continue;
+      const R w = (R)wy[d + 2];
+      if (w == R(0)) continue;
+      V v[ST_ZB];
+#pragma unroll
+      for (int j = 0; j < ST_ZB; j++) v[j] = __ldg(&x[g[j] + d * b.sy]);
+#pragma unroll
+      for (int j = 0; j < ST_ZB; j++) st_axpy(acc[j], w, v[j]);
+    }
+#pragma unroll
+    for (int d = -2; d <= 2; d++) {
+      if (d == 0 || !(zp.mask[1] >> (d + 2) & 1)) continue;
+      V v[ST_ZB];
+#pragma unroll
+      for (int j = 0; j < ST_ZB; j++) v[j] = st_shfl(cz[j + ZR], d);
+      const R w = (R)wx[d + 2];
+      if (w == R(0)) continue;
+      if (lane + d < 0 || lane + d > 31 || (d > 0 && col + d >= b.ex))
+#pragma unroll
+        for (int j = 0; j < ST_ZB; j++) v[j] = __ldg(&x[g[j] + d]);
+#pragma unroll
+      for (int j = 0; j < ST_ZB; j++) st_axpy(acc[j], w, v[j]);
+    }
+    if (act)
+#pragma unroll
+      for (int j = 0; j < ST_ZB; j++)
+        if (q + j < nz) y[f + (q + j) * sz] = acc[j];
   }
-#pragma unroll
-  for (int j = 0; j < ST_ZB; j++) {
-    g[j] = f + (z0 + j < b.ez ? j : b.ez - 1 - z0) * sz;
-    st_zero(acc[j]);
-    st_axpy(acc[j], wc, cz[j + ZR]);
-#pragma unroll
-    for (int d = -ZR; d <= ZR; d++)
-      if (d != 0) st_axpy(acc[j], zp.wz[d + 2], cz[j + ZR + d]);
-  }
-#pragma unroll
-  for (int d = -2; d <= 2; d++) {
-    if (d == 0 || !(zp.mask[0] >> (d + 2) & 1)) continue;
-    const R w = (R)wy[d + 2];
-    if (w == R(0)) continue; /* uniform over the warp: also where the tap leaves the plane */
-    V v[ST_ZB];
-#pragma unroll
-    for (int j = 0; j < ST_ZB; j++) v[j] = __ldg(&x[g[j] + d * b.sy]);
-#pragma unroll
-    for (int j = 0; j < ST_ZB; j++) st_axpy(acc[j], w, v[j]);
-  }
-#pragma unroll
-  for (int d = -2; d <= 2; d++) {
-    if (d == 0 || !(zp.mask[1] >> (d + 2) & 1)) continue;
-    V v[ST_ZB];
-#pragma unroll
-    for (int j = 0; j < ST_ZB; j++) v[j] = st_shfl(cz[j + ZR], d);
-    const R w = (R)wx[d + 2];
-    if (w == R(0)) continue; /* also where the tap leaves the row */
-    if (lane + d < 0 || lane + d > 31 || (d > 0 && col + d >= b.ex))
-#pragma unroll
-      for (int j = 0; j < ST_ZB; j++) v[j] = __ldg(&x[g[j] + d]);
-#pragma unroll
-    for (int j = 0; j < ST_ZB; j++) st_axpy(acc[j], w, v[j]);
-  }
-  if (act)
-#pragma unroll
-    for (int j = 0; j < ST_ZB; j++)
-      if (z0 + j < b.ez) y[f + j * sz] = acc[j];
 }
 
 /* The plan of the whole-plane kernel, or 0 when the block does not fit it: three axes, the terms along axes 1
@@ -337,7 +351,7 @@ template <typename R> static int z_plan(const st_plan *p, st_zplan<R> *zp, int *
   }
   for (int a = 0; a < 2; a++)
     if (!zp->has[a]) zp->ilo[a] = 0, zp->ihi[a] = 1 << 30;
-  /* the grid (launch_z): 8 rows a block, ST_ZB planes a thread */
+  /* the grid (launch_z): at least 8 rows a block, at least ST_ZB planes a thread */
   return p->ldims[1] <= 8 * (int64_t)65535 && p->ldims[0] <= ST_ZB * (int64_t)65535;
 }
 
@@ -353,35 +367,63 @@ static int64_t l2_bytes(void)
   return l2;
 }
 
-/* The whole-plane kernel. A thread's group of planes and the ZR planes either side are read again by the
- * neighbouring groups; when the planes one group reads take more than a third of the L2 cache, a sweep over
- * whole planes evicts them before that, so the rows go in bands (one launch each, every group of planes of the
- * band) of about a 32nd of the L2 a plane. On an H100 (50 MB L2; float64 Laplacian, ratio to a copy): 1100^3
- * 0.85-0.87 in bands of 23 row tiles against 0.75-0.76 in whole planes, 700^3 0.86-0.87 against 0.78; 524^3
- * (13 MB a group) 0.83-0.85 in bands against 0.86-0.88, so it keeps whole planes. */
-template <typename R, int NC>
-static void launch_z(const st_zplan<R> &zp, int zr, int band, const R *x, R *y, const st_fbox &b, cudaStream_t st)
+/* One launch of the whole-plane kernel with ZR planes either side: NZ planes a thread (ST_ZB: one group, 32 x 8
+ * threads, at most 6 blocks per SM for 8-byte elements, 40 registers a thread: on an H100 the fastest of 64 x 4
+ * and 32 x 8 with 8 or 6 blocks per SM, by 1-4%; more: marching, 32 x BY threads) */
+template <typename R, int NC, int ZR>
+static void launch_zr(int nz, int by16, dim3 grid, dim3 block, const st_zplan<R> &zb, const R *x, R *y, const st_fbox &b,
+                      cudaStream_t st)
 {
-  /* 32 x 8 threads, at most 6 blocks per SM for 8-byte elements (40 registers a thread): on an H100 the
-   * fastest of 64 x 4 and 32 x 8 with 8 or 6 blocks per SM (8: 32 registers), by 1-4% */
-  const int bx = 32, by = 8, nyt = (b.ey + by - 1) / by;
+  /* MB: the blocks per SM that the registers must allow (16-byte elements need more registers) */
+  const int MB = sizeof(typename st_vec<R, NC>::T) > 8 ? 4 : 6;
+  if (nz == ST_ZB) stencil_zm_k<R, NC, ZR, ST_ZB, 8, MB><<<grid, block, 0, st>>>(zb, x, y, b);
+  else if (nz == 8 && by16) stencil_zm_k<R, NC, ZR, 8, 16, 1><<<grid, block, 0, st>>>(zb, x, y, b);
+  else if (nz == 8) stencil_zm_k<R, NC, ZR, 8, 8, 1><<<grid, block, 0, st>>>(zb, x, y, b);
+  else if (nz == 16 && by16) stencil_zm_k<R, NC, ZR, 16, 16, 1><<<grid, block, 0, st>>>(zb, x, y, b);
+  else if (nz == 16) stencil_zm_k<R, NC, ZR, 16, 8, 1><<<grid, block, 0, st>>>(zb, x, y, b);
+  else if (by16) stencil_zm_k<R, NC, ZR, 32, 16, 1><<<grid, block, 0, st>>>(zb, x, y, b);
+  else stencil_zm_k<R, NC, ZR, 32, 8, 1><<<grid, block, 0, st>>>(zb, x, y, b);
+}
+
+/* The 3-D kernel's form: planes a thread and rows a block, from the settings (STARLOPS_STENCIL_ZPLANES and
+ * _ZROWS) or by default four planes in blocks of 8 rows. On an H100 (float64 Laplacian, kernel time, ratio to a
+ * copy, 400^3 / 524^3 / 700^3): four planes 0.89-0.91 / 0.86-0.88 / 0.86-0.87; marching over 8, 16 or 32 planes
+ * in blocks of 8 or 16 rows 0.81-0.87 / 0.78-0.82 / 0.77-0.81. */
+static void z_form(int set_planes, int set_rows, int *planes, int *rows16)
+{
+  *planes = set_planes > 0 ? set_planes : ST_ZB;
+  *rows16 = set_rows == 16;
+}
+
+/* The whole-plane kernel over the box b, nz planes a thread (4, 8, 16 or 32), blocks of 8 or (by16) 16 rows. In
+ * one group of planes (nz 4), a thread's planes and the ZR planes either side are read again by the neighbouring
+ * groups; when the planes one group reads take more than a third of the L2 cache, a sweep over whole planes
+ * evicts them before that, so the rows go in bands (one launch each, every group of planes of the band) of
+ * about a 32nd of the L2 a plane. On an H100 (50 MB L2; float64 Laplacian, ratio to a copy): 1100^3 0.85-0.87
+ * in bands of 23 row tiles against 0.75-0.76 in whole planes, 700^3 0.86-0.87 against 0.78; 524^3 (13 MB a
+ * group) 0.83-0.85 in bands against 0.86-0.88, so it keeps whole planes. Marching threads (nz > 4) keep the
+ * planes between their groups in registers: whole planes, no bands. */
+template <typename R, int NC>
+static void launch_z(const st_zplan<R> &zp, int zr, int band, int nz, int by16, const R *x, R *y, const st_fbox &b,
+                     cudaStream_t st)
+{
+  if (nz == ST_ZB) by16 = 0;
+  const int by = by16 ? 16 : 8, nyt = (b.ey + by - 1) / by;
   const int64_t row_bytes = (int64_t)b.sy * sizeof(typename st_vec<R, NC>::T), l2 = l2_bytes();
   int bt = nyt; /* row tiles per band */
-  if (band > 0) bt = band < nyt ? band : nyt;
-  else if (l2 > 0 && 3 * (ST_ZB + 2 * zr) * row_bytes * b.ey > l2) {
+  if (nz == ST_ZB && band > 0) bt = band < nyt ? band : nyt;
+  else if (nz == ST_ZB && l2 > 0 && 3 * (ST_ZB + 2 * zr) * row_bytes * b.ey > l2) {
     const int64_t t = l2 / 32 / (by * row_bytes);
     bt = t < 1 ? 1 : t < nyt ? (int)t : nyt;
   }
-  /* MB: the blocks per SM that the registers must allow (16-byte elements need more registers) */
-  const int MB = sizeof(typename st_vec<R, NC>::T) > 8 ? 4 : 6;
   st_zplan<R> zb = zp;
   for (int t0 = 0; t0 < nyt; t0 += bt) {
     const int nt = nyt - t0 < bt ? nyt - t0 : bt;
-    dim3 block(bx, by), grid((unsigned)((b.ex + bx - 1) / bx), (unsigned)nt, (unsigned)((b.ez + ST_ZB - 1) / ST_ZB));
+    dim3 block(32, by), grid((unsigned)((b.ex + 31) / 32), (unsigned)nt, (unsigned)((b.ez + nz - 1) / nz));
     zb.row0 = t0 * by;
-    if (zr == 0) stencil_z_k<R, NC, 0, MB><<<grid, block, 0, st>>>(zb, x, y, b);
-    else if (zr == 1) stencil_z_k<R, NC, 1, MB><<<grid, block, 0, st>>>(zb, x, y, b);
-    else stencil_z_k<R, NC, 2, MB><<<grid, block, 0, st>>>(zb, x, y, b);
+    if (zr == 0) launch_zr<R, NC, 0>(nz, by16, grid, block, zb, x, y, b, st);
+    else if (zr == 1) launch_zr<R, NC, 1>(nz, by16, grid, block, zb, x, y, b, st);
+    else launch_zr<R, NC, 2>(nz, by16, grid, block, zb, x, y, b, st);
   }
 }
 
@@ -497,6 +539,8 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
   int zr = 0, wide = fast && z_plan<R>(p, &zp, &zr);
   if (wide)
     for (int d = 1; d < 3; d++) lo[d] = 0, hi[d] = p->ldims[d];
+  int zm = 4, zby16 = 0;
+  z_form(p->zmarch, p->zby, &zm, &zby16);
 
   st_pieces pc;
   pc.n = 0;
@@ -581,8 +625,8 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
       else bs.zext[0] = (int)cnt, bs.ez = (int)(rest * cnt); /* at most cnt str[0] < 2^30 */
       const R *xs = x + (f0 - in->start[seg]) * nc;
       R *ys = y + (f0 - s) * nc;
-      if (wide && nc == 1) launch_z<R, 1>(zp, zr, p->band, xs, ys, bs, st);
-      else if (wide) launch_z<R, 2>(zp, zr, p->band, xs, ys, bs, st);
+      if (wide && nc == 1) launch_z<R, 1>(zp, zr, p->band, zm, zby16, xs, ys, bs, st);
+      else if (wide) launch_z<R, 2>(zp, zr, p->band, zm, zby16, xs, ys, bs, st);
       else if (nc == 1) launch_fast<R, 1>(tp, xs, ys, bs, st);
       else launch_fast<R, 2>(tp, xs, ys, bs, st);
     }

@@ -46,6 +46,8 @@ typedef struct {
                       allow; the unit test's way to run several slabs on small blocks) */
   int band;        /* CUDA, the 3-D whole-plane kernel: row tiles (of 8 rows) per launch (0: from the planes' size
                       and the L2 cache's; the unit test's way to run several bands on small planes) */
+  int zmarch, zby; /* CUDA, the 3-D whole-plane kernel: planes a thread sums (4, or 8, 16, 32 marching) and rows
+                      per block of the marching form (8, 16); 0: four planes, 8 rows (STARLOPS_STENCIL_ZPLANES, _ZROWS) */
   int64_t ldims[SL_MAX_DIMS];
   int wlo, whi;    /* ghost widths along the distributed axis (when a term has ghosts) */
   st_term t[ST_MAX_TERMS];

@@ -86,6 +86,8 @@ static st_plan mode_plan(const sl_op *op, sl_op_mode mode)
   p.adjoint = mode == SL_ADJOINT;
   p.generic = sl_ctx.set.stencil_generic;
   p.edge_serial = sl_ctx.set.stencil_edge_serial;
+  p.zmarch = sl_ctx.set.stencil_zplanes;
+  p.zby = sl_ctx.set.stencil_zrows;
   return p;
 }
 

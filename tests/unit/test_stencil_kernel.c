@@ -6,7 +6,7 @@
  * kernel for 3-D boxes, which sums several planes per thread: one and two planes either side, rows of 45
  * and 70 columns, over two and three warps with a partial last one). The CUDA kernels, where a GPU is present,
  * on the same segments in float64 and float32, and with the interior launched in slabs of three rows and the
- * 3-D kernel's rows in bands of one row tile. */
+ * 3-D kernel's rows in bands of one row tile, and the 3-D kernel's marching forms. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -173,6 +173,18 @@ Test(stencil_kernel, segments_apart_in_memory_match_a_naive_loop)
               ps.band = 1;
               check_cuda(&ps, &in, 0, n, ref, w2, single);
               check_cuda(&ps, &in, a, b, ref, w2, single);
+              /* the 3-D kernel's marching forms: 8, 16 and 32 planes a thread, blocks of 8 and 16 rows */
+              for (int zm = 8; zm <= 32; zm *= 2)
+                for (int zb = 8; zb <= 16; zb *= 2) {
+                  st_plan pm = p;
+                  pm.zmarch = zm, pm.zby = zb;
+                  snprintf(w2, sizeof w2, "%s, CUDA %s, %d planes, %d rows", what, single ? "float" : "double", zm, zb);
+                  check_cuda(&pm, &in, 0, n, ref, w2, single);
+                  check_cuda(&pm, &in, a, b, ref, w2, single);
+                  check_cuda(&pm, &in, in.start[mid], in.start[mid] + in.len[mid], ref, w2, single);
+                  pm.slab = 3;
+                  check_cuda(&pm, &in, 0, n, ref, w2, single);
+                }
             }
 #endif
           for (int i = 0; i < in.nseg; i++) free(owned[i]);
