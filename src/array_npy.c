@@ -78,6 +78,21 @@ static int transfer(MPI_File fh, const char *path, sl_array *a, size_t disp, int
   return rc;
 }
 
+/* The path resolved against this rank's working directory (a relative path names different files on ranks
+ * started in different directories), for the agreement: its hash, 0 when there is no path. */
+static sl_same resolved_path(const char *path)
+{
+  const char *name = "argument 2 (path), resolved against each rank's working directory";
+  if (!path) return SL_SAME_KEY(name, 0);
+  char cwd[PATH_MAX];
+  uint64_t h = SL_FNV1A_START;
+  if (path[0] != '/') {
+    if (getcwd(cwd, sizeof cwd)) h = sl_fnv1a(h, cwd, strlen(cwd));
+    h = sl_fnv1a(h, "/", 1);
+  }
+  return SL_SAME_KEY(name, sl_fnv1a(h, path, strlen(path)));
+}
+
 int sl_array_save_npy(sl_array *a, const char *path)
 {
   SL_CHECK_INIT();
@@ -90,7 +105,7 @@ int sl_array_save_npy(sl_array *a, const char *path)
   struct stat sb;
   if (code == SL_SUCCESS && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
     code = sl_error(SL_E_IO, "sl_array_save_npy: '%s' exists and is not a regular file (on rank %d)", path, sl_ctx.rank);
-  SL_TRY(SL_AGREE("sl_array_save_npy", code, sl_same_s("argument 2 (path)", path),
+  SL_TRY(SL_AGREE("sl_array_save_npy", code, sl_same_s("argument 2 (path)", path), resolved_path(path),
                   SL_SAME_LAYOUT("argument 1 (a: its layout)", code, a)));
   char header[4096];
   size_t hlen = 0;
@@ -186,7 +201,7 @@ int sl_array_load_npy(sl_array **out, const char *path, const sl_dist *dist)
       code = sl_error(SL_E_IO, "sl_array_load_npy: '%s' is not a regular file (on rank %d)", path, sl_ctx.rank);
     else size = (int64_t)sb.st_size;
   }
-  SL_TRY(SL_AGREE("sl_array_load_npy", code, sl_same_s("argument 2 (path)", path),
+  SL_TRY(SL_AGREE("sl_array_load_npy", code, sl_same_s("argument 2 (path)", path), resolved_path(path),
                   SL_SAME_I("the size of the file argument 2 (path) names", size)));
   *out = NULL;
   struct npy_info info;

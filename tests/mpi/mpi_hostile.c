@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mpi_check.h"
@@ -349,6 +350,22 @@ static void sizes_and_files(sl_array *a2, const char *dir)
   int last = sl_rank() == sl_size() - 1 && sl_size() > 1;
   EXPECT(sl_array_save_npy(a2, last ? other : path), sl_size() > 1 ? SL_E_INVALID : SL_SUCCESS, "path");
 
+  /* a relative path, the last rank in another working directory: the same text names another file there */
+  {
+    char here[PATH_MAX], sub[600];
+    CHECK(getcwd(here, sizeof here) != NULL, "getcwd");
+    snprintf(sub, sizeof sub, "%s/hostile-sub", dir);
+    if (sl_rank() == 0) mkdir(sub, 0755);
+    MPI_Barrier(sl_comm());
+    char copy[700];
+    snprintf(copy, sizeof copy, "%s/hostile-a.npy", sub); /* the same bytes in both directories */
+    CHECK_OK(sl_array_save_npy(a2, copy));
+    CHECK(chdir(last ? sub : dir) == 0, "chdir");
+    EXPECT(sl_array_save_npy(a2, "hostile-rel.npy"), sl_size() > 1 ? SL_E_INVALID : SL_SUCCESS, "resolved against");
+    EXPECT(sl_array_load_npy(&a, "hostile-a.npy", NULL), sl_size() > 1 ? SL_E_INVALID : SL_SUCCESS, "resolved against");
+    sl_array_destroy(&a);
+    CHECK(chdir(here) == 0, "chdir back");
+  }
   /* a file that only rank 0 is given */
   EXPECT(sl_array_load_npy(&a, last ? other : path, NULL), sl_size() > 1 ? SL_E_IO : SL_SUCCESS, "hostile-b.npy");
   sl_array_destroy(&a);
