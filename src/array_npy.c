@@ -78,20 +78,27 @@ static int transfer(MPI_File fh, const char *path, sl_array *a, size_t disp, int
   return rc;
 }
 
-/* The path resolved against this rank's working directory (a relative path names different files on ranks
- * started in different directories), for the agreement: its hash, 0 when there is no path. */
-static sl_same resolved_path(const char *path)
+/* The hash of path resolved against this rank's working directory (a relative path names different files on
+ * ranks started in different directories), for the agreement: the directory as the shell names it ($PWD,
+ * where it is the working directory), else getcwd's. 0 for an absolute path's own text; SL_E_IO (fn) when the
+ * working directory cannot be read. */
+static int resolved_path(const char *fn, const char *path, uint64_t *h)
 {
-  const char *name = "argument 2 (path), resolved against each rank's working directory";
-  if (!path) return SL_SAME_KEY(name, 0);
+  *h = sl_fnv1a(SL_FNV1A_START, path, strlen(path));
+  if (path[0] == '/') return SL_SUCCESS;
   char cwd[PATH_MAX];
-  uint64_t h = SL_FNV1A_START;
-  if (path[0] != '/') {
-    if (getcwd(cwd, sizeof cwd)) h = sl_fnv1a(h, cwd, strlen(cwd));
-    h = sl_fnv1a(h, "/", 1);
+  const char *dir = getenv("PWD");
+  struct stat a, b;
+  if (!dir || dir[0] != '/' || stat(dir, &a) != 0 || stat(".", &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+    if (!getcwd(cwd, sizeof cwd))
+      return sl_error(SL_E_IO, "%s: argument 2 (path) '%s' is relative and the working directory cannot be read on rank %d: %s",
+                      fn, path, sl_ctx.rank, strerror(errno));
+    dir = cwd;
   }
-  return SL_SAME_KEY(name, sl_fnv1a(h, path, strlen(path)));
+  *h = sl_fnv1a(sl_fnv1a(sl_fnv1a(SL_FNV1A_START, dir, strlen(dir)), "/", 1), path, strlen(path));
+  return SL_SUCCESS;
 }
+#define SL_SAME_RESOLVED(h) SL_SAME_KEY("argument 2 (path), resolved against each rank's working directory", (h))
 
 int sl_array_save_npy(sl_array *a, const char *path)
 {
@@ -105,7 +112,9 @@ int sl_array_save_npy(sl_array *a, const char *path)
   struct stat sb;
   if (code == SL_SUCCESS && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
     code = sl_error(SL_E_IO, "sl_array_save_npy: '%s' exists and is not a regular file (on rank %d)", path, sl_ctx.rank);
-  SL_TRY(SL_AGREE("sl_array_save_npy", code, sl_same_s("argument 2 (path)", path), resolved_path(path),
+  uint64_t rp = 0;
+  if (code == SL_SUCCESS) code = resolved_path("sl_array_save_npy", path, &rp);
+  SL_TRY(SL_AGREE("sl_array_save_npy", code, sl_same_s("argument 2 (path)", path), SL_SAME_RESOLVED(rp),
                   SL_SAME_LAYOUT("argument 1 (a: its layout)", code, a)));
   char header[4096];
   size_t hlen = 0;
@@ -201,7 +210,9 @@ int sl_array_load_npy(sl_array **out, const char *path, const sl_dist *dist)
       code = sl_error(SL_E_IO, "sl_array_load_npy: '%s' is not a regular file (on rank %d)", path, sl_ctx.rank);
     else size = (int64_t)sb.st_size;
   }
-  SL_TRY(SL_AGREE("sl_array_load_npy", code, sl_same_s("argument 2 (path)", path), resolved_path(path),
+  uint64_t rp = 0;
+  if (code == SL_SUCCESS) code = resolved_path("sl_array_load_npy", path, &rp);
+  SL_TRY(SL_AGREE("sl_array_load_npy", code, sl_same_s("argument 2 (path)", path), SL_SAME_RESOLVED(rp),
                   SL_SAME_I("the size of the file argument 2 (path) names", size)));
   *out = NULL;
   struct npy_info info;

@@ -8,17 +8,9 @@
  * group for scattered arrays, so replicas of masked arrays agree; nothing for replicated ones): one task
  * per chunk, each value a hash of the key and its position in the block, so the values do not depend on
  * where the tasks run or how the block is cut. */
-int sl_array_fill_random(sl_array *a, unsigned seed)
+static int fill(sl_array *a, unsigned seed)
 {
-  SL_CHECK_INIT();
-  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_fill_random: argument 1 (a) is NULL");
-  int rc = sl_array_check_data("sl_array_fill_random", a, "argument 1 (a)"); /* session, storage, not acquired */
-  /* a replicated array (a full copy per rank, or replicas over a mask's groups): collective, the seed agreed,
-   * so that the replicas hold the same values */
-  if (a->nparts == 0 && (a->partition == SL_BROADCAST || (a->group && a->group->mask)))
-    rc = SL_AGREE("sl_array_fill_random", rc, SL_SAME_I("argument 2 (seed), for a replicated array", seed));
-  SL_TRY(rc);
-  for (int i = 0; i < a->nparts; i++) SL_TRY(sl_array_fill_random(a->parts[i], seed + 7919u * (unsigned)(i + 1)));
+  for (int i = 0; i < a->nparts; i++) SL_TRY(fill(a->parts[i], seed + 7919u * (unsigned)(i + 1)));
   if (a->nparts) return SL_SUCCESS;
   int place = a->partition == SL_BROADCAST ? 0 : a->group->rank + 1;
   codelet_vec_params p = {.key = 0};
@@ -31,4 +23,33 @@ int sl_array_fill_random(sl_array *a, unsigned seed)
     p.off += (int64_t)starpu_vector_get_nx(h) * ncomp;
   }
   return SL_SUCCESS;
+}
+
+/* a and, for a stacked array, every part: session, storage, not acquired */
+static int check_all(const sl_array *a)
+{
+  int rc = sl_array_check_data("sl_array_fill_random", a, "argument 1 (a)");
+  for (int i = 0; rc == SL_SUCCESS && i < a->nparts; i++) rc = check_all(a->parts[i]);
+  return rc;
+}
+
+/* Whether a (or a part of it) is replicated: a full copy per rank, or replicas over a mask's groups (the group
+ * read only in this session: an older array's group is freed) */
+static int replicated(const sl_array *a)
+{
+  for (int i = 0; i < a->nparts; i++)
+    if (replicated(a->parts[i])) return 1;
+  return !a->nparts && (a->partition == SL_BROADCAST || (a->session == sl_session() && a->group && a->group->mask));
+}
+
+int sl_array_fill_random(sl_array *a, unsigned seed)
+{
+  SL_CHECK_INIT();
+  SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_fill_random: argument 1 (a) is NULL");
+  int rc = check_all(a);
+  /* with a replicated array (or part): collective, the verdict on every part and the seed agreed once, so that
+   * the replicas hold the same values and no rank fills while another has returned */
+  if (replicated(a)) rc = SL_AGREE("sl_array_fill_random", rc, SL_SAME_I("argument 2 (seed), for a replicated array", seed));
+  SL_TRY(rc);
+  return fill(a, seed);
 }

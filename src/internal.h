@@ -176,6 +176,8 @@ struct sl_context {
   size_t chunk_bytes;
   int max_chunks;          /* chunks per local block at most */
   int tracing;
+  int shells;      /* a shell operator was made this session (sl_op_shell, collective): applies agree their checks */
+  int shell_depth; /* shell callbacks running (nested): inside one, nothing more is agreed (op_shell.c) */
   int trace_region;        /* record only between sl_trace_begin and sl_trace_end */
 };
 extern struct sl_context sl_ctx;

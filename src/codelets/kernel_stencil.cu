@@ -391,7 +391,7 @@ static void launch_zr(int nz, int by16, dim3 grid, dim3 block, const st_zplan<R>
  * in blocks of 8 or 16 rows 0.81-0.87 / 0.78-0.82 / 0.77-0.81. */
 static void z_form(int set_planes, int set_rows, int *planes, int *rows16)
 {
-  *planes = set_planes > 0 ? set_planes : ST_ZB;
+  *planes = set_planes == 8 || set_planes == 16 || set_planes == 32 ? set_planes : ST_ZB; /* the forms compiled */
   *rows16 = set_rows == 16;
 }
 

@@ -96,9 +96,8 @@ int sl_op_destroy(sl_op **opp)
   return SL_SUCCESS;
 }
 
-int sl_op_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+static int apply_check(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
-  SL_CHECK_INIT();
   SL_CHECK_ARG(op != NULL, SL_E_INVALID, "sl_op_apply: argument 1 (op) is NULL");
   SL_CHECK_ARG(mode == SL_FORWARD || mode == SL_ADJOINT, SL_E_INVALID,
                "sl_op_apply: argument 2 (mode) must be SL_FORWARD or SL_ADJOINT, not %d", (int)mode);
@@ -110,7 +109,17 @@ int sl_op_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
   snprintf(inn, sizeof inn, "the %s of %s", mode == SL_FORWARD ? "domain" : "range", op->name);
   snprintf(outn, sizeof outn, "the %s of %s", mode == SL_FORWARD ? "range" : "domain", op->name);
   SL_TRY(sl_array_check_same(x, "sl_op_apply: argument 3 (x)", in, inn));
-  SL_TRY(sl_array_check_same(y, "sl_op_apply: argument 4 (y)", out, outn));
+  return sl_array_check_same(y, "sl_op_apply: argument 4 (y)", out, outn);
+}
+
+int sl_op_apply(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
+{
+  SL_CHECK_INIT();
+  int rc = apply_check(op, mode, x, y);
+  /* a shell's callback status is agreed over the ranks (op_shell.c): once a shell exists, so is the verdict
+   * on the arguments (outside callbacks), so that no rank enters that agreement while another has returned */
+  if (sl_ctx.shells && sl_ctx.shell_depth == 0) rc = sl_agree(sl_ctx.comm, rc);
+  SL_TRY(rc);
   if (sl_ctx.tracing) { /* one user event per application, named after the operator */
     char ev[200];
     snprintf(ev, sizeof ev, "%s %s", mode == SL_FORWARD ? "apply" : "apply^H", op->name);

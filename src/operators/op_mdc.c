@@ -64,13 +64,18 @@ static int mdc_build(const char *fn, int twosided, sl_op **op, const void *G, in
     rc = sl_error(SL_E_INVALID, "%s: argument 2 (G) holds a non-finite value at element %lld", fn, (long long)bad);
   else if (!(g = calloc((size_t)cnt + 1, cel)))
     rc = sl_error(SL_E_NOMEM, "%s: out of memory", fn);
+  if (rc == SL_SUCCESS) {
+    for (int64_t i = 0; i < nfl * ns * nr; i++) {
+      if (ct == SL_COMPLEX128) ((double *)g)[2 * i] = c * ((const double *)G)[2 * i], ((double *)g)[2 * i + 1] = c * ((const double *)G)[2 * i + 1];
+      else ((float *)g)[2 * i] = (float)(c * ((const float *)G)[2 * i]), ((float *)g)[2 * i + 1] = (float)(c * ((const float *)G)[2 * i + 1]);
+    }
+    if ((bad = sl_first_nonfinite(g, nfl * ns * nr, ct)) >= 0)
+      rc = sl_error(SL_E_INVALID, "%s: argument 2 (G) times the scale dt dr sqrt(nt) = %g overflows at element %lld", fn, c,
+                    (long long)bad);
+  }
   if ((rc = sl_agree(sl_ctx.comm, rc)) != SL_SUCCESS) {
     free(g);
     return rc;
-  }
-  for (int64_t i = 0; i < nfl * ns * nr; i++) {
-    if (ct == SL_COMPLEX128) ((double *)g)[2 * i] = c * ((const double *)G)[2 * i], ((double *)g)[2 * i + 1] = c * ((const double *)G)[2 * i + 1];
-    else ((float *)g)[2 * i] = (float)(c * ((const float *)G)[2 * i]), ((float *)g)[2 * i + 1] = (float)(c * ((const float *)G)[2 * i + 1]);
   }
   sl_op *fred = NULL, *fm = NULL, *fs = NULL, *fsh = NULL, *t1 = NULL, *t2 = NULL, *p1 = NULL, *p2 = NULL, *p3 = NULL, *o = NULL;
   sl_array *m = NULL, *d = NULL;

@@ -20,27 +20,33 @@ static void shell_free(void *p)
   free(c);
 }
 
-/* A callback's return: a starlops status as it is; any other value becomes SL_E_RUNTIME naming it. The status
- * is agreed (one allreduce of an int per apply): a callback failing on some ranks fails the apply on every
- * rank, so that the others do not go on into the next collective call (a solver's reduction) alone. */
-static int shell_status(const sl_op *op, const char *which, int rc)
+/* Runs a callback. Its return: a starlops status as it is; any other value becomes SL_E_RUNTIME naming it. The
+ * outermost callback's status is agreed (one allreduce of an int per apply): a callback failing on some ranks
+ * fails the apply on every rank, so that the others do not go on into the next collective call (a solver's
+ * reduction) alone. Inside a callback nothing more is agreed (neither a nested shell's status nor sl_op_apply's
+ * arguments): a rank whose callback fails before them would meet the others' agreements with its own. */
+static int shell_run(const sl_op *op, const char *which, sl_shell_apply_fn fn, void *ctx, sl_op_mode mode, const sl_array *x,
+                     sl_array *y)
 {
+  sl_ctx.shell_depth++;
+  int rc = fn(ctx, mode, x, y);
+  sl_ctx.shell_depth--;
   if (rc > 0 || rc < SL_E_NUMERIC)
     rc = sl_error(SL_E_RUNTIME, "%s: its %s callback returned %d, which is not a starlops status (SL_SUCCESS or an SL_E_* code)",
                   op->name, which, rc);
-  return sl_agree(sl_ctx.comm, rc);
+  return sl_ctx.shell_depth == 0 ? sl_agree(sl_ctx.comm, rc) : rc;
 }
 
 static int shell_forward(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   shell_t *c = op->data;
-  return shell_status(op, "forward", c->forward(c->ctx, mode, x, y));
+  return shell_run(op, "forward", c->forward, c->ctx, mode, x, y);
 }
 
 static int shell_adjoint(sl_op *op, sl_op_mode mode, const sl_array *x, sl_array *y)
 {
   shell_t *c = op->data;
-  return shell_status(op, "adjoint", c->adjoint(c->ctx, mode, x, y));
+  return shell_run(op, "adjoint", c->adjoint, c->ctx, mode, x, y);
 }
 
 static const sl_op_ops shell_ops = {shell_forward, shell_adjoint, shell_free, NULL};
@@ -77,6 +83,7 @@ int sl_op_shell(sl_op **op, const char *name, const sl_array *domain_like, const
   }
   SL_TRY(sl_op_finish(op, o, rc));
   c->ctx_destroy = ctx_destroy;
+  sl_ctx.shells = 1;
   return SL_SUCCESS;
 }
 

@@ -161,6 +161,7 @@ static void ffts_and_mdc(sl_array *a3r)
   OP_CASE(SL_E_INVALID, "underflows to zero", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 1e-200, 1e-200, SL_FLOAT64));
   OP_CASE(SL_E_INVALID, "underflows to zero in float32", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 1e-30, 1e-30, SL_FLOAT32));
   OP_CASE(SL_E_INVALID, "overflows", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 1e30, 1e30, SL_FLOAT32));
+  OP_CASE(SL_E_INVALID, "times the scale", sl_op_mdc(&op, G, nfl, nfmax, ns, nr, nt, nv, 1e154, 5e153, SL_FLOAT64));
   free(G);
 }
 
@@ -867,6 +868,9 @@ static void arrays_and_algebra(const char *dir)
     o.niter = 10;
     o.tol = 0;
     expect(sl_solve_cg(sh, b7, x, &o, NULL), SL_E_BACKEND, "the user's device is gone", "CG on a shell failing on the last rank", __LINE__);
+    /* an apply whose x is wrong on the last rank only: refused on every rank (the others entered the callback
+     * and waited in its agreement) */
+    EXPECT(sl_op_apply(sh, SL_FORWARD, last ? a6 : a7, b7), SL_E_DIMS, "argument 3 (x)");
     fl.left = 3;
     expect(sl_solve_cgls(sh, b7, x, &o, NULL), SL_E_BACKEND, "FailLate", "CGLS on a shell failing on the last rank", __LINE__);
     sl_array_destroy(&x);
@@ -884,7 +888,17 @@ static void arrays_and_algebra(const char *dir)
     CHECK_OK(sl_array_create(&cl, 2, d7, SL_FLOAT64, &bd));
     EXPECT(sl_array_fill_random(cl, (unsigned)differ(3, 4)), dc, "argument 2 (seed)");
     EXPECT(sl_array_fill_random(cl, 3), SL_SUCCESS, NULL);
-    sl_array_destroy(&cl);
+    /* a stack of a scattered and a replicated part, the scattered one held by the host on the last rank */
+    sl_array *sc = NULL, *stk = NULL;
+    CHECK_OK(sl_array_create(&sc, 2, d7, SL_FLOAT64, NULL));
+    CHECK_OK(sl_array_stack(&stk, 2, (sl_array *[]){sc, cl}));
+    void *hp = NULL;
+    if (last) CHECK_OK(sl_array_acquire(sc, SL_READ, &hp));
+    EXPECT(sl_array_fill_random(stk, 3), SL_E_STATE, "acquired");
+    if (last) CHECK_OK(sl_array_release(sc));
+    EXPECT(sl_array_fill_random(stk, 3), SL_SUCCESS, NULL);
+    sl_array_destroy(&stk); /* the stack owns its parts */
+    cl = NULL;
     EXPECT(sl_array_gather(last ? b7 : a7, -1, buf), SL_SUCCESS, NULL); /* the same layout: allowed */
     EXPECT(sl_array_gather(last ? a6 : a7, -1, buf), dc, "argument 1 (a: its layout)");
     snprintf(path, sizeof path, "%s/hostile_differ.npy", dir);
