@@ -12,7 +12,7 @@
 
 /* the first session's objects: refused later, kept reachable to the end (valgrind) */
 static sl_scalar *stale;
-static sl_array *stale_a;
+static sl_array *stale_a, *stale_m; /* stale_m: masked (its group freed at sl_finalize) */
 static sl_op *stale_op;
 static sl_prox *stale_prox;
 
@@ -41,6 +41,8 @@ static int stale_refused(int rank)
   ok = ok && sl_array_fill(x, SL_REAL(1.0)) == SL_SUCCESS && sl_array_fill(y, SL_REAL(1.0)) == SL_SUCCESS;
   if (!ok) return 0;
   ok &= refused(rank, "sl_array_fill", sl_array_fill(stale_a, SL_REAL(1.0)), "argument 1");
+  ok &= refused(rank, "sl_array_fill_random", sl_array_fill_random(stale_a, 1), "argument 1");
+  ok &= refused(rank, "sl_array_fill_random (masked)", sl_array_fill_random(stale_m, 1), "argument 1");
   ok &= refused(rank, "sl_array_copy", sl_array_copy(x, stale_a), "sl_array_copy: argument 2 (src)");
   ok &= refused(rank, "sl_array_axpby", sl_array_axpby(stale_a, SL_REAL(1.0), x, SL_REAL(1.0)), "argument 1");
   ok &= refused(rank, "sl_array_dot", sl_array_dot(x, stale_a, s), "argument 2 (y)");
@@ -124,6 +126,10 @@ int main(int argc, char **argv)
       int64_t dims[1] = {1001};
       ok = ok && sl_scalar_create(&stale, SL_FLOAT64) == SL_SUCCESS;
       ok = ok && sl_array_create(&stale_a, 1, dims, SL_FLOAT64, NULL) == SL_SUCCESS;
+      static int zeros[64]; /* one group of every rank: a masked array */
+      sl_dist md = sl_dist_scatter(0);
+      md.mask = zeros;
+      ok = ok && size <= 64 && sl_array_create(&stale_m, 1, dims, SL_FLOAT64, &md) == SL_SUCCESS;
       ok = ok && sl_op_second_derivative(&stale_op, stale_a, 0, 1.0, SL_DERIV_CENTERED, 0) == SL_SUCCESS;
       ok = ok && sl_prox_l1(&stale_prox, 0.5) == SL_SUCCESS;
     } else {
