@@ -80,8 +80,8 @@ static int transfer(MPI_File fh, const char *path, sl_array *a, size_t disp, int
 
 /* The hash of path resolved against this rank's working directory (a relative path names different files on
  * ranks started in different directories), for the agreement: the directory as the shell names it ($PWD,
- * where it is the working directory), else getcwd's. 0 for an absolute path's own text; SL_E_IO (fn) when the
- * working directory cannot be read. */
+ * where it is the working directory), else getcwd's; an absolute path hashes as its text. SL_E_IO (fn) when
+ * the working directory cannot be read. */
 static int resolved_path(const char *fn, const char *path, uint64_t *h)
 {
   *h = sl_fnv1a(SL_FNV1A_START, path, strlen(path));

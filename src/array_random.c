@@ -25,14 +25,6 @@ static int fill(sl_array *a, unsigned seed)
   return SL_SUCCESS;
 }
 
-/* a and, for a stacked array, every part: session, storage, not acquired */
-static int check_all(const sl_array *a)
-{
-  int rc = sl_array_check_data("sl_array_fill_random", a, "argument 1 (a)");
-  for (int i = 0; rc == SL_SUCCESS && i < a->nparts; i++) rc = check_all(a->parts[i]);
-  return rc;
-}
-
 /* Whether a (or a part of it) is replicated: a full copy per rank, or replicas over a mask's groups (the group
  * read only in this session: an older array's group is freed) */
 static int replicated(const sl_array *a)
@@ -46,7 +38,7 @@ int sl_array_fill_random(sl_array *a, unsigned seed)
 {
   SL_CHECK_INIT();
   SL_CHECK_ARG(a != NULL, SL_E_INVALID, "sl_array_fill_random: argument 1 (a) is NULL");
-  int rc = check_all(a);
+  int rc = sl_array_check_data("sl_array_fill_random", a, "argument 1 (a)"); /* a and its parts: session, storage, not acquired */
   /* with a replicated array (or part): collective, the verdict on every part and the seed agreed once, so that
    * the replicas hold the same values and no rank fills while another has returned */
   if (replicated(a)) rc = SL_AGREE("sl_array_fill_random", rc, SL_SAME_I("argument 2 (seed), for a replicated array", seed));

@@ -84,8 +84,8 @@ typedef struct {
   int stencil_no_overlap;    /* STARLOPS_STENCIL_NO_OVERLAP=1 */
   int stencil_generic;       /* STARLOPS_STENCIL_GENERIC=1 */
   int stencil_edge_serial;   /* STARLOPS_STENCIL_EDGE_SERIAL=1 */
-  int stencil_zplanes;       /* STARLOPS_STENCIL_ZPLANES (4, 8, 16, 32; 0: the device's default) */
-  int stencil_zrows;         /* STARLOPS_STENCIL_ZROWS (8, 16; 0: the device's default) */
+  int stencil_zplanes;       /* STARLOPS_STENCIL_ZPLANES (4, 8, 16, 32; 0: four) */
+  int stencil_zrows;         /* STARLOPS_STENCIL_ZROWS (8, 16; 0: eight) */
   int no_fuse;               /* STARLOPS_SOLVER_NO_FUSE=1 */
   int nsconv_rows;           /* STARLOPS_NSCONV_ROWS=1 */
   int fftw_estimate;         /* STARLOPS_FFTW_PLANNER=estimate */

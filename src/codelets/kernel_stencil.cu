@@ -283,7 +283,7 @@ __global__ void __launch_bounds__(32 * BY, MB)
     for (int d = -2; d <= 2; d++) {
       if (d == 0 || !(zp.mask[0] >> (d + 2) & 1)) continue;
       const R w = (R)wy[d + 2];
-      if (w == R(0)) continue;
+      if (w == R(0)) continue; /* uniform over the warp: also where the tap leaves the plane */
       V v[ST_ZB];
 #pragma unroll
       for (int j = 0; j < ST_ZB; j++) v[j] = __ldg(&x[g[j] + d * b.sy]);
@@ -297,7 +297,7 @@ __global__ void __launch_bounds__(32 * BY, MB)
 #pragma unroll
       for (int j = 0; j < ST_ZB; j++) v[j] = st_shfl(cz[j + ZR], d);
       const R w = (R)wx[d + 2];
-      if (w == R(0)) continue;
+      if (w == R(0)) continue; /* also where the tap leaves the row */
       if (lane + d < 0 || lane + d > 31 || (d > 0 && col + d >= b.ex))
 #pragma unroll
         for (int j = 0; j < ST_ZB; j++) v[j] = __ldg(&x[g[j] + d]);
@@ -539,7 +539,7 @@ static int launch(const st_plan *p, const st_input *in, int64_t s, int64_t e, R 
   int zr = 0, wide = fast && z_plan<R>(p, &zp, &zr);
   if (wide)
     for (int d = 1; d < 3; d++) lo[d] = 0, hi[d] = p->ldims[d];
-  int zm = 4, zby16 = 0;
+  int zm, zby16;
   z_form(p->zmarch, p->zby, &zm, &zby16);
 
   st_pieces pc;
